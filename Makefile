@@ -1,0 +1,35 @@
+# refresh-agent: the two commands that do everything are `make demo` and `make test`.
+GO      ?= go
+BIN     := bin/refresh-agent
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+EX      := test/testdata/examples
+
+.PHONY: build test unit demo fuzz vet
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/refresh-agent
+
+vet:
+	$(GO) vet ./...
+
+# All tests: unit tests, fuzz seed corpora, and the integration tests against real systemd and a
+# real kube-apiserver (built from source on first use, cached outside the repository).
+test: vet
+	$(GO) test -count=1 ./...
+
+# The main job on built-in example payloads.
+demo: build
+	@echo "== eligible refresh: pull secret, registries.conf, core's SSH keys (payload gzip+base64, as in the ConfigMap)"
+	@$(BIN) diff --current $(EX)/current.ign --desired $(EX)/desired-eligible.ign.gz.b64 --no-reboot-paths $(EX)/no-reboot-paths.json; echo "exit code $$?"
+	@echo
+	@echo "== refused refresh: FIPS switched on and a file under /etc/ssh"
+	@$(BIN) diff --current $(EX)/current.ign --desired $(EX)/desired-refused.ign --no-reboot-paths $(EX)/no-reboot-paths.json; echo "exit code $$?"
+
+# Each fuzz target for FUZZTIME (default 30s).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./diff -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./diff -run '^$$' -fuzz '^FuzzDiff$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzParseRules$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzParsePolicy$$' -fuzztime $(FUZZTIME)

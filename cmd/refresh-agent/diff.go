@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/plan"
+)
+
+func runDiff(args []string) int {
+	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
+	current := fs.String("current", "", "the node's current payload (Ignition, MachineConfig; raw, gzip, base64)")
+	desired := fs.String("desired", "", "the desired payload")
+	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
+	policy := fs.String("policy", "", "node-local policy file (YAML or JSON); default: built-in")
+	output := fs.String("output", "text", "text or json")
+	if err := fs.Parse(args); err != nil {
+		return exitInvalid
+	}
+	if *current == "" || *desired == "" {
+		return fail(exitInvalid, "diff: --current and --desired are required")
+	}
+	if *output != "text" && *output != "json" {
+		return fail(exitInvalid, "diff: --output must be text or json, not %q", *output)
+	}
+	in, err := loadInputs(*current, *desired, *rules, *policy)
+	if err != nil {
+		return fail(exitInvalid, "%v", err)
+	}
+	p, err := plan.Build(*in)
+	if err != nil {
+		return fail(exitInvalid, "%v", err)
+	}
+	if err := writePlan(os.Stdout, p, *output); err != nil {
+		return fail(exitFailed, "writing output: %v", err)
+	}
+	if !p.Eligible {
+		return exitRefused
+	}
+	return exitOK
+}
+
+// loadInputs reads and decodes every input file; errors name the file.
+func loadInputs(current, desired, rules, policy string) (*plan.Inputs, error) {
+	cur, err := decodeFile(current)
+	if err != nil {
+		return nil, err
+	}
+	des, err := decodeFile(desired)
+	if err != nil {
+		return nil, err
+	}
+	in := &plan.Inputs{Current: cur, Desired: des, Policy: allowlist.Default()}
+	if rules != "" {
+		data, err := readInput(rules, allowlist.MaxRulesSize)
+		if err != nil {
+			return nil, err
+		}
+		if in.NoRebootPaths, err = allowlist.ParseRules(data); err != nil {
+			return nil, fmt.Errorf("%s: no-reboot-paths: %w", rules, err)
+		}
+	}
+	if policy != "" {
+		if in.Policy, err = allowlist.LoadPolicy(policy); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+func decodeFile(name string) (*diff.Payload, error) {
+	data, err := readInput(name, diff.MaxPayloadSize)
+	if err != nil {
+		return nil, err
+	}
+	p, err := diff.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
+}
+
+// readInput reads a file, refusing one larger than limit before reading it whole.
+func readInput(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than the %d byte limit", name, limit)
+	}
+	return data, nil
+}
+
+func writePlan(w io.Writer, p any, output string) error {
+	if output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(p)
+	}
+	return p.(interface{ WriteText(io.Writer) error }).WriteText(w)
+}

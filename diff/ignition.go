@@ -1,0 +1,180 @@
+package diff
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	ignerrors "github.com/coreos/ignition/v2/config/shared/errors"
+	"github.com/coreos/ignition/v2/config/util"
+	v30 "github.com/coreos/ignition/v2/config/v3_0/types"
+	v31tr "github.com/coreos/ignition/v2/config/v3_1/translate"
+	v31 "github.com/coreos/ignition/v2/config/v3_1/types"
+	v32tr "github.com/coreos/ignition/v2/config/v3_2/translate"
+	v32 "github.com/coreos/ignition/v2/config/v3_2/types"
+	v33tr "github.com/coreos/ignition/v2/config/v3_3/translate"
+	v33 "github.com/coreos/ignition/v2/config/v3_3/types"
+	v34tr "github.com/coreos/ignition/v2/config/v3_4/translate"
+	v34 "github.com/coreos/ignition/v2/config/v3_4/types"
+	v35tr "github.com/coreos/ignition/v2/config/v3_5/translate"
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+	"github.com/coreos/ignition/v2/config/validate"
+	"github.com/coreos/vcontext/report"
+)
+
+// parseIgnition parses an Ignition config of spec 3.0.0 to 3.5.0 into 3.5 types, the way
+// v3_5.ParseCompatibleVersion does (unmarshal into the config's own version, translate up, validate
+// with Ignition's own rules), with two differences that matter to a refresh:
+//   - an entry whose path Ignition rejects as relative or unclean does not fail the whole decode: it is
+//     recorded so that the planner refuses it by name (a refusal, not an unreadable payload);
+//   - the position-tracking re-parse Ignition uses only to report unused keys is skipped: it costs
+//     several times the parse itself on a 10 MiB payload and reports warnings only.
+func parseIgnition(raw []byte) (types.Config, map[string]bool, error) {
+	version, _, err := util.GetConfigVersion(raw)
+	if err != nil {
+		if errors.Is(err, ignerrors.ErrInvalidVersion) {
+			return types.Config{}, nil, errors.New("ignition.version is missing or not a semantic version")
+		}
+		return types.Config{}, nil, jsonError(raw, err)
+	}
+	if version.Major != 3 || version.Minor > 5 || version.PreRelease != "" || version.Patch != 0 {
+		return types.Config{}, nil, fmt.Errorf("unknown Ignition version %q (supported: 3.0.0 to 3.5.0)", version.String())
+	}
+	cfg, err := unmarshalTranslate(raw, version.Minor)
+	if err != nil {
+		return types.Config{}, nil, jsonError(raw, err)
+	}
+	dirty, err := checkReport(cfg, validate.ValidateWithContext(cfg, nil))
+	return cfg, dirty, err
+}
+
+func unmarshalTranslate(raw []byte, minor int64) (types.Config, error) {
+	switch minor {
+	case 0:
+		var c v30.Config
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return types.Config{}, err
+		}
+		return v35tr.Translate(v34tr.Translate(v33tr.Translate(v32tr.Translate(v31tr.Translate(c))))), nil
+	case 1:
+		var c v31.Config
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return types.Config{}, err
+		}
+		return v35tr.Translate(v34tr.Translate(v33tr.Translate(v32tr.Translate(c)))), nil
+	case 2:
+		var c v32.Config
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return types.Config{}, err
+		}
+		return v35tr.Translate(v34tr.Translate(v33tr.Translate(c))), nil
+	case 3:
+		var c v33.Config
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return types.Config{}, err
+		}
+		return v35tr.Translate(v34tr.Translate(c)), nil
+	case 4:
+		var c v34.Config
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return types.Config{}, err
+		}
+		return v35tr.Translate(c), nil
+	default:
+		var c types.Config
+		err := json.Unmarshal(raw, &c)
+		return c, err
+	}
+}
+
+// checkReport returns the first fatal validation error, naming its location in the config, except
+// for unclean or relative node paths, which it collects for the planner to refuse.
+func checkReport(cfg types.Config, r report.Report) (map[string]bool, error) {
+	var dirty map[string]bool
+	for _, e := range r.Entries {
+		if !e.Kind.IsFatal() {
+			continue
+		}
+		if p, ok := nodePathError(cfg, e); ok {
+			if dirty == nil {
+				dirty = map[string]bool{}
+			}
+			dirty[p] = true
+			continue
+		}
+		return nil, fmt.Errorf("invalid Ignition config at %s: %s", e.Context.String(), e.Message)
+	}
+	return dirty, nil
+}
+
+// nodePathError reports whether e is Ignition's "path not absolute/clean" error on a file, directory
+// or link entry, and returns that entry's path.
+func nodePathError(cfg types.Config, e report.Entry) (string, bool) {
+	if e.Message != ignerrors.ErrDirtyPath.Error() && e.Message != ignerrors.ErrPathRelative.Error() {
+		return "", false
+	}
+	p := e.Context.Path
+	if len(p) != 4 || p[0] != "storage" || p[3] != "path" {
+		return "", false
+	}
+	i, ok := p[2].(int)
+	if !ok {
+		return "", false
+	}
+	s := cfg.Storage
+	switch p[1] {
+	case "files":
+		if i < len(s.Files) {
+			return s.Files[i].Path, true
+		}
+	case "directories":
+		if i < len(s.Directories) {
+			return s.Directories[i].Path, true
+		}
+	case "links":
+		if i < len(s.Links) {
+			return s.Links[i].Path, true
+		}
+	}
+	return "", false
+}
+
+// decodeIgnition parses an Ignition payload and reads the reboot-class fields from the MachineConfig
+// files the machine-config server embeds in it.
+func decodeIgnition(js []byte) (*Payload, error) {
+	cfg, dirty, err := parseIgnition(js)
+	if err != nil {
+		return nil, err
+	}
+	p := &Payload{Config: cfg, dirtyPaths: dirty}
+	for _, f := range cfg.Storage.Files {
+		if !IsMetadataPath(f.Path) {
+			continue
+		}
+		data, err := FileContents(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		mc, err := parseMachineConfig(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		p.Machine = append(p.Machine, mc.view(f.Path))
+	}
+	return p, nil
+}
+
+// Metadata files: the machine-config server embeds the rendered MachineConfig in every Ignition
+// payload. They describe the machine; they are never written or planned as ordinary files.
+const (
+	MachineConfigContentPath      = "/etc/mcs-machine-config-content.json"
+	MachineConfigEncapsulatedPath = "/etc/ignition-machine-config-encapsulated.json"
+)
+
+// IsMetadataPath reports whether path is one of the embedded MachineConfig files.
+func IsMetadataPath(path string) bool {
+	return path == MachineConfigContentPath || path == MachineConfigEncapsulatedPath
+}
+
+// DirtyPath reports whether Ignition rejected path as relative or unclean.
+func (p *Payload) DirtyPath(path string) bool { return p.dirtyPaths[path] }

@@ -1,0 +1,203 @@
+// Package diff decodes refresh payloads (Ignition configs and MachineConfigs, in any of the encodings
+// the upgrade ConfigMap uses) and computes a structured, policy-free diff between two of them.
+//
+// Nothing here touches the machine or judges a change: the plan package decides what is allowed.
+package diff
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+	"sigs.k8s.io/yaml"
+)
+
+// MaxPayloadSize bounds every decoded payload and every decompressed file, so that a gzip bomb is
+// refused before it can exhaust the node's memory.
+var MaxPayloadSize int64 = 256 << 20
+
+// maxLayers bounds how many encodings (gzip, base64) may wrap a payload.
+const maxLayers = 4
+
+// Payload is a decoded refresh payload: the Ignition config plus the reboot-class MachineConfig fields.
+type Payload struct {
+	Config types.Config
+	// Machine holds the reboot-class fields, one view per source that carried them (the MachineConfig's
+	// spec, or each of the machine-config server's two embedded metadata files). Empty when the payload
+	// carries no MachineConfig at all.
+	Machine []MachineView
+	// MachineConfig is the MachineConfig JSON when the payload is one (for the machine-config daemon's
+	// current-config file), else nil.
+	MachineConfig []byte
+	// dirtyPaths records file, directory and link entries whose path Ignition rejects as relative or
+	// unclean; the planner refuses them instead of failing the whole decode.
+	dirtyPaths map[string]bool
+}
+
+// Form names the encoding a payload was found in, outermost first (e.g. "base64+gzip+ignition").
+type Form string
+
+// Decode detects the payload's form and decodes it. Errors name what is wrong and where.
+func Decode(raw []byte) (*Payload, error) {
+	p, _, err := DecodeForm(raw)
+	return p, err
+}
+
+// DecodeForm is Decode that also reports the form it found.
+func DecodeForm(raw []byte) (*Payload, Form, error) {
+	return decode(raw, 0)
+}
+
+func decode(raw []byte, layer int) (*Payload, Form, error) {
+	if int64(len(raw)) > MaxPayloadSize {
+		return nil, "", fmt.Errorf("payload is larger than %d bytes", MaxPayloadSize)
+	}
+	if layer > maxLayers {
+		return nil, "", fmt.Errorf("payload is wrapped in more than %d encodings", maxLayers)
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		return nil, "", errors.New("payload is empty")
+	}
+	switch {
+	case bytes.HasPrefix(trimmed, []byte{0x1f, 0x8b}):
+		inner, err := gunzip(trimmed)
+		if err != nil {
+			return nil, "", fmt.Errorf("gzip: %w", err)
+		}
+		return wrap(decode(inner, layer+1))("gzip")
+	case trimmed[0] == '{':
+		return decodeJSON(trimmed)
+	case isBase64(trimmed):
+		inner, err := decodeBase64(trimmed)
+		if err != nil {
+			return nil, "", fmt.Errorf("base64: %w", err)
+		}
+		return wrap(decode(inner, layer+1))("base64")
+	default:
+		js, err := yaml.YAMLToJSON(trimmed)
+		if err != nil {
+			return nil, "", fmt.Errorf("payload is neither JSON, YAML, gzip nor base64: %w", err)
+		}
+		if len(js) == 0 || js[0] != '{' {
+			return nil, "", errors.New("payload is neither JSON, YAML, gzip nor base64")
+		}
+		p, form, err := decodeJSON(js)
+		if err != nil {
+			return nil, "", fmt.Errorf("yaml: %w", err)
+		}
+		if form != "machineconfig" {
+			return p, "yaml+" + form, nil
+		}
+		return p, "machineconfig-yaml", nil
+	}
+}
+
+// wrap prefixes the inner form with the name of the encoding around it.
+func wrap(p *Payload, form Form, err error) func(string) (*Payload, Form, error) {
+	return func(layer string) (*Payload, Form, error) {
+		if err != nil {
+			return nil, "", err
+		}
+		return p, Form(layer) + "+" + form, nil
+	}
+}
+
+// decodeJSON tells an Ignition config from a MachineConfig by their top-level keys.
+func decodeJSON(js []byte) (*Payload, Form, error) {
+	var probe struct {
+		Ignition *json.RawMessage `json:"ignition"`
+		Kind     string           `json:"kind"`
+		Spec     *json.RawMessage `json:"spec"`
+	}
+	if err := json.Unmarshal(js, &probe); err != nil {
+		return nil, "", jsonError(js, err)
+	}
+	switch {
+	case probe.Ignition != nil:
+		p, err := decodeIgnition(js)
+		return p, "ignition", err
+	case probe.Spec != nil || probe.Kind == "MachineConfig":
+		p, err := decodeMachineConfig(js)
+		return p, "machineconfig", err
+	default:
+		return nil, "", errors.New("JSON is neither an Ignition config (no \"ignition\" key) nor a MachineConfig (no \"spec\" key)")
+	}
+}
+
+// jsonError turns encoding/json's errors into one line that gives the byte offset.
+func jsonError(js []byte, err error) error {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return fmt.Errorf("invalid JSON at offset %d: %s", syn.Offset, syn.Error())
+	}
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		field := typ.Field
+		if field == "" {
+			field = "(top level)"
+		}
+		return fmt.Errorf("invalid JSON at offset %d: field %s: cannot use %s as %s", typ.Offset, field, typ.Value, typ.Type)
+	}
+	return fmt.Errorf("invalid JSON: %w", err)
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	return readBounded(zr)
+}
+
+// readBounded reads r fully, failing once more than MaxPayloadSize bytes come out.
+func readBounded(r io.Reader) ([]byte, error) {
+	out, err := io.ReadAll(io.LimitReader(r, MaxPayloadSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(out)) > MaxPayloadSize {
+		return nil, fmt.Errorf("decompressed size exceeds the %d byte limit", MaxPayloadSize)
+	}
+	return out, nil
+}
+
+func isBase64(b []byte) bool {
+	for _, c := range b {
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9',
+			c == '+', c == '/', c == '=', c == '-', c == '_',
+			c == '\n', c == '\r', c == ' ', c == '\t':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// decodeBase64 accepts standard or URL alphabets, padded or not, with line breaks.
+func decodeBase64(b []byte) ([]byte, error) {
+	clean := bytes.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, b)
+	clean = bytes.TrimRight(clean, "=")
+	enc := base64.RawStdEncoding
+	if bytes.ContainsAny(clean, "-_") {
+		enc = base64.RawURLEncoding
+	}
+	out := make([]byte, enc.DecodedLen(len(clean)))
+	n, err := enc.Decode(out, clean)
+	if err != nil {
+		return nil, err
+	}
+	return out[:n], nil
+}

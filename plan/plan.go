@@ -1,0 +1,248 @@
+// Package plan judges a diff against the node policy and computes the whole refresh before anything
+// is touched: the files to write or remove, the units to reload or restart (deduplicated and ordered),
+// and every refused change with its reason. A plan with any refusal is refused whole.
+package plan
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/diff"
+)
+
+// Plan is the outcome of planning. Its JSON form is the CLI's and the agent's contract.
+type Plan struct {
+	Eligible bool         `json:"eligible"`
+	Changes  []Change     `json:"changes"`
+	Actions  []UnitAction `json:"actions"`
+	Refused  []Refusal    `json:"refused"`
+	Warnings []string     `json:"warnings"`
+
+	// Files are the eligible file writes and removals, with decoded contents, in path order.
+	Files []FileOp `json:"-"`
+	// SSHKeys is set when core's authorized keys change.
+	SSHKeys *SSHKeysOp `json:"-"`
+}
+
+// Change is one detected change with the policy's verdict.
+type Change struct {
+	Kind     diff.Kind `json:"kind"`
+	Op       diff.Op   `json:"op"`
+	Path     string    `json:"path,omitempty"`
+	Unit     string    `json:"unit,omitempty"`
+	User     string    `json:"user,omitempty"`
+	Eligible bool      `json:"eligible"`
+	Action   string    `json:"action,omitempty"`
+	Services []string  `json:"services,omitempty"`
+	Detail   string    `json:"detail,omitempty"`
+}
+
+// Refusal says why a change cannot be applied without a reboot or outside the policy.
+type Refusal struct {
+	Kind   diff.Kind `json:"kind"`
+	Path   string    `json:"path,omitempty"`
+	Unit   string    `json:"unit,omitempty"`
+	User   string    `json:"user,omitempty"`
+	Reason string    `json:"reason"`
+}
+
+// UnitAction is one systemd job to run after the files are in place.
+type UnitAction struct {
+	Unit   string           `json:"unit"`
+	Action allowlist.Action `json:"action"`
+}
+
+// FileOp is a file to write (Remove false) or delete.
+type FileOp struct {
+	Path     string
+	Remove   bool
+	Data     []byte
+	Mode     int
+	User     types.NodeUser
+	Group    types.NodeGroup
+	Action   allowlist.Action
+	Services []string
+}
+
+// SSHKeysOp replaces core's authorized keys.
+type SSHKeysOp struct {
+	User string
+	Keys []string
+}
+
+// Inputs are what a plan is computed from.
+type Inputs struct {
+	Current, Desired *diff.Payload
+	// NoRebootPaths are the ConfigMap's rules as parsed by allowlist.ParseRules.
+	NoRebootPaths []allowlist.Rule
+	Policy        *allowlist.Policy
+}
+
+// Build diffs the payloads and plans the result. It fails only when a payload's contents cannot be
+// decoded; a forbidden change is a refusal, not an error.
+func Build(in Inputs) (*Plan, error) {
+	pol := in.Policy
+	if pol == nil {
+		pol = allowlist.Default()
+	}
+	changes, err := diff.Diff(in.Current, in.Desired)
+	if err != nil {
+		return nil, err
+	}
+	extra, warnings := pol.Extra(in.NoRebootPaths)
+	p := &Plan{Changes: []Change{}, Actions: []UnitAction{}, Refused: []Refusal{}, Warnings: append([]string{}, warnings...)}
+	for i := range changes {
+		if err := p.add(&changes[i], pol, extra); err != nil {
+			return nil, err
+		}
+	}
+	p.Eligible = len(p.Refused) == 0
+	if p.Eligible {
+		p.Actions = orderActions(p.Files)
+	} else {
+		// Refused whole: nothing of it is ever applied.
+		p.Files, p.SSHKeys = nil, nil
+	}
+	return p, nil
+}
+
+func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) error {
+	out := Change{Kind: c.Kind, Op: c.Op, Path: c.Path, Unit: c.Unit, User: c.User, Detail: c.Detail}
+	refuse := func(reason string) {
+		p.Refused = append(p.Refused, Refusal{Kind: c.Kind, Path: c.Path, Unit: c.Unit, User: c.User, Reason: reason})
+		p.Changes = append(p.Changes, out)
+	}
+	switch c.Kind {
+	case diff.KindFile:
+		op, reason, err := planFile(c, pol, extra)
+		if err != nil {
+			return err
+		}
+		if reason != "" {
+			refuse(reason)
+			return nil
+		}
+		out.Eligible, out.Action, out.Services = true, string(op.Action), op.Services
+		p.Files = append(p.Files, op)
+	case diff.KindSSHKeys:
+		if !pol.CoreSSHKeys {
+			refuse("SSH authorized keys of core: not allowed by the node policy")
+			return nil
+		}
+		out.Eligible = true
+		p.SSHKeys = &SSHKeysOp{User: c.User, Keys: c.Keys}
+	default:
+		refuse(refusalReason(c))
+		return nil
+	}
+	p.Changes = append(p.Changes, out)
+	return nil
+}
+
+// refusalReason words the refusal of every change kind the agent never applies.
+func refusalReason(c *diff.Change) string {
+	switch c.Kind {
+	case diff.KindKernelArguments:
+		return "kernel arguments change requires a reboot (" + c.Detail + ")"
+	case diff.KindOSImage:
+		return "OS image change requires a reboot (" + c.Detail + ")"
+	case diff.KindFIPS:
+		return "FIPS mode change requires a reboot (" + c.Detail + ")"
+	case diff.KindKernelType:
+		return "kernel type change requires a reboot (" + c.Detail + ")"
+	case diff.KindExtensions:
+		return "extensions change requires a reboot (" + c.Detail + ")"
+	case diff.KindStorage:
+		return "storage change requires reprovisioning: " + c.Detail
+	case diff.KindPasswd:
+		return "passwd change is not allowed (only core's SSH keys may change): " + c.Detail
+	case diff.KindDirectory, diff.KindLink:
+		return c.Detail + ": directories and links are not changed by a refresh"
+	case diff.KindUnit:
+		return c.Detail + ": systemd units and dropins are not changed by a refresh"
+	case diff.KindIgnition:
+		return c.Detail + ": the effective config would depend on configs not in the payload"
+	default:
+		return fmt.Sprintf("%s change is not supported: %s", c.Kind, c.Detail)
+	}
+}
+
+// planFile checks one file change against the policy and the entry's own safety rules, and decodes
+// the contents to write. reason is non-empty when the change is refused.
+func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (FileOp, string, error) {
+	if c.DirtyPath || !path.IsAbs(c.Path) || path.Clean(c.Path) != c.Path {
+		return FileOp{}, fmt.Sprintf("file %s: path is not absolute and clean", c.Path), nil
+	}
+	d := pol.Resolve(c.Path, extra)
+	if !d.Allowed {
+		return FileOp{}, fmt.Sprintf("file %s: %s", c.Path, d.Reason), nil
+	}
+	op := FileOp{Path: c.Path, Action: d.Action, Services: d.Services}
+	if c.New == nil {
+		op.Remove = true
+		return op, "", nil
+	}
+	f := *c.New
+	if scheme := diff.SourceScheme(f); scheme != "" && scheme != "data" {
+		return FileOp{}, fmt.Sprintf("file %s: contents come from a remote source (%s); only inline data is applied", c.Path, scheme), nil
+	}
+	if len(f.Append) > 0 {
+		return FileOp{}, fmt.Sprintf("file %s: append is not supported; give the whole contents", c.Path), nil
+	}
+	mode := diff.FileMode(f)
+	if mode&0o7000 != 0 {
+		return FileOp{}, fmt.Sprintf("file %s: mode %04o sets setuid, setgid or sticky bits", c.Path, mode), nil
+	}
+	if mode < 0 || mode > 0o777 {
+		return FileOp{}, fmt.Sprintf("file %s: mode %o is not a file permission", c.Path, mode), nil
+	}
+	data, err := diff.FileContents(f)
+	if err != nil {
+		return FileOp{}, "", fmt.Errorf("%s: %w", c.Path, err)
+	}
+	op.Data, op.Mode, op.User, op.Group = data, mode, f.User, f.Group
+	return op, "", nil
+}
+
+// unitRank orders well-known units: the CA trust update must run before crio so crio picks up the
+// new bundle, and crio before the kubelet that depends on it. Others follow by name.
+var unitRank = map[string]int{allowlist.UnitUpdateCA: 0, allowlist.UnitCrio: 1, allowlist.UnitKubelet: 2}
+
+func rank(u string) int {
+	if r, ok := unitRank[u]; ok {
+		return r
+	}
+	return len(unitRank)
+}
+
+// orderActions deduplicates the files' unit actions (a unit asked to reload and restart is restarted
+// once) and orders them deterministically.
+func orderActions(files []FileOp) []UnitAction {
+	want := map[string]allowlist.Action{}
+	for _, f := range files {
+		for _, u := range f.Services {
+			if f.Action == allowlist.ActionRestart || want[u] == "" {
+				want[u] = f.Action
+			}
+		}
+	}
+	out := make([]UnitAction, 0, len(want))
+	for u, a := range want {
+		if a == allowlist.ActionNone {
+			continue
+		}
+		out = append(out, UnitAction{Unit: u, Action: a})
+	}
+	slices.SortFunc(out, func(a, b UnitAction) int {
+		if ra, rb := rank(a.Unit), rank(b.Unit); ra != rb {
+			return ra - rb
+		}
+		return strings.Compare(a.Unit, b.Unit)
+	})
+	return out
+}

@@ -1,0 +1,68 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/diff"
+)
+
+// WriteText prints the plan as a dry run: what would be written, removed, reloaded and restarted, or
+// why the payload is refused. It never prints file contents or keys.
+func (p *Plan) WriteText(w io.Writer) error {
+	var b strings.Builder
+	for _, r := range p.Refused {
+		fmt.Fprintf(&b, "refused: %s\n", r.Reason)
+	}
+	verb := "would"
+	if !p.Eligible {
+		verb = "held back, would" // eligible alone, but the payload is refused whole
+	}
+	for _, c := range p.Changes {
+		if !c.Eligible {
+			continue
+		}
+		switch c.Kind {
+		case diff.KindFile:
+			what := "write"
+			if c.Op == diff.OpRemove {
+				what = "remove"
+			}
+			fmt.Fprintf(&b, "%s %s %s (%s%s)%s\n", verb, what, c.Path, c.Op, detail(c.Detail), unitsNote(c))
+		case diff.KindSSHKeys:
+			fmt.Fprintf(&b, "%s write SSH authorized keys for %s (%s%s)\n", verb, c.User, c.Op, detail(c.Detail))
+		}
+	}
+	for _, a := range p.Actions {
+		fmt.Fprintf(&b, "would %s %s\n", strings.ToLower(string(a.Action)), a.Unit)
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	switch {
+	case !p.Eligible:
+		fmt.Fprintf(&b, "result: refused (%d refused of %d changes): nothing would be applied\n", len(p.Refused), len(p.Changes))
+	case len(p.Changes) == 0:
+		b.WriteString("result: no changes\n")
+	default:
+		fmt.Fprintf(&b, "result: eligible (%d changes, %d unit actions, no reboot)\n", len(p.Changes), len(p.Actions))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func detail(d string) string {
+	if d == "" {
+		return ""
+	}
+	return ": " + d
+}
+
+func unitsNote(c Change) string {
+	if c.Action == "" || c.Action == string(allowlist.ActionNone) {
+		return ", no unit action"
+	}
+	return fmt.Sprintf(", %s %s", strings.ToLower(c.Action), strings.Join(c.Services, ", "))
+}
