@@ -134,7 +134,7 @@ func decodeJSON(js []byte) (*Payload, Form, error) {
 func jsonError(js []byte, err error) error {
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) {
-		return fmt.Errorf("invalid JSON at offset %d: %s", syn.Offset, syn.Error())
+		return fmt.Errorf("invalid JSON at offset %d (%s): %s", syn.Offset, lineCol(js, syn.Offset), syn.Error())
 	}
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &typ) {
@@ -142,9 +142,21 @@ func jsonError(js []byte, err error) error {
 		if field == "" {
 			field = "(top level)"
 		}
-		return fmt.Errorf("invalid JSON at offset %d: field %s: cannot use %s as %s", typ.Offset, field, typ.Value, typ.Type)
+		return fmt.Errorf("invalid JSON at offset %d (%s): field %s: cannot use %s as %s", typ.Offset, lineCol(js, typ.Offset), field, typ.Value, typ.Type)
 	}
 	return fmt.Errorf("invalid JSON: %w", err)
+}
+
+// lineCol locates a byte offset as encoding/json reports it (bytes read before the error).
+func lineCol(js []byte, off int64) string {
+	if len(js) == 0 {
+		return "line 1, column 1"
+	}
+	off = min(max(off, 1), int64(len(js)))
+	before := js[:off-1]
+	line := bytes.Count(before, []byte{'\n'}) + 1
+	col := int64(len(before)-bytes.LastIndexByte(before, '\n'))
+	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
 func gunzip(b []byte) ([]byte, error) {

@@ -12,8 +12,9 @@ import (
 	"github.com/openshift/refresh-agent/plan"
 )
 
-func runDiff(args []string) int {
+func runDiff(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	current := fs.String("current", "", "the node's current payload (Ignition, MachineConfig; raw, gzip, base64)")
 	desired := fs.String("desired", "", "the desired payload")
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
@@ -23,21 +24,21 @@ func runDiff(args []string) int {
 		return exitInvalid
 	}
 	if *current == "" || *desired == "" {
-		return fail(exitInvalid, "diff: --current and --desired are required")
+		return fail(stderr, exitInvalid, "diff: --current and --desired are required")
 	}
 	if *output != "text" && *output != "json" {
-		return fail(exitInvalid, "diff: --output must be text or json, not %q", *output)
+		return fail(stderr, exitInvalid, "diff: --output must be text or json, not %q", *output)
 	}
 	in, err := loadInputs(*current, *desired, *rules, *policy)
 	if err != nil {
-		return fail(exitInvalid, "%v", err)
+		return fail(stderr, exitInvalid, "%v", err)
 	}
 	p, err := plan.Build(*in)
 	if err != nil {
-		return fail(exitInvalid, "%v", err)
+		return fail(stderr, exitInvalid, "%v", err)
 	}
-	if err := writePlan(os.Stdout, p, *output); err != nil {
-		return fail(exitFailed, "writing output: %v", err)
+	if err := writePlan(stdout, p, *output); err != nil {
+		return fail(stderr, exitFailed, "writing output: %v", err)
 	}
 	if !p.Eligible {
 		return exitRefused
@@ -102,12 +103,16 @@ func readInput(name string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-func writePlan(w io.Writer, p any, output string) error {
+func writePlan(w io.Writer, p *plan.Plan, output string) error {
 	if output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(p)
+		return writeJSON(w, p)
 	}
-	return p.(interface{ WriteText(io.Writer) error }).WriteText(w)
+	return p.WriteText(w)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -15,7 +16,10 @@ const (
 	exitRefused = 3
 )
 
-var commands = map[string]func(args []string) int{
+// A command runs with its arguments and output streams and returns the exit code.
+type command func(args []string, stdout, stderr io.Writer) int
+
+var commands = map[string]command{
 	"diff":    runDiff,
 	"version": runVersion,
 }
@@ -35,7 +39,7 @@ func main() {
 		usage()
 		os.Exit(exitInvalid)
 	}
-	os.Exit(cmd(os.Args[2:]))
+	os.Exit(cmd(os.Args[2:], os.Stdout, os.Stderr))
 }
 
 func usage() {
@@ -50,13 +54,13 @@ commands:
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-func runVersion([]string) int {
-	fmt.Println(version)
+func runVersion(_ []string, stdout, _ io.Writer) int {
+	fmt.Fprintln(stdout, version)
 	return exitOK
 }
 
 // fail prints one line on stderr and returns the exit code.
-func fail(code int, format string, args ...any) int {
-	fmt.Fprintf(os.Stderr, "refresh-agent: "+format+"\n", args...)
+func fail(stderr io.Writer, code int, format string, args ...any) int {
+	fmt.Fprintf(stderr, "refresh-agent: "+format+"\n", args...)
 	return code
 }
