@@ -169,9 +169,13 @@ func TestStoragePasswdUnitsDirectoriesLinks(t *testing.T) {
 		mutate func(c *fixture.Config)
 		kind   diff.Kind
 	}{
-		"disk":       {func(c *fixture.Config) { c.Storage.Disks = []types.Disk{{Device: "/dev/sdb"}} }, diff.KindStorage},
-		"filesystem": {func(c *fixture.Config) { c.Storage.Filesystems = []types.Filesystem{{Device: "/dev/sdb1", Format: str("xfs")}} }, diff.KindStorage},
-		"raid":       {func(c *fixture.Config) { c.Storage.Raid = []types.Raid{{Name: "md0", Level: str("raid1"), Devices: []types.Device{"/dev/a", "/dev/b"}}} }, diff.KindStorage},
+		"disk": {func(c *fixture.Config) { c.Storage.Disks = []types.Disk{{Device: "/dev/sdb"}} }, diff.KindStorage},
+		"filesystem": {func(c *fixture.Config) {
+			c.Storage.Filesystems = []types.Filesystem{{Device: "/dev/sdb1", Format: str("xfs")}}
+		}, diff.KindStorage},
+		"raid": {func(c *fixture.Config) {
+			c.Storage.Raid = []types.Raid{{Name: "md0", Level: str("raid1"), Devices: []types.Device{"/dev/a", "/dev/b"}}}
+		}, diff.KindStorage},
 		"luks":       {func(c *fixture.Config) { c.Storage.Luks = []types.Luks{{Name: "root", Device: str("/dev/sdb")}} }, diff.KindStorage},
 		"other user": {func(c *fixture.Config) { c.Passwd.Users = append(c.Passwd.Users, types.PasswdUser{Name: "mallory"}) }, diff.KindPasswd},
 		"group":      {func(c *fixture.Config) { c.Passwd.Groups = []types.PasswdGroup{{Name: "wheel2"}} }, diff.KindPasswd},

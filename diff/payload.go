@@ -155,7 +155,7 @@ func lineCol(js []byte, off int64) string {
 	off = min(max(off, 1), int64(len(js)))
 	before := js[:off-1]
 	line := bytes.Count(before, []byte{'\n'}) + 1
-	col := int64(len(before)-bytes.LastIndexByte(before, '\n'))
+	col := int64(len(before) - bytes.LastIndexByte(before, '\n'))
 	return fmt.Sprintf("line %d, column %d", line, col)
 }
 

@@ -126,12 +126,14 @@ func TestRefusals(t *testing.T) {
 		kind   diff.Kind
 		reason string
 	}{
-		"kernel args":      {mach(func(m *fixture.Machine) { m.KernelArguments = []string{"nosmt"} }), diff.KindKernelArguments, "kernel arguments change requires a reboot"},
-		"os image":         {mach(func(m *fixture.Machine) { m.OSImageURL = "quay.io/x@sha256:2" }), diff.KindOSImage, "OS image change requires a reboot"},
-		"fips":             {mach(func(m *fixture.Machine) { m.FIPS = true }), diff.KindFIPS, "FIPS mode change requires a reboot (false -> true)"},
-		"kernel type":      {mach(func(m *fixture.Machine) { m.KernelType = "64k-pages" }), diff.KindKernelType, "kernel type change requires a reboot (default -> 64k-pages)"},
-		"extensions":       {mach(func(m *fixture.Machine) { m.Extensions = []string{"kerberos"} }), diff.KindExtensions, "extensions change requires a reboot"},
-		"storage":          {func(c *fixture.Config) { c.Storage.Filesystems = []types.Filesystem{{Device: "/dev/sdb", Format: str("xfs")}} }, diff.KindStorage, "filesystem /dev/sdb added"},
+		"kernel args": {mach(func(m *fixture.Machine) { m.KernelArguments = []string{"nosmt"} }), diff.KindKernelArguments, "kernel arguments change requires a reboot"},
+		"os image":    {mach(func(m *fixture.Machine) { m.OSImageURL = "quay.io/x@sha256:2" }), diff.KindOSImage, "OS image change requires a reboot"},
+		"fips":        {mach(func(m *fixture.Machine) { m.FIPS = true }), diff.KindFIPS, "FIPS mode change requires a reboot (false -> true)"},
+		"kernel type": {mach(func(m *fixture.Machine) { m.KernelType = "64k-pages" }), diff.KindKernelType, "kernel type change requires a reboot (default -> 64k-pages)"},
+		"extensions":  {mach(func(m *fixture.Machine) { m.Extensions = []string{"kerberos"} }), diff.KindExtensions, "extensions change requires a reboot"},
+		"storage": {func(c *fixture.Config) {
+			c.Storage.Filesystems = []types.Filesystem{{Device: "/dev/sdb", Format: str("xfs")}}
+		}, diff.KindStorage, "filesystem /dev/sdb added"},
 		"passwd user":      {func(c *fixture.Config) { c.Passwd.Users = append(c.Passwd.Users, types.PasswdUser{Name: "eve"}) }, diff.KindPasswd, "user eve added"},
 		"passwd core hash": {func(c *fixture.Config) { c.Passwd.Users[0].PasswordHash = str("$6$x") }, diff.KindPasswd, "user core changed (passwordHash)"},
 		"passwd group":     {func(c *fixture.Config) { c.Passwd.Groups = []types.PasswdGroup{{Name: "g"}} }, diff.KindPasswd, "group g added"},
