@@ -164,3 +164,9 @@ func TestDirtyPathsAreKeptForThePlanner(t *testing.T) {
 		assert.True(t, pl.DirtyPath(p), p)
 	}
 }
+
+func TestDecodeRejectsTwoVersions(t *testing.T) {
+	_, err := diff.Decode([]byte(`{"ignition":{"version":"3.5.0"},"ignition":{"version":"3.0.0"}}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "more than once")
+}

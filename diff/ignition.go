@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	ignerrors "github.com/coreos/ignition/v2/config/shared/errors"
-	"github.com/coreos/ignition/v2/config/util"
 	v30 "github.com/coreos/ignition/v2/config/v3_0/types"
 	v31tr "github.com/coreos/ignition/v2/config/v3_1/translate"
 	v31 "github.com/coreos/ignition/v2/config/v3_1/types"
@@ -20,22 +19,24 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"github.com/coreos/ignition/v2/config/validate"
 	"github.com/coreos/vcontext/report"
+
+	"github.com/coreos/go-semver/semver"
 )
 
-// parseIgnition parses an Ignition config of spec 3.0.0 to 3.5.0 into 3.5 types, the way
+// parseIgnition parses an Ignition config, whose ignition.version the caller has read, of spec 3.0.0 to 3.5.0 into 3.5 types, the way
 // v3_5.ParseCompatibleVersion does (unmarshal into the config's own version, translate up, validate
 // with Ignition's own rules), with two differences that matter to a refresh:
 //   - an entry whose path Ignition rejects as relative or unclean does not fail the whole decode: it is
 //     recorded so that the planner refuses it by name (a refusal, not an unreadable payload);
 //   - the position-tracking re-parse Ignition uses only to report unused keys is skipped: it costs
 //     several times the parse itself on a 10 MiB payload and reports warnings only.
-func parseIgnition(raw []byte) (types.Config, map[string]bool, error) {
-	version, _, err := util.GetConfigVersion(raw)
+func parseIgnition(raw []byte, versionField *string) (types.Config, map[string]bool, error) {
+	if versionField == nil {
+		return types.Config{}, nil, errors.New("ignition.version is missing or not a semantic version")
+	}
+	version, err := semver.NewVersion(*versionField)
 	if err != nil {
-		if errors.Is(err, ignerrors.ErrInvalidVersion) {
-			return types.Config{}, nil, errors.New("ignition.version is missing or not a semantic version")
-		}
-		return types.Config{}, nil, jsonError(raw, err)
+		return types.Config{}, nil, errors.New("ignition.version is missing or not a semantic version")
 	}
 	if version.Major != 3 || version.Minor > 5 || version.PreRelease != "" || version.Patch != 0 {
 		return types.Config{}, nil, fmt.Errorf("unknown Ignition version %q (supported: 3.0.0 to 3.5.0)", version.String())
@@ -43,6 +44,10 @@ func parseIgnition(raw []byte) (types.Config, map[string]bool, error) {
 	cfg, err := unmarshalTranslate(raw, version.Minor)
 	if err != nil {
 		return types.Config{}, nil, jsonError(raw, err)
+	}
+	if cfg.Ignition.Version != types.MaxVersion.String() {
+		// Translation sets 3.5.0; anything else means a second "ignition" key overrode the first.
+		return types.Config{}, nil, errors.New("ignition.version is given more than once")
 	}
 	dirty, err := checkReport(cfg, validate.ValidateWithContext(cfg, nil))
 	return cfg, dirty, err
@@ -141,8 +146,8 @@ func nodePathError(cfg types.Config, e report.Entry) (string, bool) {
 
 // decodeIgnition parses an Ignition payload and reads the reboot-class fields from the MachineConfig
 // files the machine-config server embeds in it.
-func decodeIgnition(js []byte) (*Payload, error) {
-	cfg, dirty, err := parseIgnition(js)
+func decodeIgnition(js []byte, version *string) (*Payload, error) {
+	cfg, dirty, err := parseIgnition(js, version)
 	if err != nil {
 		return nil, err
 	}

@@ -80,10 +80,13 @@ func decodeMachineConfig(js []byte) (*Payload, error) {
 		return nil, errors.New("spec.config: missing (a MachineConfig payload must carry its Ignition config)")
 	}
 	var p *Payload
-	if cfgRaw[0] == '{' {
-		p, err = decodeIgnition(cfgRaw)
-	} else {
-		err = errors.New("not a JSON object")
+	pr, err := probeJSON(cfgRaw)
+	switch {
+	case err != nil:
+	case pr.Ignition == nil:
+		err = errors.New("not an Ignition config (no \"ignition\" key)")
+	default:
+		p, err = decodeIgnition(cfgRaw, pr.Ignition.Version)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("spec.config: %w", err)

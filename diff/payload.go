@@ -108,21 +108,68 @@ func wrap(p *Payload, form Form, err error) func(string) (*Payload, Form, error)
 	}
 }
 
+// probe is what tells an Ignition config from a MachineConfig, and the Ignition version.
+type probe struct {
+	Ignition *ignitionHeader
+	Kind     string
+	HasSpec  bool
+}
+
+type ignitionHeader struct {
+	Version *string `json:"version"`
+}
+
+// probeJSON reads the top-level keys of a JSON object, stopping as soon as it knows the form: the
+// "ignition" key (first in every config Go tooling writes) or kind MachineConfig. Scanning a 10 MiB
+// payload costs as much as decoding it, so the probe avoids a pass; the full decode that follows
+// still checks the whole document.
+func probeJSON(js []byte) (probe, error) {
+	var pr probe
+	dec := json.NewDecoder(bytes.NewReader(js))
+	if tok, err := dec.Token(); err != nil {
+		return pr, err
+	} else if tok != json.Delim('{') {
+		return pr, errors.New("not a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return pr, err
+		}
+		switch tok {
+		case "ignition":
+			pr.Ignition = &ignitionHeader{}
+			return pr, dec.Decode(pr.Ignition)
+		case "kind":
+			if err := dec.Decode(&pr.Kind); err != nil {
+				return pr, err
+			}
+			if pr.Kind == "MachineConfig" {
+				return pr, nil
+			}
+			continue
+		case "spec":
+			pr.HasSpec = true
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return pr, err
+		}
+	}
+	return pr, nil
+}
+
 // decodeJSON tells an Ignition config from a MachineConfig by their top-level keys.
 func decodeJSON(js []byte) (*Payload, Form, error) {
-	var probe struct {
-		Ignition *json.RawMessage `json:"ignition"`
-		Kind     string           `json:"kind"`
-		Spec     *json.RawMessage `json:"spec"`
-	}
-	if err := json.Unmarshal(js, &probe); err != nil {
+	pr, err := probeJSON(js)
+	if err != nil {
 		return nil, "", jsonError(js, err)
 	}
 	switch {
-	case probe.Ignition != nil:
-		p, err := decodeIgnition(js)
+	case pr.Ignition != nil:
+		p, err := decodeIgnition(js, pr.Ignition.Version)
 		return p, "ignition", err
-	case probe.Spec != nil || probe.Kind == "MachineConfig":
+	case pr.HasSpec || pr.Kind == "MachineConfig":
 		p, err := decodeMachineConfig(js)
 		return p, "machineconfig", err
 	default:

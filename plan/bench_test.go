@@ -1,0 +1,68 @@
+package plan_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+
+	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/plan"
+	"github.com/openshift/refresh-agent/test/fixture"
+)
+
+// benchPayloads returns a current payload of n files (~20 KiB each) and a desired one in which one
+// file in ten changed, both as raw JSON.
+func benchPayloads(n int) (cur, des []byte) {
+	c := fixture.Generated(n, n*20<<10, 1)
+	d := c.Clone()
+	for i := 0; i < n; i += 10 {
+		d.File(fmt.Sprintf("/etc/containers/registries.d/gen-%05d.yaml", i), []byte(fmt.Sprintf("changed %d", i)), 0o644)
+	}
+	return c.JSON(), d.JSON()
+}
+
+// BenchmarkPlan measures what a refresh costs when a new payload arrives: decode the desired payload,
+// diff it against the current one (already decoded: the agent keeps it), and plan.
+func BenchmarkPlan(b *testing.B) {
+	for _, n := range []int{50, 500, 5000} {
+		curRaw, desRaw := benchPayloads(n)
+		cur, err := diff.Decode(curRaw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(desRaw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				des, err := diff.Decode(desRaw)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := plan.Build(plan.Inputs{Current: cur, Desired: des})
+				if err != nil || !p.Eligible {
+					b.Fatal(err, p.Refused)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBaselineUnmarshal is the baseline: a plain json.Unmarshal of the same desired payload into
+// Ignition's types, with no validation, diff or plan.
+func BenchmarkBaselineUnmarshal(b *testing.B) {
+	for _, n := range []int{50, 500, 5000} {
+		_, desRaw := benchPayloads(n)
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(desRaw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var c types.Config
+				if err := json.Unmarshal(desRaw, &c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
