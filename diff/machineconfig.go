@@ -96,3 +96,17 @@ func decodeMachineConfig(js []byte) (*Payload, error) {
 	p.MachineConfig = js
 	return p, nil
 }
+
+// MachineConfigJSON returns the payload's full MachineConfig: the payload itself when it is one, else
+// the machine-config server's embedded content file. nil when the payload carries neither.
+func (p *Payload) MachineConfigJSON() ([]byte, error) {
+	if p.MachineConfig != nil {
+		return p.MachineConfig, nil
+	}
+	for _, f := range p.Config.Storage.Files {
+		if f.Path == MachineConfigContentPath {
+			return FileContents(f)
+		}
+	}
+	return nil, nil
+}

@@ -58,12 +58,8 @@ func loadInputs(current, desired, rules, policy string) (*plan.Inputs, error) {
 	}
 	in := &plan.Inputs{Current: cur, Desired: des, Policy: allowlist.Default()}
 	if rules != "" {
-		data, err := readInput(rules, allowlist.MaxRulesSize)
-		if err != nil {
+		if in.NoRebootPaths, err = loadRules(rules); err != nil {
 			return nil, err
-		}
-		if in.NoRebootPaths, err = allowlist.ParseRules(data); err != nil {
-			return nil, fmt.Errorf("%s: no-reboot-paths: %w", rules, err)
 		}
 	}
 	if policy != "" {
@@ -72,6 +68,18 @@ func loadInputs(current, desired, rules, policy string) (*plan.Inputs, error) {
 		}
 	}
 	return in, nil
+}
+
+func loadRules(name string) ([]allowlist.Rule, error) {
+	data, err := readInput(name, allowlist.MaxRulesSize)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := allowlist.ParseRules(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: no-reboot-paths: %w", name, err)
+	}
+	return rules, nil
 }
 
 func decodeFile(name string) (*diff.Payload, error) {

@@ -21,6 +21,8 @@ type command func(args []string, stdout, stderr io.Writer) int
 
 var commands = map[string]command{
 	"diff":    runDiff,
+	"apply":   runApply,
+	"recover": runRecover,
 	"version": runVersion,
 }
 
@@ -47,6 +49,8 @@ func usage() {
 
 commands:
   diff      plan a refresh from a current and a desired payload (dry run, touches nothing)
+  apply     refresh a node root to a desired payload: files, SSH keys, unit actions, rollback
+  recover   finish or undo an interrupted refresh
   version   print the version
 `)
 }

@@ -1,0 +1,116 @@
+package actions
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/openshift/refresh-agent/plan"
+)
+
+// Phase is how far a transaction got. Recovery reads it to decide: before Prepared nothing on the
+// node changed; from Prepared until Committed some targets may be replaced, so every one is restored;
+// from Committed on every target is new and only the unit actions and the record remain.
+type Phase string
+
+const (
+	PhasePreparing   Phase = "preparing"   // temp files and backups being written; targets untouched
+	PhasePrepared    Phase = "prepared"    // renames may be in progress
+	PhaseCommitted   Phase = "committed"   // every target is new; unit actions pending
+	PhaseDone        Phase = "done"        // unit actions ran; the record and cleanup remain
+	PhaseRollingBack Phase = "rollingback" // restoring the originals; unit actions to run again after
+)
+
+// Entry is one managed path in the journal. It never holds file contents.
+type Entry struct {
+	Path        string      `json:"path"`
+	Remove      bool        `json:"remove,omitempty"`
+	Temp        string      `json:"temp,omitempty"`   // node path of the new contents' temp file
+	Backup      string      `json:"backup,omitempty"` // file name in the backup dir
+	HadOriginal bool        `json:"hadOriginal"`
+	OrigMode    fs.FileMode `json:"origMode,omitempty"`
+	OrigUID     int         `json:"origUID,omitempty"`
+	OrigGID     int         `json:"origGID,omitempty"`
+}
+
+// Meta is what the caller needs to finish a transaction after a crash.
+type Meta struct {
+	Hash        string            `json:"hash,omitempty"`
+	PayloadFile string            `json:"payloadFile,omitempty"` // in the state dir
+	Actions     []plan.UnitAction `json:"actions"`
+}
+
+type journal struct {
+	Version     int      `json:"version"`
+	Phase       Phase    `json:"phase"`
+	Meta        Meta     `json:"meta"`
+	Entries     []Entry  `json:"entries"`
+	CreatedDirs []string `json:"createdDirs,omitempty"` // outermost first
+}
+
+const (
+	journalFile = "journal.json"
+	backupDir   = "backup"
+)
+
+// writeJournal replaces the journal atomically and durably.
+func writeJournal(stateDir string, j *journal) error {
+	CrashPoint("journal")
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(stateDir, journalFile, data, 0o600)
+}
+
+func readJournal(stateDir string) (*journal, error) {
+	data, err := os.ReadFile(filepath.Join(stateDir, journalFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var j journal
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("journal %s is corrupt: %w", filepath.Join(stateDir, journalFile), err)
+	}
+	return &j, nil
+}
+
+// WriteFileAtomic writes dir/name through a temp file, fsync and rename, then fsyncs dir. It is for
+// the agent's own state directory, not for managed paths inside the node root.
+func WriteFileAtomic(dir, name string, data []byte, mode fs.FileMode) error {
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	return syncPath(dir)
+}
+
+func syncPath(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

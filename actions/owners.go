@@ -1,0 +1,68 @@
+package actions
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// User is an account from the node root's /etc/passwd.
+type User struct {
+	Name     string
+	UID, GID int
+	Home     string
+}
+
+// LookupUser finds name in <root>/etc/passwd (never the container's own).
+func (r *Root) LookupUser(name string) (User, error) {
+	data, _, err := r.ReadFile("/etc/passwd")
+	if err != nil {
+		return User{}, fmt.Errorf("user %s: %w", name, err)
+	}
+	for _, f := range colonRecords(data) {
+		if len(f) >= 7 && f[0] == name {
+			uid, err1 := strconv.Atoi(f[2])
+			gid, err2 := strconv.Atoi(f[3])
+			if err1 != nil || err2 != nil {
+				return User{}, fmt.Errorf("user %s: malformed /etc/passwd entry", name)
+			}
+			return User{Name: name, UID: uid, GID: gid, Home: f[5]}, nil
+		}
+	}
+	return User{}, fmt.Errorf("user %s: not in the node's /etc/passwd", name)
+}
+
+// LookupGroup finds name in <root>/etc/group.
+func (r *Root) LookupGroup(name string) (int, error) {
+	data, _, err := r.ReadFile("/etc/group")
+	if err != nil {
+		return 0, fmt.Errorf("group %s: %w", name, err)
+	}
+	for _, f := range colonRecords(data) {
+		if len(f) >= 3 && f[0] == name {
+			gid, err := strconv.Atoi(f[2])
+			if err != nil {
+				return 0, fmt.Errorf("group %s: malformed /etc/group entry", name)
+			}
+			return gid, nil
+		}
+	}
+	return 0, fmt.Errorf("group %s: not in the node's /etc/group", name)
+}
+
+// colonRecords splits a passwd-style file into records, skipping comments and blank lines.
+func colonRecords(data []byte) [][]string {
+	var out [][]string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, strings.Split(line, ":"))
+	}
+	return out
+}

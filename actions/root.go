@@ -1,0 +1,112 @@
+// Package actions performs a refresh's effects on a node: an all-or-nothing, crash-safe file
+// transaction inside the node's root directory, and reloads or restarts of systemd units over D-Bus.
+// What to do is decided beforehand by the plan package; nothing here judges a change.
+package actions
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Root is the node's filesystem root (/host in the DaemonSet). Every operation resolves inside it
+// through os.Root, so no path can escape; on top of that, any symlink on the way to a managed path is
+// refused, never followed.
+type Root struct {
+	Dir  string
+	root *os.Root
+}
+
+// OpenRoot opens dir as a node root.
+func OpenRoot(dir string) (*Root, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("node root %s: %w", dir, err)
+	}
+	return &Root{Dir: abs, root: r}, nil
+}
+
+// Close releases the root.
+func (r *Root) Close() error { return r.root.Close() }
+
+// ErrSymlink marks a path that passes through a symlink.
+var ErrSymlink = errors.New("a path component is a symlink")
+
+// rel turns an absolute node path into a root-relative one, refusing unclean paths.
+func rel(p string) (string, error) {
+	if !path.IsAbs(p) || path.Clean(p) != p || p == "/" {
+		return "", fmt.Errorf("%s: not an absolute, clean file path", p)
+	}
+	return strings.TrimPrefix(p, "/"), nil
+}
+
+// checkPath refuses p when any existing component, the last one included, is a symlink, and when
+// the last one exists but is not a regular file. It returns the parent directories that do not
+// exist yet, outermost first.
+func (r *Root) checkPath(p string) (missing []string, err error) {
+	rp, err := rel(p)
+	if err != nil {
+		return nil, err
+	}
+	parts := strings.Split(rp, "/")
+	for i := range parts {
+		cur := strings.Join(parts[:i+1], "/")
+		fi, err := r.root.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			for j := i; j < len(parts)-1; j++ {
+				missing = append(missing, "/"+strings.Join(parts[:j+1], "/"))
+			}
+			return missing, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s: %w (/%s)", p, ErrSymlink, cur)
+		}
+		last := i == len(parts)-1
+		if !last && !fi.IsDir() {
+			return nil, fmt.Errorf("%s: /%s is not a directory", p, cur)
+		}
+		if last && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: exists and is not a regular file (%s)", p, fi.Mode().Type())
+		}
+	}
+	return nil, nil
+}
+
+// ReadFile reads a file inside the root, refusing symlinked components.
+func (r *Root) ReadFile(p string) ([]byte, fs.FileInfo, error) {
+	if _, err := r.checkPath(p); err != nil {
+		return nil, nil, err
+	}
+	rp, _ := rel(p)
+	fi, err := r.root.Lstat(rp)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := r.root.ReadFile(rp)
+	return data, fi, err
+}
+
+// syncDir fsyncs a directory inside the root so that renames and removals in it are durable.
+func (r *Root) syncDir(dir string) error {
+	name := "."
+	if dir != "/" {
+		name = strings.TrimPrefix(dir, "/")
+	}
+	d, err := r.root.Open(name)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,162 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	sd "github.com/coreos/go-systemd/v22/dbus"
+	"github.com/godbus/dbus/v5"
+
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/plan"
+)
+
+// Units runs unit actions. Implementations: *Systemd (D-Bus) and NoUnits.
+type Units interface {
+	Run(ctx context.Context, a plan.UnitAction) error
+	Close()
+}
+
+// NoUnits runs nothing (--systemd none).
+type NoUnits struct{}
+
+func (NoUnits) Run(context.Context, plan.UnitAction) error { return nil }
+func (NoUnits) Close()                                      {}
+
+// Systemd runs unit actions over a private D-Bus connection to a systemd manager.
+type Systemd struct {
+	conn *sd.Conn
+	// JobTimeout bounds the wait for one job's result.
+	JobTimeout time.Duration
+}
+
+// SystemSocket is the system manager's private socket, reached through the host's /run in the pod.
+const SystemSocket = "/run/systemd/private"
+
+// UserSocket is a user manager's private socket ($XDG_RUNTIME_DIR/systemd/private).
+func UserSocket() string {
+	return filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "systemd", "private")
+}
+
+// DialSystemd connects to the manager listening on socket (SystemSocket or UserSocket()).
+func DialSystemd(ctx context.Context, socket string) (*Systemd, error) {
+	conn, err := sd.NewConnection(func() (*dbus.Conn, error) {
+		c, err := dbus.Dial("unix:path="+socket, dbus.WithContext(ctx))
+		if err != nil {
+			return nil, err
+		}
+		// The manager's private socket needs no Hello; authenticate as our uid without a name lookup.
+		if err := c.Auth([]dbus.Auth{dbus.AuthExternal(strconv.Itoa(os.Getuid()))}); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("systemd at %s: %w", socket, err)
+	}
+	return &Systemd{conn: conn, JobTimeout: 2 * time.Minute}, nil
+}
+
+// Close closes the connection.
+func (s *Systemd) Close() { s.conn.Close() }
+
+// Ping checks that the manager answers.
+func (s *Systemd) Ping(ctx context.Context) error {
+	_, err := s.conn.GetUnitPropertyContext(ctx, "-.mount", "Id")
+	return err
+}
+
+// Run starts the job, waits for its result (which must be "done") and then requires the unit to be
+// active.
+func (s *Systemd) Run(ctx context.Context, a plan.UnitAction) error {
+	ctx, cancel := context.WithTimeout(ctx, s.JobTimeout)
+	defer cancel()
+	// Buffered: go-systemd delivers the result while holding its job-listener lock, so an unread
+	// channel after a timeout must never block it.
+	ch := make(chan string, 1)
+	var err error
+	switch a.Action {
+	case allowlist.ActionReload:
+		_, err = s.conn.ReloadUnitContext(ctx, a.Unit, "replace", ch)
+	case allowlist.ActionRestart:
+		_, err = s.conn.RestartUnitContext(ctx, a.Unit, "replace", ch)
+	default:
+		return fmt.Errorf("%s: unknown action %q", a.Unit, a.Action)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
+	}
+	select {
+	case result := <-ch:
+		if result != "done" {
+			return fmt.Errorf("%s %s: job result %q", a.Action, a.Unit, result)
+		}
+	case <-ctx.Done():
+		return fmt.Errorf("%s %s: no job result within %s", a.Action, a.Unit, s.JobTimeout)
+	}
+	p, err := s.conn.GetUnitPropertyContext(ctx, a.Unit, "ActiveState")
+	if err != nil {
+		return fmt.Errorf("%s %s: reading ActiveState: %w", a.Action, a.Unit, err)
+	}
+	if state, _ := p.Value.Value().(string); state != "active" {
+		return fmt.Errorf("%s %s: unit is %s after the job", a.Action, a.Unit, state)
+	}
+	return nil
+}
+
+// RunAll runs actions in order and stops at the first failure.
+func RunAll(ctx context.Context, u Units, actions []plan.UnitAction) error {
+	for _, a := range actions {
+		if err := u.Run(ctx, a); err != nil {
+			return err
+		}
+		CrashPoint("action")
+	}
+	return nil
+}
+
+// ErrNoSystemd marks a --systemd mode that is not recognised.
+var ErrNoSystemd = errors.New("systemd mode must be system, user or none")
+
+// ConnectUnits returns the Units for a --systemd mode.
+func ConnectUnits(ctx context.Context, mode string) (Units, error) {
+	switch mode {
+	case "system":
+		return DialSystemd(ctx, SystemSocket)
+	case "user":
+		return DialSystemd(ctx, UserSocket())
+	case "none", "":
+		return NoUnits{}, nil
+	default:
+		return nil, fmt.Errorf("%w, not %q", ErrNoSystemd, mode)
+	}
+}
+
+// LazyUnits connects on first use, so a refresh without unit actions never needs a manager.
+type LazyUnits struct {
+	Connect func() (Units, error)
+	u       Units
+}
+
+func (l *LazyUnits) Run(ctx context.Context, a plan.UnitAction) error {
+	if l.u == nil {
+		u, err := l.Connect()
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
+		}
+		l.u = u
+	}
+	return l.u.Run(ctx, a)
+}
+
+func (l *LazyUnits) Close() {
+	if l.u != nil {
+		l.u.Close()
+	}
+}

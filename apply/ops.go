@@ -1,0 +1,157 @@
+package apply
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+
+	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/plan"
+)
+
+// ops turns the plan into file operations with owners resolved inside the node root: the planned
+// files, core's SSH keys, and the machine-config daemon's current-config file kept coherent.
+func (n Node) ops(p *plan.Plan, des *diff.Payload) ([]actions.Op, error) {
+	var ops []actions.Op
+	for _, f := range p.Files {
+		op := actions.Op{Path: f.Path, Remove: f.Remove, Data: f.Data, Mode: fs.FileMode(f.Mode)}
+		if !f.Remove {
+			uid, gid, err := n.owner(f.User, f.Group)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Path, err)
+			}
+			op.UID, op.GID = uid, gid
+		}
+		ops = append(ops, op)
+	}
+	if p.SSHKeys != nil {
+		op, err := n.sshKeysOp(p.SSHKeys)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	if len(ops) == 0 {
+		return nil, nil
+	}
+	mcd, err := n.mcdCurrentConfigOp(des)
+	if err != nil {
+		return nil, err
+	}
+	if mcd != nil {
+		ops = append(ops, *mcd)
+	}
+	return ops, nil
+}
+
+// owner resolves an Ignition owner (id or name; root when unset) through the root's passwd/group.
+func (n Node) owner(u types.NodeUser, g types.NodeGroup) (int, int, error) {
+	uid, gid := 0, 0
+	switch {
+	case u.ID != nil:
+		uid = *u.ID
+	case u.Name != nil && *u.Name != "":
+		usr, err := n.Root.LookupUser(*u.Name)
+		if err != nil {
+			return 0, 0, err
+		}
+		uid = usr.UID
+	}
+	switch {
+	case g.ID != nil:
+		gid = *g.ID
+	case g.Name != nil && *g.Name != "":
+		id, err := n.Root.LookupGroup(*g.Name)
+		if err != nil {
+			return 0, 0, err
+		}
+		gid = id
+	}
+	return uid, gid, nil
+}
+
+// SSHKeysFile is where Ignition and the machine-config daemon keep core's keys, below its home.
+const SSHKeysFile = ".ssh/authorized_keys.d/ignition"
+
+// sshKeysOp writes core's keys to <home>/.ssh/authorized_keys.d/ignition: directories 0700, file
+// 0600, owned by core. The home comes from the root's /etc/passwd (/var/home/core on RHCOS, where
+// /home is a symlink that would be refused).
+func (n Node) sshKeysOp(k *plan.SSHKeysOp) (actions.Op, error) {
+	usr, err := n.Root.LookupUser(k.User)
+	if err != nil {
+		return actions.Op{}, fmt.Errorf("SSH keys: %w", err)
+	}
+	home := usr.Home
+	if home == "" || !path.IsAbs(home) {
+		home = "/home/" + k.User
+	}
+	op := actions.Op{Path: path.Join(home, SSHKeysFile), Mode: 0o600, UID: usr.UID, GID: usr.GID,
+		DirMode: 0o700, DirUID: usr.UID, DirGID: usr.GID}
+	if len(k.Keys) == 0 {
+		op.Remove = true
+		return op, nil
+	}
+	op.Data = []byte(strings.Join(k.Keys, "\n") + "\n")
+	return op, nil
+}
+
+// mcdCurrentConfigOp rewrites the machine-config daemon's current config with the desired
+// MachineConfig when the node has that file and the payload carries a MachineConfig, so a later
+// daemon run does not diff against stale state.
+func (n Node) mcdCurrentConfigOp(des *diff.Payload) (*actions.Op, error) {
+	_, fi, err := n.Root.ReadFile(MCDCurrentConfig)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	mc, err := des.MachineConfigJSON()
+	if err != nil || mc == nil {
+		return nil, err
+	}
+	uid, gid := ownerOf(fi)
+	return &actions.Op{Path: MCDCurrentConfig, Data: mc, Mode: fi.Mode().Perm(), UID: uid, GID: gid}, nil
+}
+
+// drift counts planned files whose on-disk state differs from what the current config says (changed
+// by hand) and warns about each. The desired content is written anyway: it is authoritative.
+func (n Node) drift(p *plan.Plan, cur *diff.Payload) int {
+	want := map[string]types.File{}
+	for _, f := range cur.Config.Storage.Files {
+		want[f.Path] = f
+	}
+	count := 0
+	for _, f := range p.Files {
+		data, fi, err := n.Root.ReadFile(f.Path)
+		old, inCurrent := want[f.Path]
+		var what string
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if inCurrent {
+				what = "missing on disk"
+			}
+		case err != nil:
+			what = "unreadable: " + err.Error()
+		case !inCurrent:
+			what = "exists on disk but not in the current config"
+		default:
+			if oldData, derr := diff.FileContents(old); derr == nil && !bytes.Equal(oldData, data) {
+				what = "contents differ"
+			} else if fi.Mode().Perm() != fs.FileMode(diff.FileMode(old)).Perm() {
+				what = fmt.Sprintf("mode %04o on disk, %04o in the current config", fi.Mode().Perm(), diff.FileMode(old))
+			}
+		}
+		if what != "" {
+			count++
+			p.Warnings = append(p.Warnings, fmt.Sprintf("drift: %s was changed on the node (%s); writing the desired content", f.Path, what))
+		}
+	}
+	return count
+}

@@ -1,0 +1,148 @@
+package apply
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/diff"
+)
+
+// The agent's record of what it applied last, in the state directory:
+//
+//	current.json        {"hash": H, "payload": "payloads/<sha256>"}   replaced atomically
+//	payloads/<sha256>   the payload exactly as received
+//
+// Falling back, on a node the agent never refreshed, to what the machine-config daemon left.
+const (
+	currentFile = "current.json"
+	payloadsDir = "payloads"
+	// MCDCurrentConfig is the machine-config daemon's record of the applied MachineConfig.
+	MCDCurrentConfig = "/etc/mcd-currentconfig.json"
+)
+
+type record struct {
+	Hash    string `json:"hash"`
+	Payload string `json:"payload"`
+}
+
+// Current is the node's current state as a plan's starting point.
+type Current struct {
+	Payload *diff.Payload
+	Hash    string // the hash applied last; empty when not applied by the agent
+	Source  string // where it came from, for messages
+}
+
+// PayloadHash is the default hash of a payload: sha256 of its bytes, hex.
+func PayloadHash(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// LoadCurrent returns the agent's record, else the machine-config daemon's current config, else the
+// machine-config server's content file from first boot.
+func LoadCurrent(root *actions.Root, stateDir string) (*Current, error) {
+	data, err := os.ReadFile(filepath.Join(stateDir, currentFile))
+	switch {
+	case err == nil:
+		var rec record
+		if err := json.Unmarshal(data, &rec); err != nil {
+			return nil, fmt.Errorf("state %s: %w", filepath.Join(stateDir, currentFile), err)
+		}
+		raw, err := os.ReadFile(filepath.Join(stateDir, filepath.Clean("/"+rec.Payload)))
+		if err != nil {
+			return nil, fmt.Errorf("state: %w", err)
+		}
+		p, err := diff.Decode(raw)
+		if err != nil {
+			return nil, fmt.Errorf("state %s: %w", rec.Payload, err)
+		}
+		return &Current{Payload: p, Hash: rec.Hash, Source: filepath.Join(stateDir, currentFile)}, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	for _, f := range []string{MCDCurrentConfig, diff.MachineConfigContentPath} {
+		raw, _, err := root.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		p, err := diff.Decode(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		return &Current{Payload: p, Source: f}, nil
+	}
+	return nil, fmt.Errorf("no current config: none of %s, %s, %s exists; pass --current",
+		filepath.Join(stateDir, currentFile), MCDCurrentConfig, diff.MachineConfigContentPath)
+}
+
+// savePayload stores raw durably in the state dir and returns its name there.
+func savePayload(stateDir string, raw []byte) (string, error) {
+	if err := actions.EnsureStateDir(stateDir); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(stateDir, payloadsDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name := PayloadHash(raw)
+	if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+		return filepath.Join(payloadsDir, name), nil
+	}
+	if err := actions.WriteFileAtomic(dir, name, raw, 0o600); err != nil {
+		return "", err
+	}
+	return filepath.Join(payloadsDir, name), nil
+}
+
+// writeRecord makes payloadFile (saved by savePayload) with hash the current state, then drops
+// payloads no longer referenced.
+func writeRecord(stateDir, hash, payloadFile string) error {
+	actions.CrashPoint("record")
+	data, err := json.Marshal(record{Hash: hash, Payload: payloadFile})
+	if err != nil {
+		return err
+	}
+	if err := actions.WriteFileAtomic(stateDir, currentFile, data, 0o600); err != nil {
+		return err
+	}
+	entries, _ := os.ReadDir(filepath.Join(stateDir, payloadsDir))
+	for _, e := range entries {
+		if filepath.Join(payloadsDir, e.Name()) != payloadFile {
+			_ = os.Remove(filepath.Join(stateDir, payloadsDir, e.Name()))
+		}
+	}
+	return nil
+}
+
+// dropPayload removes a saved payload the record does not reference (after a failed refresh).
+func dropPayload(stateDir, payloadFile string) {
+	data, _ := os.ReadFile(filepath.Join(stateDir, currentFile))
+	var rec record
+	if json.Unmarshal(data, &rec) == nil && rec.Payload == payloadFile {
+		return
+	}
+	_ = os.Remove(filepath.Join(stateDir, filepath.Clean("/"+payloadFile)))
+}
+
+// CurrentHash returns the hash recorded last, or "" when there is none.
+func CurrentHash(stateDir string) string {
+	data, err := os.ReadFile(filepath.Join(stateDir, currentFile))
+	if err != nil {
+		return ""
+	}
+	var rec record
+	if json.Unmarshal(data, &rec) != nil {
+		return ""
+	}
+	return rec.Hash
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/apply"
+	"github.com/openshift/refresh-agent/diff"
+)
+
+// nodeFlags are the flags every command acting on a node shares.
+type nodeFlags struct {
+	root, stateDir, policy, systemd *string
+}
+
+func addNodeFlags(fs *flag.FlagSet) nodeFlags {
+	return nodeFlags{
+		root:     fs.String("root", "", "the node's filesystem root (/host in the DaemonSet)"),
+		stateDir: fs.String("state-dir", "", "the agent's state directory (default <root>/var/lib/refresh-agent)"),
+		policy:   fs.String("policy", "", "node-local policy file (YAML or JSON); default: built-in"),
+		systemd:  fs.String("systemd", "system", "systemd manager for unit actions: system, user or none"),
+	}
+}
+
+// open builds the apply.Node the flags describe. The systemd connection is made only when a unit
+// action needs it.
+func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, error) {
+	if *f.root == "" {
+		return apply.Node{}, errors.New("--root is required")
+	}
+	switch *f.systemd {
+	case "system", "user", "none":
+	default:
+		return apply.Node{}, fmt.Errorf("--systemd must be system, user or none, not %q", *f.systemd)
+	}
+	root, err := actions.OpenRoot(*f.root)
+	if err != nil {
+		return apply.Node{}, err
+	}
+	stateDir := *f.stateDir
+	if stateDir == "" {
+		stateDir = filepath.Join(root.Dir, "var/lib/refresh-agent")
+	}
+	pol := allowlist.Default()
+	if *f.policy != "" {
+		if pol, err = allowlist.LoadPolicy(*f.policy); err != nil {
+			return apply.Node{}, err
+		}
+	}
+	mode := *f.systemd
+	var units actions.Units = actions.NoUnits{}
+	if mode != "none" {
+		units = &actions.LazyUnits{Connect: func() (actions.Units, error) { return actions.ConnectUnits(ctx, mode) }}
+	}
+	return apply.Node{Root: root, StateDir: stateDir, Units: units, Policy: pol, Log: log}, nil
+}
+
+func runApply(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nf := addNodeFlags(fs)
+	desired := fs.String("desired", "", "the desired payload")
+	current := fs.String("current", "", "override the recorded current payload")
+	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
+	hash := fs.String("hash", "", "the desired payload's hash (default: its sha256)")
+	output := fs.String("output", "text", "text or json")
+	if err := fs.Parse(args); err != nil {
+		return exitInvalid
+	}
+	if *desired == "" {
+		return fail(stderr, exitInvalid, "apply: --desired is required")
+	}
+	if *output != "text" && *output != "json" {
+		return fail(stderr, exitInvalid, "apply: --output must be text or json, not %q", *output)
+	}
+	// SIGTERM lets a transaction finish: the context only bounds waits for unit jobs.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT)
+	defer stop()
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	node, err := nf.open(ctx, log)
+	if err != nil {
+		return fail(stderr, exitInvalid, "apply: %v", err)
+	}
+	defer node.Root.Close()
+	defer node.Units.Close()
+
+	raw, err := readInput(*desired, diff.MaxPayloadSize)
+	if err != nil {
+		return fail(stderr, exitInvalid, "%v", err)
+	}
+	req := apply.Request{Desired: raw, Hash: *hash}
+	if *current != "" {
+		if req.Current, err = decodeFile(*current); err != nil {
+			return fail(stderr, exitInvalid, "%v", err)
+		}
+	}
+	if *rules != "" {
+		if req.NoRebootPaths, err = loadRules(*rules); err != nil {
+			return fail(stderr, exitInvalid, "%v", err)
+		}
+	}
+	res, err := apply.Run(ctx, node, req)
+	var inv *apply.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		return fail(stderr, exitInvalid, "%s: %v", *desired, err)
+	case err != nil:
+		return fail(stderr, exitFailed, "apply: %v", err)
+	}
+	if *output == "json" {
+		err = writeJSON(stdout, res)
+	} else {
+		err = res.WriteText(stdout)
+	}
+	if err != nil {
+		return fail(stderr, exitFailed, "writing output: %v", err)
+	}
+	switch res.Outcome {
+	case apply.OutcomeRefused:
+		return exitRefused
+	case apply.OutcomeFailed:
+		return exitFailed
+	}
+	return exitOK
+}
+
+// runRecover finishes or undoes an interrupted refresh and exits.
+func runRecover(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("recover", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nf := addNodeFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return exitInvalid
+	}
+	node, err := nf.open(context.Background(), slog.New(slog.NewJSONHandler(stderr, nil)))
+	if err != nil {
+		return fail(stderr, exitInvalid, "recover: %v", err)
+	}
+	defer node.Root.Close()
+	defer node.Units.Close()
+	rec, err := apply.Recover(context.Background(), node)
+	if err != nil {
+		return fail(stderr, exitFailed, "recover: %v", err)
+	}
+	if err := writeJSON(stdout, rec); err != nil {
+		return exitFailed
+	}
+	return exitOK
+}
