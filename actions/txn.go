@@ -47,9 +47,6 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 	if err := EnsureStateDir(stateDir); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(stateDir, backupDir), 0o700); err != nil {
-		return nil, fmt.Errorf("state dir: %w", err)
-	}
 	if j, err := readJournal(stateDir); err != nil || j != nil {
 		return nil, fmt.Errorf("state dir %s holds an unfinished transaction: recover first (%v)", stateDir, err)
 	}
@@ -73,6 +70,9 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 		t.j.Entries = append(t.j.Entries, e)
 	}
 	slices.SortFunc(t.j.CreatedDirs, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
+	if err := os.MkdirAll(filepath.Join(stateDir, backupDir), 0o700); err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
 	if err := writeJournal(stateDir, &t.j); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
