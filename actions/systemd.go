@@ -26,7 +26,7 @@ type Units interface {
 type NoUnits struct{}
 
 func (NoUnits) Run(context.Context, plan.UnitAction) error { return nil }
-func (NoUnits) Close()                                      {}
+func (NoUnits) Close()                                     {}
 
 // Systemd runs unit actions over a private D-Bus connection to a systemd manager.
 type Systemd struct {
