@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	sd "github.com/coreos/go-systemd/v22/dbus"
@@ -65,6 +66,9 @@ func DialSystemd(ctx context.Context, socket string) (*Systemd, error) {
 
 // Close closes the connection.
 func (s *Systemd) Close() { s.conn.Close() }
+
+// Connected reports whether the connection is still up.
+func (s *Systemd) Connected() bool { return s.conn.Connected() }
 
 // Ping checks that the manager answers.
 func (s *Systemd) Ping(ctx context.Context) error {
@@ -138,25 +142,56 @@ func ConnectUnits(ctx context.Context, mode string) (Units, error) {
 	}
 }
 
-// LazyUnits connects on first use, so a refresh without unit actions never needs a manager.
+// LazyUnits connects on first use, so a refresh without unit actions never needs a manager, and
+// reconnects when the connection was lost (systemd re-executed, socket gone).
 type LazyUnits struct {
 	Connect func() (Units, error)
+	mu      sync.Mutex
 	u       Units
 }
 
-func (l *LazyUnits) Run(ctx context.Context, a plan.UnitAction) error {
+func (l *LazyUnits) get() (Units, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.u.(interface{ Connected() bool }); ok && !c.Connected() {
+		l.u.Close()
+		l.u = nil
+	}
 	if l.u == nil {
 		u, err := l.Connect()
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
+			return nil, err
 		}
 		l.u = u
 	}
-	return l.u.Run(ctx, a)
+	return l.u, nil
+}
+
+func (l *LazyUnits) Run(ctx context.Context, a plan.UnitAction) error {
+	u, err := l.get()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
+	}
+	return u.Run(ctx, a)
+}
+
+// Ping connects if needed and checks that the manager answers.
+func (l *LazyUnits) Ping(ctx context.Context) error {
+	u, err := l.get()
+	if err != nil {
+		return err
+	}
+	if p, ok := u.(interface{ Ping(context.Context) error }); ok {
+		return p.Ping(ctx)
+	}
+	return nil
 }
 
 func (l *LazyUnits) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.u != nil {
 		l.u.Close()
+		l.u = nil
 	}
 }

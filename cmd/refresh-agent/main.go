@@ -23,6 +23,7 @@ var commands = map[string]command{
 	"diff":    runDiff,
 	"apply":   runApply,
 	"recover": runRecover,
+	"run":     runAgent,
 	"version": runVersion,
 }
 
@@ -51,6 +52,7 @@ commands:
   diff      plan a refresh from a current and a desired payload (dry run, touches nothing)
   apply     refresh a node root to a desired payload: files, SSH keys, unit actions, rollback
   recover   finish or undo an interrupted refresh
+  run       the node agent: watch the ConfigMap, refresh, report in node annotations
   version   print the version
 `)
 }

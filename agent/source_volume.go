@@ -1,0 +1,97 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// VolumeSource reads the ConfigMap mounted as a volume. kubelet updates such a volume by writing a
+// new timestamped directory and swapping the `..data` symlink; a watch on a file would die with the
+// swap, so the source watches the directory, debounces bursts of events, and re-reads the keys,
+// emitting only when their content changed.
+type VolumeSource struct {
+	Dir      string
+	Debounce time.Duration // default 200ms
+	synced   atomic.Bool
+	last     string
+}
+
+func (s *VolumeSource) Start(ctx context.Context, out func(Snapshot)) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	if err := w.Add(s.Dir); err != nil {
+		w.Close()
+		return fmt.Errorf("watching %s: %w", s.Dir, err)
+	}
+	debounce := s.Debounce
+	if debounce == 0 {
+		debounce = 200 * time.Millisecond
+	}
+	s.emit(out)
+	s.synced.Store(true)
+	go func() {
+		defer w.Close()
+		var timer <-chan time.Time
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case _, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				timer = time.After(debounce)
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				timer = time.After(debounce)
+			case <-timer:
+				timer = nil
+				s.emit(out)
+			}
+		}
+	}()
+	return nil
+}
+
+func (s *VolumeSource) Synced() bool { return s.synced.Load() }
+
+// emit reads the keys and passes on a snapshot when anything changed.
+func (s *VolumeSource) emit(out func(Snapshot)) {
+	snap := s.read()
+	if d := snap.digest(); d != s.last {
+		s.last = d
+		snap.Version = d[:12]
+		out(snap)
+	}
+}
+
+func (s *VolumeSource) read() Snapshot {
+	where := "ConfigMap volume " + s.Dir
+	if _, err := os.Stat(s.Dir); err != nil {
+		return Snapshot{Problem: fmt.Sprintf("%s: %v", where, err)}
+	}
+	data := map[string]string{}
+	for _, k := range []string{KeyConfig, KeyHash, KeyNoRebootPaths} {
+		b, err := os.ReadFile(filepath.Join(s.Dir, k))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return Snapshot{Problem: fmt.Sprintf("%s: %v", where, err)}
+		}
+		data[k] = string(b)
+	}
+	return snapshotFromData(where, data, nil)
+}
