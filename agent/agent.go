@@ -49,11 +49,11 @@ type Agent struct {
 	// What the loop last concluded for a snapshot, so the same content is not redone after success
 	// or a refusal.
 	lastDigest, lastState string
-	lastProblem         string
-	deferredFor         string
-	started             atomic.Bool
-	beat                atomic.Int64 // unix nanos of the loop's last turn (or of its start while busy)
-	busySince           atomic.Int64 // unix nanos when the current refresh began, 0 when idle
+	lastProblem           string
+	deferredFor           string
+	started               atomic.Bool
+	beat                  atomic.Int64 // unix nanos of the loop's last turn (or of its start while busy)
+	busySince             atomic.Int64 // unix nanos when the current refresh began, 0 when idle
 }
 
 // New builds an Agent.

@@ -46,7 +46,7 @@ func watchNode(ctx context.Context, client kubernetes.Interface, name string, ch
 	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "nodes", "", fields.OneTermEqualSelector("metadata.name", name))
 	w := &nodeWatch{informer: cache.NewSharedIndexInformer(lw, &corev1.Node{}, 0, cache.Indexers{}), name: name}
 	_, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { changed() },
+		AddFunc: func(any) { changed() },
 		UpdateFunc: func(old, cur any) {
 			// Heartbeats and status updates are no reason to wake: only what deferral reads is.
 			o, n := old.(*corev1.Node), cur.(*corev1.Node)

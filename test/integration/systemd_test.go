@@ -150,3 +150,5 @@ func TestFailedReloadRollsBack(t *testing.T) {
 	assert.Equal(t, before[unrelated], n.pids(t)[unrelated])
 	assert.Equal(t, "v1", apply.CurrentHash(n.StateDir))
 }
+
+func systemdtestManager(t *testing.T) *systemdtest.Manager { return systemdtest.Require(t) }

@@ -29,10 +29,13 @@ type Manager struct {
 	proc       *exec.Cmd
 }
 
+// Runner runs a package's tests (a *testing.M, or a wrapper that adds its own setup and teardown).
+type Runner interface{ Run() int }
+
 // Main wraps a package's tests: call it from TestMain as os.Exit(systemdtest.Main(m)). Outside the
 // namespace it re-executes the test binary inside one; when that is impossible (not root, no
 // unshare, no systemd) the tests run and Require skips them with the reason.
-func Main(m *testing.M) int {
+func Main(m Runner) int {
 	if os.Getenv(envInside) == "" {
 		if reason := unavailable(); reason != "" {
 			skipReason = reason

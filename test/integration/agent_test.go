@@ -1,0 +1,399 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/agent"
+	"github.com/openshift/refresh-agent/apply"
+	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/publish"
+	"github.com/openshift/refresh-agent/test/fixture"
+	"github.com/openshift/refresh-agent/test/kubetest"
+)
+
+// agentEnv is one node: a Node object, a ConfigMap, a temp root at base() with stand-in units, and
+// the agent running against the real API server.
+type agentEnv struct {
+	kube      *kubetest.Server
+	admin     kubernetes.Interface
+	node, ns  string
+	cm        string
+	root      string
+	stateDir  string
+	states    *stateLog
+	cancel    context.CancelFunc
+	done      chan error
+	logs      *strings.Builder
+	logsMu    sync.Mutex
+	source    agent.Source
+	watchDir  string
+	metrics   *agent.Metrics
+	agentNode apply.Node
+}
+
+func (e *agentEnv) Write(p []byte) (int, error) {
+	e.logsMu.Lock()
+	defer e.logsMu.Unlock()
+	return e.logs.Write(p)
+}
+
+func sanitize(s string) string {
+	s = strings.ToLower(s)
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+// newAgentEnv prepares the node; the agent starts with start().
+func newAgentEnv(t *testing.T, failCrioReload bool) *agentEnv {
+	kube := requireKube(t)
+	sd := newSystemdNode(t, failCrioReload)
+	admin, err := kubernetes.NewForConfig(kube.Config(kubetest.AdminUser))
+	require.NoError(t, err)
+	name := sanitize(t.Name())
+	if len(name) > 50 {
+		name = name[len(name)-50:]
+	}
+	name = strings.Trim(name, "-")
+	e := &agentEnv{kube: kube, admin: admin, node: "node-" + name, ns: "refresh-" + name, cm: "refresh-config",
+		root: sd.dir, stateDir: sd.StateDir, logs: &strings.Builder{}, agentNode: sd.Node}
+	ctx := context.Background()
+	_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: e.node,
+		Annotations: map[string]string{agent.AnnotationCurrent: "v1", agent.AnnotationDesired: "v1", agent.AnnotationState: agent.StateDone}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.CoreV1().Nodes().Delete(context.Background(), e.node, metav1.DeleteOptions{}) })
+	e.states = watchStates(t, admin, e.node)
+	return e
+}
+
+func (e *agentEnv) publish(t *testing.T, c *fixture.Config, hash string) {
+	_, err := publish.Publish(context.Background(), e.admin, e.ns, e.cm, c.JSON(), nil, hash)
+	require.NoError(t, err)
+}
+
+func (e *agentEnv) start(t *testing.T) {
+	client, err := kubernetes.NewForConfig(e.kube.Config(kubetest.AgentUser))
+	require.NoError(t, err)
+	if e.source == nil {
+		e.source = &agent.APISource{Client: client, Namespace: e.ns, Name: e.cm}
+	}
+	rec, stop := agent.NewRecorder(client, e.node)
+	t.Cleanup(stop)
+	e.metrics = agent.NewMetrics("test")
+	sd, err := actions.DialSystemd(context.Background(), actions.UserSocket())
+	require.NoError(t, err)
+	t.Cleanup(sd.Close)
+	n := e.agentNode
+	n.Units = sd
+	a := agent.New(agent.Config{NodeName: e.node, Client: client, Source: e.source, Node: n, Recorder: rec,
+		Metrics: e.metrics, Log: slog.New(slog.NewTextHandler(e, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel, e.done = cancel, make(chan error, 1)
+	go func() { e.done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-e.done:
+		case <-time.After(30 * time.Second):
+			t.Error("agent did not stop within 30s")
+		}
+		if t.Failed() {
+			t.Logf("agent log:\n%s", e.logs.String())
+		}
+	})
+}
+
+func (e *agentEnv) annotations(t *testing.T) map[string]string {
+	n, err := e.admin.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
+	require.NoError(t, err)
+	return n.Annotations
+}
+
+// waitState waits until the node says state for hash.
+func (e *agentEnv) waitState(t *testing.T, hash, state string, timeout time.Duration) map[string]string {
+	t.Helper()
+	var ann map[string]string
+	ok := kubetest.WaitFor(context.Background(), timeout, func() bool {
+		n, err := e.admin.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		ann = n.Annotations
+		return ann[agent.AnnotationDesired] == hash && ann[agent.AnnotationState] == state
+	})
+	require.True(t, ok, "node never reached %s for %s; annotations %v\nlog:\n%s", state, hash, ann, e.logs.String())
+	return ann
+}
+
+func (e *agentEnv) events(t *testing.T, reason string) []corev1.Event {
+	list, err := e.admin.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.name": e.node, "reason": reason}.String()})
+	require.NoError(t, err)
+	return list.Items
+}
+
+func (e *agentEnv) waitEvent(t *testing.T, reason string) corev1.Event {
+	t.Helper()
+	var got []corev1.Event
+	require.True(t, kubetest.WaitFor(context.Background(), 10*time.Second, func() bool {
+		got = e.events(t, reason)
+		return len(got) > 0
+	}), "no %s event on %s", reason, e.node)
+	return got[0]
+}
+
+// stateLog records every refreshState the node shows, in order, from a watch.
+type stateLog struct {
+	mu     sync.Mutex
+	states []string
+}
+
+func watchStates(t *testing.T, c kubernetes.Interface, node string) *stateLog {
+	l := &stateLog{}
+	w, err := c.CoreV1().Nodes().Watch(context.Background(), metav1.ListOptions{FieldSelector: "metadata.name=" + node})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	go func() {
+		for ev := range w.ResultChan() {
+			if ev.Type != watch.Added && ev.Type != watch.Modified {
+				continue
+			}
+			n := ev.Object.(*corev1.Node)
+			s := n.Annotations[agent.AnnotationState] + "@" + n.Annotations[agent.AnnotationDesired]
+			l.mu.Lock()
+			if len(l.states) == 0 || l.states[len(l.states)-1] != s {
+				l.states = append(l.states, s)
+			}
+			l.mu.Unlock()
+		}
+	}()
+	return l
+}
+
+func (l *stateLog) seen() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.states...)
+}
+
+func read(t *testing.T, root, p string) string {
+	b, err := os.ReadFile(filepath.Join(root, p))
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestAgentAppliesARefresh(t *testing.T) {
+	e := newAgentEnv(t, false)
+	mgr := systemdtestManager(t)
+	e.publish(t, base(), "v1")
+	e.start(t)
+	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	before := map[string]int{crio: mgr.MainPID(t, crio), unrelated: mgr.MainPID(t, unrelated)}
+	mgr.ResetMarkers(t)
+
+	published := time.Now()
+	e.publish(t, base().File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600).File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	ann := e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	t.Logf("ConfigMap change -> Done: %s", time.Since(published).Round(time.Millisecond))
+	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
+	assert.Empty(t, ann[agent.AnnotationReason])
+	assert.Equal(t, "v2 mirrors", read(t, e.root, registries))
+	assert.Equal(t, `{"auths":{"v2":{}}}`, read(t, e.root, pullSecret))
+	assert.Equal(t, 1, mgr.Reloads(crio))
+	assert.Equal(t, before[crio], mgr.MainPID(t, crio))
+	assert.Equal(t, before[unrelated], mgr.MainPID(t, unrelated))
+	assert.Subset(t, e.states.seen(), []string{"Working@v2", "Done@v2"})
+	ev := e.waitEvent(t, agent.EventApplied)
+	assert.Contains(t, ev.Message, "applied v2")
+	assert.NotContains(t, ev.Message, "auths")
+}
+
+func TestAgentRefusesFIPS(t *testing.T) {
+	e := newAgentEnv(t, false)
+	e.publish(t, base(), "v1")
+	e.start(t)
+	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	tree, err := fixture.TreeHash(e.root)
+	require.NoError(t, err)
+	m := fixture.DefaultMachine()
+	m.FIPS = true
+	e.publish(t, base().EmbedMachine(m).File(registries, []byte("v2"), 0o644), "fips")
+	ann := e.waitState(t, "fips", agent.StateUnreconcilable, 30*time.Second)
+	assert.Contains(t, ann[agent.AnnotationReason], "FIPS")
+	assert.Equal(t, "v1", ann[agent.AnnotationCurrent])
+	after, err := fixture.TreeHash(e.root)
+	require.NoError(t, err)
+	assert.Equal(t, tree, after, "nothing written")
+	ev := e.waitEvent(t, agent.EventRefused)
+	assert.Contains(t, ev.Message, "FIPS")
+}
+
+func TestAgentDefersDuringInPlaceUpgrade(t *testing.T) {
+	e := newAgentEnv(t, false)
+	e.publish(t, base(), "v1")
+	e.start(t)
+	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	setMCD := func(desired, current, state string) {
+		n, err := e.admin.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
+		require.NoError(t, err)
+		n.Annotations["machineconfiguration.openshift.io/desiredConfig"] = desired
+		n.Annotations["machineconfiguration.openshift.io/currentConfig"] = current
+		n.Annotations["machineconfiguration.openshift.io/state"] = state
+		_, err = e.admin.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	setMCD("rendered-worker-2", "rendered-worker-1", "Working")
+	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	ann := e.waitState(t, "v2", agent.StateWorking, 30*time.Second)
+	require.True(t, kubetest.WaitFor(context.Background(), 10*time.Second, func() bool {
+		return strings.HasPrefix(e.annotations(t)[agent.AnnotationReason], "deferred:")
+	}))
+	assert.Equal(t, "v1", ann[agent.AnnotationCurrent])
+	e.waitEvent(t, agent.EventDeferred)
+	time.Sleep(time.Second)
+	assert.Equal(t, "v1 mirrors", read(t, e.root, registries), "nothing applied while deferred")
+
+	setMCD("rendered-worker-2", "rendered-worker-2", "Done")
+	ann = e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
+	assert.Equal(t, "v2 mirrors", read(t, e.root, registries))
+}
+
+func TestAgentSurvivesAPIServerOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stops the API server for 30s")
+	}
+	e := newAgentEnv(t, false)
+	e.publish(t, base(), "v1")
+	e.start(t)
+	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	// Stop the API server as soon as the agent has the new content: the refresh runs while it is down.
+	require.True(t, kubetest.WaitFor(context.Background(), 10*time.Second, func() bool {
+		return read(t, e.root, registries) == "v2 mirrors"
+	}))
+	e.kube.StopAPIServer()
+	time.Sleep(30 * time.Second)
+	assert.Equal(t, "v2 mirrors", read(t, e.root, registries), "the refresh finished during the outage")
+	require.NoError(t, e.kube.StartAPIServer())
+	ann := e.waitState(t, "v2", agent.StateDone, 60*time.Second)
+	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
+	// And it keeps working after the outage.
+	e.publish(t, base().File(registries, []byte("v3 mirrors"), 0o644), "v3")
+	e.waitState(t, "v3", agent.StateDone, 30*time.Second)
+}
+
+func TestAgentVolumeSourceFollowsDataSwap(t *testing.T) {
+	e := newAgentEnv(t, false)
+	dir := t.TempDir()
+	swap := kubeletVolume(t, dir)
+	swap(base(), "v1")
+	e.source = &agent.VolumeSource{Dir: dir, Debounce: 50 * time.Millisecond}
+	e.start(t)
+	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	swap(base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	assert.Equal(t, "v2 mirrors", read(t, e.root, registries))
+	swap(base().File(registries, []byte("v3 mirrors"), 0o644), "v3")
+	e.waitState(t, "v3", agent.StateDone, 30*time.Second)
+	assert.Equal(t, "v3 mirrors", read(t, e.root, registries))
+}
+
+// kubeletVolume lays out a ConfigMap volume the way kubelet does: the keys are symlinks to
+// ..data/<key>, ..data is a symlink to a timestamped directory, and an update writes a new directory
+// and swaps ..data with a rename.
+func kubeletVolume(t *testing.T, dir string) func(*fixture.Config, string) {
+	n := 0
+	return func(c *fixture.Config, hash string) {
+		n++
+		data, err := publish.Data(c.JSON(), nil, hash)
+		require.NoError(t, err)
+		ts := fmt.Sprintf("..2026_11_30_12_00_%02d.%d", n, n)
+		require.NoError(t, os.Mkdir(filepath.Join(dir, ts), 0o755))
+		for k, v := range data {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, ts, k), []byte(v), 0o644))
+			if _, err := os.Lstat(filepath.Join(dir, k)); os.IsNotExist(err) {
+				require.NoError(t, os.Symlink(filepath.Join("..data", k), filepath.Join(dir, k)))
+			}
+		}
+		require.NoError(t, os.Symlink(ts, filepath.Join(dir, "..data_tmp")))
+		require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+	}
+}
+
+func TestIdleAgentSendsNoRequests(t *testing.T) {
+	e := newAgentEnv(t, false)
+	e.publish(t, base(), "v1")
+	e.start(t)
+	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.publish(t, base().File(registries, []byte("v2"), 0o644), "v2")
+	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	time.Sleep(2 * time.Second) // let the last event and patch land
+	before, err := e.kube.Audit()
+	require.NoError(t, err)
+	window := 10 * time.Second
+	if !testing.Short() {
+		window = 20 * time.Second
+	}
+	time.Sleep(window)
+	after, err := e.kube.Audit()
+	require.NoError(t, err)
+	var extra []string
+	for _, ev := range after[len(before):] {
+		if ev.Verb != "watch" && strings.Contains(ev.RequestURI, e.node) || strings.Contains(ev.RequestURI, e.ns) {
+			extra = append(extra, ev.Verb+" "+ev.RequestURI)
+		}
+	}
+	assert.Empty(t, extra, "requests while idle for %s", window)
+	t.Logf("idle for %s: %d requests besides watches", window, len(extra))
+}
+
+func TestAgentReportsMissingConfigMapAndCorruptConfig(t *testing.T) {
+	e := newAgentEnv(t, false)
+	e.start(t) // no ConfigMap yet
+	e.waitEvent(t, agent.EventFailed)
+	assert.Equal(t, agent.StateDone, e.annotations(t)[agent.AnnotationState], "a missing ConfigMap changes nothing")
+
+	_, err := publish.Publish(context.Background(), e.admin, e.ns, e.cm, base().JSON(), nil, "v1")
+	require.NoError(t, err)
+	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	tree, err := fixture.TreeHash(e.root)
+	require.NoError(t, err)
+	cm, err := e.admin.CoreV1().ConfigMaps(e.ns).Get(context.Background(), e.cm, metav1.GetOptions{})
+	require.NoError(t, err)
+	cm.Data["config"] = "H4sIAAAAAAAA/6uuBQBDv6ajAgAAAA==" // gzip of "{}"
+	cm.Data["hash"] = "corrupt"
+	_, err = e.admin.CoreV1().ConfigMaps(e.ns).Update(context.Background(), cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	ann := e.waitState(t, "corrupt", agent.StateDegraded, 30*time.Second)
+	assert.Contains(t, ann[agent.AnnotationReason], "invalid payload")
+	after, err := fixture.TreeHash(e.root)
+	require.NoError(t, err)
+	assert.Equal(t, tree, after)
+
+	require.NoError(t, e.admin.CoreV1().ConfigMaps(e.ns).Delete(context.Background(), e.cm, metav1.DeleteOptions{}))
+	time.Sleep(time.Second)
+	after, _ = fixture.TreeHash(e.root)
+	assert.Equal(t, tree, after, "a deleted ConfigMap changes nothing on the node")
+	_ = diff.KindFile
+}
