@@ -159,6 +159,12 @@ func (m *Manager) StandIn(t testing.TB, name string, failReload bool) {
 	if failReload {
 		reload = "/bin/false"
 	}
+	m.StandInReload(t, name, reload)
+}
+
+// StandInReload is StandIn with the given ExecReload command line.
+func (m *Manager) StandInReload(t testing.TB, name, reload string) {
+	t.Helper()
 	unit := fmt.Sprintf("[Service]\nExecStartPre=/bin/sh -c 'echo %s >> %s/starts'\nExecStart=/bin/sleep infinity\nExecReload=%s\n",
 		name, m.MarkerDir, reload)
 	if err := os.WriteFile(filepath.Join(m.UnitDir, name), []byte(unit), 0o644); err != nil {
@@ -170,6 +176,11 @@ func (m *Manager) StandIn(t testing.TB, name string, failReload bool) {
 	if _, err := m.Systemctl("restart", name); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// SlowReload is an ExecReload that takes d and then writes the reload marker.
+func (m *Manager) SlowReload(name string, d time.Duration) string {
+	return fmt.Sprintf("/bin/sh -c 'sleep %.1f; date +%%%%s%%%%N >> %s/%s.reload'", d.Seconds(), m.MarkerDir, name)
 }
 
 // ResetMarkers clears the reload and start markers.
