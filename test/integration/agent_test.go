@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +48,7 @@ type agentEnv struct {
 	watchDir  string
 	metrics   *agent.Metrics
 	agentNode apply.Node
+	agent     *agent.Agent
 }
 
 func (e *agentEnv) Write(p []byte) (int, error) {
@@ -107,6 +110,7 @@ func (e *agentEnv) start(t *testing.T) {
 	n.Units = sd
 	a := agent.New(agent.Config{NodeName: e.node, Client: client, Source: e.source, Node: n, Recorder: rec,
 		Metrics: e.metrics, Log: slog.New(slog.NewTextHandler(e, nil))})
+	e.agent = a
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan error, 1)
 	go func() { e.done <- a.Run(ctx) }()
@@ -226,6 +230,66 @@ func TestAgentAppliesARefresh(t *testing.T) {
 	ev := e.waitEvent(t, agent.EventApplied)
 	assert.Contains(t, ev.Message, "applied v2")
 	assert.NotContains(t, ev.Message, "auths")
+
+	// Metrics and health.
+	assert.GreaterOrEqual(t, (e.metricValue(t, "refresh_agent_refreshes_total", "result", "applied")), 1.0)
+	assert.Equal(t, 1.0, (e.metricValue(t, "refresh_agent_unit_actions_total", "unit", crio, "action", "Reload", "result", "success")))
+	assert.Equal(t, 1.0, (e.metricValue(t, "refresh_agent_state", "state", "Done")))
+	for _, path := range []string{"/healthz", "/readyz"} {
+		rec := httptest.NewRecorder()
+		if path == "/healthz" {
+			e.agent.Healthz(rec, httptest.NewRequest("GET", path, nil))
+		} else {
+			e.agent.Readyz(rec, httptest.NewRequest("GET", path, nil))
+		}
+		assert.Equal(t, 200, rec.Code, "%s: %s", path, rec.Body.String())
+	}
+	text := e.scrape(t)
+	for _, name := range []string{"refresh_agent_refreshes_total", "refresh_agent_refresh_duration_seconds_bucket",
+		"refresh_agent_refused_changes_total", "refresh_agent_unit_actions_total", "refresh_agent_files_written_total",
+		"refresh_agent_drift_detected_total", "refresh_agent_state", "refresh_agent_last_success_timestamp_seconds",
+		"refresh_agent_build_info"} {
+		if name == "refresh_agent_refused_changes_total" {
+			continue // a vector with no refusal yet has no series
+		}
+		assert.Contains(t, text, name)
+	}
+}
+
+// metricValue gathers one series of a metric, found by label pairs.
+func (e *agentEnv) metricValue(t *testing.T, name string, labels ...string) float64 {
+	t.Helper()
+	want := map[string]string{}
+	for i := 0; i+1 < len(labels); i += 2 {
+		want[labels[i]] = labels[i+1]
+	}
+	families, err := e.metrics.Registry.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if v, ok := want[lp.GetName()]; ok && v != lp.GetValue() {
+					continue series
+				}
+			}
+			if m.Counter != nil {
+				return m.Counter.GetValue()
+			}
+			return m.Gauge.GetValue()
+		}
+	}
+	t.Fatalf("no series %s %v", name, labels)
+	return 0
+}
+
+func (e *agentEnv) scrape(t *testing.T) string {
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(e.metrics.Registry, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	return rec.Body.String()
 }
 
 func TestAgentRefusesFIPS(t *testing.T) {

@@ -1,0 +1,130 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+func TestSnapshotFromData(t *testing.T) {
+	s := snapshotFromData("cm", map[string]string{"config": "abc", "hash": "h1", "no-reboot-paths": "[]"}, nil)
+	assert.Empty(t, s.Problem)
+	assert.Equal(t, "h1", s.Hash)
+	assert.Equal(t, "abc", string(s.Config))
+
+	s = snapshotFromData("cm", map[string]string{"hash": "h1"}, map[string][]byte{"config": []byte("bin")})
+	assert.Equal(t, "bin", string(s.Config), "binaryData works too")
+
+	assert.Contains(t, snapshotFromData("cm", map[string]string{"hash": "h"}, nil).Problem, `no "config" key`)
+	assert.Contains(t, snapshotFromData("cm", map[string]string{"config": "x"}, nil).Problem, `no "hash" key`)
+	assert.Contains(t, snapshotFromData("cm", map[string]string{"config": "", "hash": "h"}, nil).Problem, `no "config" key`)
+}
+
+func TestLatestKeepsOnlyTheNewest(t *testing.T) {
+	wake := make(chan struct{}, 1)
+	l := latest{wake: wake}
+	_, ok := l.get()
+	assert.False(t, ok)
+	for _, h := range []string{"v1", "v2", "v3"} {
+		l.put(Snapshot{Hash: h})
+	}
+	s, ok := l.get()
+	require.True(t, ok)
+	assert.Equal(t, "v3", s.Hash)
+	assert.Len(t, wake, 1, "one pending wake-up for three puts")
+}
+
+func TestDeferReason(t *testing.T) {
+	node := func(ann map[string]string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: ann}}
+	}
+	assert.Empty(t, deferReason(nil))
+	assert.Empty(t, deferReason(node(nil)))
+	assert.Empty(t, deferReason(node(map[string]string{mcdCurrentConfig: "a", mcdDesiredConfig: "a", mcdState: "Done"})))
+	assert.Contains(t, deferReason(node(map[string]string{mcdCurrentConfig: "a", mcdDesiredConfig: "b"})), "desiredConfig b, currentConfig a")
+	assert.Contains(t, deferReason(node(map[string]string{mcdCurrentConfig: "a", mcdDesiredConfig: "a", mcdState: "Working"})), "state Working")
+	n := node(nil)
+	now := metav1.Now()
+	n.DeletionTimestamp = &now
+	assert.Equal(t, "the node is being deleted", deferReason(n))
+}
+
+func TestTruncate(t *testing.T) {
+	assert.Equal(t, "short", truncate("short", 10))
+	long := strings.Repeat("é", 600) // 1200 bytes
+	got := truncate(long, MaxReasonLen)
+	assert.LessOrEqual(t, len(got), MaxReasonLen)
+	assert.True(t, strings.HasSuffix(got, "…"))
+}
+
+func TestBackoff(t *testing.T) {
+	b := newBackoff(time.Second, 5*time.Minute)
+	var got []time.Duration
+	for i := 0; i < 11; i++ {
+		got = append(got, b.next())
+	}
+	assert.Equal(t, time.Second, got[0])
+	assert.Equal(t, 2*time.Second, got[1])
+	assert.Equal(t, 5*time.Minute, got[10], "capped")
+	b.reset()
+	assert.Equal(t, time.Second, b.next())
+}
+
+func patches(c *fake.Clientset) int {
+	n := 0
+	for _, a := range c.Actions() {
+		if a.GetVerb() == "patch" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestReporterPatchesOnlyOnChange(t *testing.T) {
+	existing := Status{Current: "h1", Desired: "h1", State: StateDone}
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: existing.annotations()}})
+	observed := func() (map[string]string, bool) {
+		n, err := client.CoreV1().Nodes().Get(context.Background(), "n", metav1.GetOptions{})
+		if err != nil {
+			return nil, false
+		}
+		return n.Annotations, true
+	}
+	r := newReporter(client, "n", slog.New(slog.DiscardHandler), observed)
+	ctx := context.Background()
+
+	r.set(existing)
+	require.NoError(t, r.sync(ctx))
+	assert.Zero(t, patches(client), "the node already says so: nothing sent")
+
+	working := Status{Current: "h1", Desired: "h2", State: StateWorking}
+	r.set(working)
+	require.NoError(t, r.sync(ctx))
+	require.NoError(t, r.sync(ctx))
+	assert.Equal(t, 1, patches(client), "one patch, not repeated")
+	ann, _ := observed()
+	assert.Equal(t, working, statusOf(ann))
+
+	// The patch is a merge patch of the four annotations only.
+	for _, a := range client.Actions() {
+		if p, ok := a.(k8stesting.PatchAction); ok {
+			assert.Equal(t, "application/merge-patch+json", string(p.GetPatchType()))
+			assert.NotContains(t, string(p.GetPatch()), "labels")
+			assert.NotContains(t, string(p.GetPatch()), "spec")
+		}
+	}
+
+	r.set(Status{Current: "h2", Desired: "h2", State: StateDone, Reason: strings.Repeat("x", 5000)})
+	require.NoError(t, r.sync(ctx))
+	ann, _ = observed()
+	assert.LessOrEqual(t, len(ann[AnnotationReason]), MaxReasonLen)
+}
