@@ -59,7 +59,10 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, erro
 	mode := *f.systemd
 	var units actions.Units = actions.NoUnits{}
 	if mode != "none" {
-		units = &actions.LazyUnits{Connect: func() (actions.Units, error) { return actions.ConnectUnits(ctx, mode) }}
+		// The connection outlives a cancelled ctx: a refresh in progress at SIGTERM must still be able
+		// to wait for its jobs and roll back.
+		dialCtx := context.WithoutCancel(ctx)
+		units = &actions.LazyUnits{Connect: func() (actions.Units, error) { return actions.ConnectUnits(dialCtx, mode) }}
 	}
 	return apply.Node{Root: root, StateDir: stateDir, Units: units, Policy: pol, Log: log}, nil
 }

@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -486,4 +488,40 @@ func TestAgentRefreshesTowardTheNewestContent(t *testing.T) {
 	}
 	assert.NotContains(t, desired, "v3", "the intermediate version was skipped, never queued: %v", e.states.seen())
 	assert.Equal(t, 2, mgr.Reloads(crio), "one reload for v2, one for v4")
+}
+
+func TestSIGTERMLetsTheRefreshFinish(t *testing.T) {
+	e := newAgentEnv(t, false)
+	mgr := systemdtestManager(t)
+	mgr.StandInReload(t, crio, mgr.SlowReload(crio, 3*time.Second))
+	e.publish(t, base(), "v1")
+	kubeconfig, err := e.kube.Kubeconfig(kubetest.AgentUser)
+	require.NoError(t, err)
+	cmd := exec.Command(agentBinary(t), "run", "--node-name", e.node, "--root", e.root, "--source", "api",
+		"--namespace", e.ns, "--configmap", e.cm, "--systemd", "user", "--kubeconfig", kubeconfig,
+		"--metrics-addr", "127.0.0.1:0", "--health-addr", "")
+	cmd.Stderr = e
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+
+	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	require.True(t, kubetest.WaitFor(context.Background(), 10*time.Second, func() bool {
+		return read(t, e.root, registries) == "v2 mirrors" // committed; the slow reload is running
+	}))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "clean exit")
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Signal(syscall.SIGQUIT) // goroutine dump into the log
+		time.Sleep(time.Second)
+		t.Fatalf("agent did not exit after SIGTERM; log:\n%s", e.logs.String())
+	}
+	assert.Equal(t, 1, mgr.Reloads(crio), "the reload finished before exit")
+	assert.Equal(t, "v2", apply.CurrentHash(e.stateDir), "the refresh was recorded")
+	_, err = os.Stat(filepath.Join(e.stateDir, "journal.json"))
+	assert.True(t, os.IsNotExist(err), "no transaction left open")
 }
