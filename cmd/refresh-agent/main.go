@@ -24,6 +24,8 @@ var commands = map[string]command{
 	"apply":   runApply,
 	"recover": runRecover,
 	"run":     runAgent,
+	"status":  runStatus,
+	"publish": runPublish,
 	"version": runVersion,
 }
 
@@ -53,6 +55,8 @@ commands:
   apply     refresh a node root to a desired payload: files, SSH keys, unit actions, rollback
   recover   finish or undo an interrupted refresh
   run       the node agent: watch the ConfigMap, refresh, report in node annotations
+  publish   write a payload into the ConfigMap the agents watch
+  status    compute a NodePool's ConfigRefresh conditions from its nodes' annotations
   version   print the version
 `)
 }

@@ -508,9 +508,9 @@ func TestSIGTERMLetsTheRefreshFinish(t *testing.T) {
 	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
 
 	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
-	require.True(t, kubetest.WaitFor(context.Background(), 10*time.Second, func() bool {
+	require.True(t, kubetest.WaitFor(context.Background(), 20*time.Second, func() bool {
 		return read(t, e.root, registries) == "v2 mirrors" // committed; the slow reload is running
-	}))
+	}), "v2 never written; agent log:\n%s", e.logs.String())
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-exited:

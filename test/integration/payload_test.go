@@ -21,3 +21,7 @@ func diffDecodePayload(c *fixture.Config) (map[string][]byte, error) {
 	}
 	return out, nil
 }
+
+func diffDecodeEmpty() (*diff.Payload, error) {
+	return diff.Decode(fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).JSON())
+}

@@ -24,6 +24,8 @@ var (
 // Manager is the running user manager.
 type Manager struct {
 	RuntimeDir string // $XDG_RUNTIME_DIR
+	configHome string // $XDG_CONFIG_HOME
+	cgroup     string
 	UnitDir    string // where unit files go
 	MarkerDir  string // stand-in units write reload/start markers here
 	proc       *exec.Cmd
@@ -90,48 +92,77 @@ func Require(t testing.TB) *Manager {
 }
 
 func start() (*Manager, error) {
-	run := func(name string, args ...string) error {
-		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
-		}
-		return nil
+	if out, err := exec.Command("mount", "-t", "tmpfs", "tmpfs", "/run").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("mount tmpfs on /run: %v: %s", err, out)
 	}
-	if err := run("mount", "-t", "tmpfs", "tmpfs", "/run"); err != nil {
+	if err := os.MkdirAll("/run/systemd/system", 0o755); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{"/run/systemd/system", "/run/user/0"} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, err
-		}
+	m, err := startManager("/run/user/0")
+	if err != nil {
+		return nil, err
+	}
+	// systemctl and the code under test find the default manager through the environment.
+	os.Setenv("XDG_RUNTIME_DIR", m.RuntimeDir)
+	os.Setenv("XDG_CONFIG_HOME", m.configHome)
+	return m, nil
+}
+
+// startManager starts a user manager with its own runtime and config directories. Several can run
+// side by side in the namespace, one per simulated node.
+func startManager(runtimeDir string) (*Manager, error) {
+	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
+		return nil, err
 	}
 	cfg, err := os.MkdirTemp("", "systemdtest-config-")
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{RuntimeDir: "/run/user/0", UnitDir: filepath.Join(cfg, "systemd", "user"), MarkerDir: filepath.Join(cfg, "markers")}
+	m := &Manager{RuntimeDir: runtimeDir, configHome: cfg, UnitDir: filepath.Join(cfg, "systemd", "user"), MarkerDir: filepath.Join(cfg, "markers")}
 	for _, d := range []string{m.UnitDir, m.MarkerDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
 	}
-	os.Setenv("XDG_RUNTIME_DIR", m.RuntimeDir)
-	os.Setenv("XDG_CONFIG_HOME", cfg)
-	m.proc = exec.Command("/lib/systemd/systemd", "--user", "--log-target=console", "--log-level=warning")
+	// Each manager gets cgroups of its own: managers started side by side in one cgroup would create
+	// the same <cgroup>/crio.service, and restarting a unit in one would kill the others' processes.
+	m.cgroup = fmt.Sprintf("refresh-agent-test-%d-%s", os.Getpid(), filepath.Base(runtimeDir))
+	script := `for h in /sys/fs/cgroup/systemd /sys/fs/cgroup/unified /sys/fs/cgroup; do
+  [ -e "$h/cgroup.procs" ] || continue
+  mkdir -p "$h/$CG" 2>/dev/null && echo $$ > "$h/$CG/cgroup.procs" 2>/dev/null
+done
+exec /lib/systemd/systemd --user --log-target=console --log-level=warning`
+	m.proc = exec.Command("/bin/sh", "-c", script)
+	m.proc.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir, "XDG_CONFIG_HOME="+cfg, "CG="+m.cgroup)
 	if err := m.proc.Start(); err != nil {
 		return nil, err
 	}
-	sock := filepath.Join(m.RuntimeDir, "systemd", "private")
 	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(sock); err == nil {
+		if _, err := os.Stat(m.Socket()); err == nil {
 			return m, nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return nil, fmt.Errorf("no socket at %s after 5s", sock)
+	return nil, fmt.Errorf("no socket at %s after 5s", m.Socket())
+}
+
+// Socket is the manager's private D-Bus socket.
+func (m *Manager) Socket() string { return filepath.Join(m.RuntimeDir, "systemd", "private") }
+
+// Another starts an additional manager (stopped at the end of the test), for a second simulated node.
+func Another(t testing.TB, name string) *Manager {
+	t.Helper()
+	Require(t)
+	m, err := startManager(filepath.Join("/run/user", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.stop)
+	return m
 }
 
 func (m *Manager) stop() {
-	_ = exec.Command("systemctl", "--user", "exit").Run()
+	_, _ = m.Systemctl("exit")
 	done := make(chan struct{})
 	go func() { _ = m.proc.Wait(); close(done) }()
 	select {
@@ -139,11 +170,30 @@ func (m *Manager) stop() {
 	case <-time.After(5 * time.Second):
 		_ = m.proc.Process.Kill()
 	}
+	for _, h := range []string{"/sys/fs/cgroup/systemd", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
+		removeCgroup(filepath.Join(h, m.cgroup))
+	}
+}
+
+// removeCgroup removes an empty cgroup tree, deepest first (best effort).
+func removeCgroup(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			removeCgroup(filepath.Join(dir, e.Name()))
+		}
+	}
+	_ = os.Remove(dir)
 }
 
 // Systemctl runs systemctl --user with args.
 func (m *Manager) Systemctl(args ...string) (string, error) {
-	out, err := exec.Command("systemctl", append([]string{"--user"}, args...)...).CombinedOutput()
+	cmd := exec.Command("systemctl", append([]string{"--user"}, args...)...)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+m.RuntimeDir, "XDG_CONFIG_HOME="+m.configHome)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("systemctl --user %s: %v: %s", strings.Join(args, " "), err, out)
 	}

@@ -1,0 +1,175 @@
+// Package fleet computes a NodePool's ConfigRefresh conditions from its nodes' refresh annotations.
+package fleet
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift/refresh-agent/agent"
+)
+
+// Condition types.
+const (
+	ConditionProgressing = "ConfigRefreshProgressing"
+	ConditionComplete    = "ConfigRefreshComplete"
+	ConditionDegraded    = "ConfigRefreshDegraded"
+)
+
+// Condition reasons.
+const (
+	ReasonRefreshing     = "Refreshing"
+	ReasonAsExpected     = "AsExpected"
+	ReasonComplete       = "RefreshComplete"
+	ReasonIncomplete     = "RefreshIncomplete"
+	ReasonNodesDegraded  = "NodesDegraded"
+	ReasonUnreconcilable = "NodesUnreconcilable"
+	ReasonNoNodes        = "NoNodes"
+)
+
+// MaxMessageLen bounds a condition message.
+const MaxMessageLen = 1024
+
+// NodeStatus is one node's refresh state as its annotations say.
+type NodeStatus struct {
+	Name    string `json:"name"`
+	Current string `json:"current"`
+	Desired string `json:"desired"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Phase is where a node stands relative to the NodePool's desired hash.
+type Phase string
+
+const (
+	PhaseComplete       Phase = "Complete"       // running the desired hash, Done
+	PhaseRefreshing     Phase = "Refreshing"     // not there yet: not seen, working, deferred or retrying
+	PhaseDegraded       Phase = "Degraded"       // failed for the desired hash
+	PhaseUnreconcilable Phase = "Unreconcilable" // refused the desired hash
+)
+
+// Read returns a node's status from its annotations.
+func Read(n corev1.Node) NodeStatus {
+	a := n.Annotations
+	return NodeStatus{Name: n.Name, Current: a[agent.AnnotationCurrent], Desired: a[agent.AnnotationDesired],
+		State: a[agent.AnnotationState], Reason: a[agent.AnnotationReason]}
+}
+
+// PhaseOf places a node relative to hash. A node whose annotations speak of another hash has not
+// picked up the new one yet: it is still refreshing, whatever it said about the old one.
+func (s NodeStatus) PhaseOf(hash string) Phase {
+	switch {
+	case s.Current == hash && s.State == agent.StateDone:
+		return PhaseComplete
+	case s.Desired != hash:
+		return PhaseRefreshing
+	case s.State == agent.StateDegraded:
+		return PhaseDegraded
+	case s.State == agent.StateUnreconcilable:
+		return PhaseUnreconcilable
+	default:
+		return PhaseRefreshing
+	}
+}
+
+// Summary counts the nodes by phase.
+type Summary struct {
+	Hash  string                 `json:"hash"`
+	Total int                    `json:"total"`
+	Nodes []NodeStatus           `json:"nodes"`
+	By    map[Phase][]NodeStatus `json:"-"`
+}
+
+// Summarize places every node relative to hash, sorted by name.
+func Summarize(nodes []corev1.Node, hash string) Summary {
+	s := Summary{Hash: hash, Total: len(nodes), By: map[Phase][]NodeStatus{}}
+	for _, n := range nodes {
+		st := Read(n)
+		s.Nodes = append(s.Nodes, st)
+	}
+	slices.SortFunc(s.Nodes, func(a, b NodeStatus) int { return strings.Compare(a.Name, b.Name) })
+	for _, st := range s.Nodes {
+		p := st.PhaseOf(hash)
+		s.By[p] = append(s.By[p], st)
+	}
+	return s
+}
+
+// Conditions computes the three conditions for the nodes toward hash. Previous conditions keep their
+// LastTransitionTime when their status does not change (meta.SetStatusCondition semantics).
+func Conditions(nodes []corev1.Node, hash string, previous []metav1.Condition, now time.Time) []metav1.Condition {
+	s := Summarize(nodes, hash)
+	out := slices.Clone(previous)
+	set := func(c metav1.Condition) {
+		c.LastTransitionTime = metav1.NewTime(now)
+		meta.SetStatusCondition(&out, c)
+	}
+	complete, refreshing := len(s.By[PhaseComplete]), len(s.By[PhaseRefreshing])
+	degraded, refused := s.By[PhaseDegraded], s.By[PhaseUnreconcilable]
+
+	switch {
+	case s.Total == 0:
+		set(metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonNoNodes, Message: "No nodes selected"})
+	case refreshing > 0:
+		set(metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: ReasonRefreshing,
+			Message: fmt.Sprintf("Refreshing %d/%d nodes toward %s", refreshing, s.Total, hash)})
+	default:
+		set(metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonAsExpected,
+			Message: fmt.Sprintf("No node is refreshing toward %s", hash)})
+	}
+
+	if complete == s.Total {
+		set(metav1.Condition{Type: ConditionComplete, Status: metav1.ConditionTrue, Reason: ReasonComplete,
+			Message: fmt.Sprintf("All %d nodes run %s", s.Total, hash)})
+	} else {
+		set(metav1.Condition{Type: ConditionComplete, Status: metav1.ConditionFalse, Reason: ReasonIncomplete,
+			Message: fmt.Sprintf("%d/%d nodes run %s", complete, s.Total, hash)})
+	}
+
+	if len(degraded)+len(refused) > 0 {
+		reason := ReasonNodesDegraded
+		if len(degraded) == 0 {
+			reason = ReasonUnreconcilable
+		}
+		set(metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionTrue, Reason: reason,
+			Message: degradedMessage(append(slices.Clone(degraded), refused...))})
+	} else {
+		set(metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionFalse, Reason: ReasonAsExpected, Message: "No node is degraded"})
+	}
+	return out
+}
+
+// degradedMessage names the nodes and their reasons within MaxMessageLen.
+func degradedMessage(nodes []NodeStatus) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d nodes failed to refresh: ", len(nodes))
+	for i, n := range nodes {
+		entry := fmt.Sprintf("%s (%s: %s)", n.Name, n.State, cut(n.Reason, 200))
+		if i > 0 {
+			entry = "; " + entry
+		}
+		if b.Len()+len(entry) > MaxMessageLen-32 {
+			fmt.Fprintf(&b, "; and %d more", len(nodes)-i)
+			break
+		}
+		b.WriteString(entry)
+	}
+	return b.String()
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if len(r) > n {
+		r = r[:n]
+	}
+	return string(r) + "…"
+}
