@@ -4,10 +4,15 @@ BIN     := bin/refresh-agent
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test demo fuzz vet
+.PHONY: build test demo fuzz vet lint-docker
 
+# The same command the Dockerfile's build stage runs: a static, trimmed binary.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/refresh-agent
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/refresh-agent
+
+# Lints the Dockerfile with dockerfilelint from the npm registry (hadolint is not packaged here).
+lint-docker:
+	test/dockerfile/lint.sh
 
 vet:
 	$(GO) vet ./...
@@ -17,9 +22,12 @@ vet:
 test: vet
 	$(GO) test -count=1 ./...
 
-# The main job on built-in example payloads.
+# The main job on built-in example payloads: the CLI on example files, then the agent end to end
+# (real kube-apiserver+etcd, built on first use; real systemd user manager; temp node root).
 demo: build
 	@BIN=$(BIN) test/demo/demo.sh
+	@echo; echo "== end to end: the agent on a node, driven through the API server"
+	@$(GO) run ./test/demo
 
 # Each fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s

@@ -6,6 +6,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"strings"
 	"log/slog"
 
 	"github.com/openshift/refresh-agent/actions"
@@ -234,9 +235,11 @@ func (n Node) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
+// refusedReason joins every refusal's reason; the reporter bounds the length.
 func refusedReason(p *plan.Plan) string {
-	if len(p.Refused) == 1 {
-		return p.Refused[0].Reason
+	reasons := make([]string, len(p.Refused))
+	for i, r := range p.Refused {
+		reasons[i] = r.Reason
 	}
-	return fmt.Sprintf("%s (and %d more refused changes)", p.Refused[0].Reason, len(p.Refused)-1)
+	return strings.Join(reasons, "; ")
 }

@@ -79,6 +79,9 @@ func unavailable() string {
 	return ""
 }
 
+// Default returns the manager Main started, or nil and the reason there is none.
+func Default() (*Manager, string) { return manager, skipReason }
+
 // Require returns the manager or skips the test with the reason it is not there.
 func Require(t testing.TB) *Manager {
 	t.Helper()
@@ -205,7 +208,7 @@ func (m *Manager) Systemctl(args ...string) (string, error) {
 // It reloads the manager and (re)starts the unit.
 func (m *Manager) StandIn(t testing.TB, name string, failReload bool) {
 	t.Helper()
-	reload := fmt.Sprintf("/bin/sh -c 'date +%%%%s%%%%N >> %s/%s.reload'", m.MarkerDir, name)
+	reload := m.MarkerReload(name)
 	if failReload {
 		reload = "/bin/false"
 	}
@@ -215,17 +218,41 @@ func (m *Manager) StandIn(t testing.TB, name string, failReload bool) {
 // StandInReload is StandIn with the given ExecReload command line.
 func (m *Manager) StandInReload(t testing.TB, name, reload string) {
 	t.Helper()
+	if err := m.InstallStandIn(name, reload); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// MarkerReload is the ExecReload of a stand-in that records each reload.
+func (m *Manager) MarkerReload(name string) string {
+	return fmt.Sprintf("/bin/sh -c 'date +%%%%s%%%%N >> %s/%s.reload'", m.MarkerDir, name)
+}
+
+// InstallStandIn writes the stand-in unit, reloads the manager and (re)starts the unit.
+func (m *Manager) InstallStandIn(name, reload string) error {
 	unit := fmt.Sprintf("[Service]\nExecStartPre=/bin/sh -c 'echo %s >> %s/starts'\nExecStart=/bin/sleep infinity\nExecReload=%s\n",
 		name, m.MarkerDir, reload)
 	if err := os.WriteFile(filepath.Join(m.UnitDir, name), []byte(unit), 0o644); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if _, err := m.Systemctl("daemon-reload"); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	if _, err := m.Systemctl("restart", name); err != nil {
-		t.Fatal(err)
+	_, err := m.Systemctl("restart", name)
+	return err
+}
+
+// PID returns the unit's main PID (0 when not running).
+func (m *Manager) PID(unit string) (int, error) {
+	out, err := m.Systemctl("show", "-p", "MainPID", "--value", unit)
+	if err != nil {
+		return 0, err
 	}
+	pid, err := strconv.Atoi(out)
+	if err != nil {
+		return 0, fmt.Errorf("MainPID of %s: %q", unit, out)
+	}
+	return pid, nil
 }
 
 // SlowReload is an ExecReload that takes d and then writes the reload marker.
@@ -245,13 +272,9 @@ func (m *Manager) ResetMarkers(t testing.TB) {
 // MainPID returns the unit's main PID (0 when not running).
 func (m *Manager) MainPID(t testing.TB, unit string) int {
 	t.Helper()
-	out, err := m.Systemctl("show", "-p", "MainPID", "--value", unit)
+	pid, err := m.PID(unit)
 	if err != nil {
 		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(out)
-	if err != nil {
-		t.Fatalf("MainPID of %s: %q", unit, out)
 	}
 	return pid
 }
