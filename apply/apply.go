@@ -6,8 +6,8 @@ package apply
 import (
 	"context"
 	"fmt"
-	"strings"
 	"log/slog"
+	"strings"
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"

@@ -164,8 +164,6 @@ func run() error {
 	return nil
 }
 
-
-
 // firstBoot lays the example's current state on a node root, as Ignition left it.
 func firstBoot(root string) (apply.Node, error) {
 	for _, d := range []string{"etc", "var/home/core"} {
