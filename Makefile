@@ -19,8 +19,8 @@ vet:
 
 # All tests: unit tests, fuzz seed corpora, and the integration tests against real systemd and a
 # real kube-apiserver (built from source on first use, cached outside the repository).
-test: vet
-	$(GO) test -count=1 ./...
+test: vet lint-docker
+	$(GO) test -count=1 -timeout 60m ./...
 
 # The main job on built-in example payloads: the CLI on example files, then the agent end to end
 # (real kube-apiserver+etcd, built on first use; real systemd user manager; temp node root).
