@@ -44,9 +44,6 @@ func tempName(p string) string {
 // writes each new file to a temp file beside its target (mode and owner set before any byte, then
 // fsynced) and backs up every original. No target is touched. On error it cleans up and returns it.
 func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
-	if err := EnsureStateDir(stateDir); err != nil {
-		return nil, err
-	}
 	if j, err := readJournal(stateDir); err != nil || j != nil {
 		return nil, fmt.Errorf("state dir %s holds an unfinished transaction: recover first (%v)", stateDir, err)
 	}
@@ -70,6 +67,10 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 		t.j.Entries = append(t.j.Entries, e)
 	}
 	slices.SortFunc(t.j.CreatedDirs, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
+	// Only now, with every path checked, does anything get written (a refusal writes nothing).
+	if err := EnsureStateDir(stateDir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(stateDir, backupDir), 0o700); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}

@@ -5,6 +5,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -114,22 +115,29 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		res.Outcome, res.Applied = OutcomeNoop, true
 		return res, n.record(req.Desired, hash)
 	}
-	payloadFile, err := savePayload(n.StateDir, req.Desired)
-	if err != nil {
-		return nil, fmt.Errorf("state: %w", err)
-	}
-	meta := actions.Meta{Hash: hash, PayloadFile: payloadFile, Actions: p.Actions}
+	meta := actions.Meta{Hash: hash, PayloadFile: payloadName(req.Desired), Actions: p.Actions}
 	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions))
-	return n.transact(ctx, res, ops, meta)
+	return n.transact(ctx, res, ops, meta, req.Desired)
 }
 
 // transact stages and commits the files, runs the unit actions and records; on any failure it
 // restores every original and runs the actions again so units come back on the old content.
-func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta actions.Meta) (*Result, error) {
+func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta actions.Meta, raw []byte) (*Result, error) {
 	txn, err := actions.Prepare(n.Root, n.StateDir, ops, meta)
+	if errors.Is(err, actions.ErrSymlink) {
+		// A symlinked component on the node is refused, never followed: retrying cannot help.
+		res.Eligible, res.Files, res.SSHKeys, res.Actions = false, nil, nil, []plan.UnitAction{}
+		res.Refused = append(res.Refused, plan.Refusal{Kind: diff.KindFile, Reason: err.Error()})
+		res.Outcome, res.Reason = OutcomeRefused, err.Error()
+		return res, nil
+	}
 	if err != nil {
 		res.Outcome, res.Reason = OutcomeFailed, err.Error()
 		return res, nil // nothing was touched
+	}
+	// The payload is saved before the commit, so that recovery can record it after a crash.
+	if _, err := savePayload(n.StateDir, raw); err != nil {
+		return n.failed(ctx, res, txn, fmt.Errorf("state: %w", err)), nil
 	}
 	if err := txn.Commit(); err != nil {
 		return n.failed(ctx, res, txn, err), nil

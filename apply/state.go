@@ -85,6 +85,9 @@ func LoadCurrent(root *actions.Root, stateDir string) (*Current, error) {
 		filepath.Join(stateDir, currentFile), MCDCurrentConfig, diff.MachineConfigContentPath)
 }
 
+// payloadName is where savePayload stores raw, relative to the state dir.
+func payloadName(raw []byte) string { return filepath.Join(payloadsDir, PayloadHash(raw)) }
+
 // savePayload stores raw durably in the state dir and returns its name there.
 func savePayload(stateDir string, raw []byte) (string, error) {
 	if err := actions.EnsureStateDir(stateDir); err != nil {
