@@ -32,6 +32,9 @@ func (NoUnits) Close()                                     {}
 // Systemd runs unit actions over a private D-Bus connection to a systemd manager.
 type Systemd struct {
 	conn *sd.Conn
+	// lost is closed when a bus connection drops (the manager exited or re-executed): a job's result
+	// will then never arrive, and waiting for it would only run out the timeout.
+	lost chan struct{}
 	// JobTimeout bounds the wait for one job's result.
 	JobTimeout time.Duration
 }
@@ -46,6 +49,8 @@ func UserSocket() string {
 
 // DialSystemd connects to the manager listening on socket (SystemSocket or UserSocket()).
 func DialSystemd(ctx context.Context, socket string) (*Systemd, error) {
+	lost := make(chan struct{})
+	var once sync.Once
 	conn, err := sd.NewConnection(func() (*dbus.Conn, error) {
 		c, err := dbus.Dial("unix:path="+socket, dbus.WithContext(ctx))
 		if err != nil {
@@ -56,19 +61,27 @@ func DialSystemd(ctx context.Context, socket string) (*Systemd, error) {
 			c.Close()
 			return nil, err
 		}
+		go func() { <-c.Context().Done(); once.Do(func() { close(lost) }) }()
 		return c, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("systemd at %s: %w", socket, err)
 	}
-	return &Systemd{conn: conn, JobTimeout: 2 * time.Minute}, nil
+	return &Systemd{conn: conn, lost: lost, JobTimeout: 2 * time.Minute}, nil
 }
 
 // Close closes the connection.
 func (s *Systemd) Close() { s.conn.Close() }
 
 // Connected reports whether the connection is still up.
-func (s *Systemd) Connected() bool { return s.conn.Connected() }
+func (s *Systemd) Connected() bool {
+	select {
+	case <-s.lost:
+		return false
+	default:
+		return s.conn.Connected()
+	}
+}
 
 // Ping checks that the manager answers.
 func (s *Systemd) Ping(ctx context.Context) error {
@@ -101,6 +114,8 @@ func (s *Systemd) Run(ctx context.Context, a plan.UnitAction) error {
 		if result != "done" {
 			return fmt.Errorf("%s %s: job result %q", a.Action, a.Unit, result)
 		}
+	case <-s.lost:
+		return fmt.Errorf("%s %s: D-Bus connection to systemd lost while waiting for the job", a.Action, a.Unit)
 	case <-ctx.Done():
 		return fmt.Errorf("%s %s: no job result within %s", a.Action, a.Unit, s.JobTimeout)
 	}

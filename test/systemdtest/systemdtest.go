@@ -290,3 +290,24 @@ func (m *Manager) Starts() []string {
 	data, _ := os.ReadFile(filepath.Join(m.MarkerDir, "starts"))
 	return strings.Fields(string(data))
 }
+
+// Kill stops the manager abruptly (its D-Bus connections drop), and returns a function that starts
+// a new one on the same runtime directory, with the same units installed by InstallStandIn callers.
+func (m *Manager) Kill() error {
+	if err := m.proc.Process.Kill(); err != nil {
+		return err
+	}
+	_, _ = m.proc.Process.Wait()
+	return os.RemoveAll(filepath.Join(m.RuntimeDir, "systemd"))
+}
+
+// Restart starts a fresh manager on m's runtime directory (after Kill) and returns it.
+func Restart(t testing.TB, m *Manager) *Manager {
+	t.Helper()
+	n, err := startManager(m.RuntimeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.stop)
+	return n
+}
