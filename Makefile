@@ -4,7 +4,7 @@ BIN     := bin/refresh-agent
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test demo fuzz vet lint-docker
+.PHONY: build test demo fuzz vet lint-docker bench
 
 # The same command the Dockerfile's build stage runs: a static, trimmed binary.
 build:
@@ -28,6 +28,13 @@ demo: build
 	@BIN=$(BIN) test/demo/demo.sh
 	@echo; echo "== end to end: the agent on a node, driven through the API server"
 	@$(GO) run ./test/demo
+
+# Benchmarks with baselines measured in the same run; writes docs/performance.md (and the raw,
+# benchstat-friendly output to docs/bench-raw.txt). Takes about 10 minutes (a 60 s idle window).
+bench: build
+	$(GO) test -run '^$$' -bench 'BenchmarkPlan|BenchmarkBaselineUnmarshal' -benchmem -count 5 -benchtime 5x ./plan | tee docs/bench-raw.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkTransaction|BenchmarkBaselineWriteFsyncRename' -benchmem -count 5 -benchtime 5x ./actions | tee -a docs/bench-raw.txt
+	$(GO) run ./test/bench -go-bench docs/bench-raw.txt -bin $(BIN)
 
 # Each fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s

@@ -1,0 +1,300 @@
+// Command bench measures refresh-agent against baselines taken in the same run and writes the table
+// to docs/performance.md. `make bench` runs it after the Go benchmarks; see that target.
+//
+//	go run ./test/bench -go-bench FILE -bin bin/refresh-agent [-idle 60s] [-changes 20] [-out docs/performance.md]
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/openshift/refresh-agent/agent"
+	"github.com/openshift/refresh-agent/publish"
+	"github.com/openshift/refresh-agent/test/fixture"
+	"github.com/openshift/refresh-agent/test/kubetest"
+)
+
+func main() {
+	goBench := flag.String("go-bench", "", "output of the go test -bench run")
+	bin := flag.String("bin", "bin/refresh-agent", "the agent binary")
+	idle := flag.Duration("idle", 60*time.Second, "idle window")
+	changes := flag.Int("changes", 20, "ConfigMap changes for the latency figure")
+	out := flag.String("out", "docs/performance.md", "where to write the table")
+	flag.Parse()
+	rows, err := goRows(*goBench)
+	if err != nil {
+		fail(err)
+	}
+	agentRows, err := measureAgent(*bin, *idle, *changes)
+	if err != nil {
+		fail(err)
+	}
+	rows = append(rows, agentRows...)
+	table := render(rows)
+	fmt.Print(table)
+	doc := "# Performance\n\nMeasured by `make bench` on " + time.Now().UTC().Format("2006-01-02") +
+		" (2 cores, shared and noisy: medians of 5 runs; ratios are against a baseline measured in the same run).\n" +
+		"Reproduce with `make bench`; the raw `go test -bench` output (benchstat-friendly) is in `docs/bench-raw.txt`.\n\n" + table +
+		"\nPayloads: Ignition 3.4.0 with N files of ~20 KiB random letters under /etc/containers/registries.d, one in ten changed;\n" +
+		"the agent rows use `--systemd none` and a node root in a temp dir. The 10 MiB payload goes through the volume source,\n" +
+		"since a ConfigMap holds at most 1 MiB.\n"
+	if err := os.WriteFile(*out, []byte(doc+analysis), 0o644); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+type row struct{ figure, measured, baseline, ratio, goal, verdict string }
+
+func render(rows []row) string {
+	var b strings.Builder
+	b.WriteString("| figure | measured (median) | baseline in the same run | ratio | goal | met |\n|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.figure, r.measured, r.baseline, r.ratio, r.goal, r.verdict)
+	}
+	return b.String()
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func percentile(xs []float64, p float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func yes(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// goRows reads `go test -bench` output: ns/op per benchmark, medians, ratios.
+func goRows(file string) ([]row, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	re := regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+([\d.]+) ns/op`)
+	ns := map[string][]float64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			v, _ := strconv.ParseFloat(m[3], 64)
+			ns[m[1]] = append(ns[m[1]], v)
+		}
+	}
+	ms := func(name string) float64 { return median(ns[name]) / 1e6 }
+	var rows []row
+	var perFile []float64
+	for _, n := range []int{50, 500, 5000} {
+		p, b := ms(fmt.Sprintf("BenchmarkPlan/files=%d", n)), ms(fmt.Sprintf("BenchmarkBaselineUnmarshal/files=%d", n))
+		perFile = append(perFile, p/float64(n))
+		r := row{figure: fmt.Sprintf("decode + diff + plan, %d files", n), measured: fmt.Sprintf("%.1f ms", p),
+			baseline: fmt.Sprintf("json.Unmarshal %.1f ms", b), ratio: fmt.Sprintf("%.2fx", p/b)}
+		if n == 500 {
+			r.goal, r.verdict = "≤ 2x", yes(p/b <= 2)
+		} else {
+			r.goal, r.verdict = "linear", ""
+		}
+		rows = append(rows, r)
+	}
+	lin := perFile[2] / perFile[0]
+	rows[0].verdict = fmt.Sprintf("per-file cost 5000 vs 50: %.2fx", lin)
+	rows[2].verdict = yes(lin < 2)
+	a, w := ms("BenchmarkTransaction/files=500"), ms("BenchmarkBaselineWriteFsyncRename/files=500")
+	rows = append(rows, row{figure: "apply (no unit actions), 500 files", measured: fmt.Sprintf("%.1f ms", a),
+		baseline: fmt.Sprintf("write+fsync+rename %.1f ms", w), ratio: fmt.Sprintf("%.2fx", a/w), goal: "≤ 1.5x", verdict: yes(a/w <= 1.5)})
+	return rows, sc.Err()
+}
+
+func rss(pid int, field string) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, field+":") {
+			kb, err := strconv.ParseFloat(strings.Fields(l)[1], 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no %s", field)
+}
+
+// measureAgent runs the agent binary against a real API server.
+func measureAgent(bin string, idle time.Duration, changes int) ([]row, error) {
+	kube, err := kubetest.Start()
+	if err != nil {
+		return nil, err
+	}
+	defer kube.Stop()
+	admin, err := kubernetes.NewForConfig(kube.Config(kubetest.AdminUser))
+	if err != nil {
+		return nil, err
+	}
+	kc, err := kube.Kubeconfig(kubetest.AgentUser)
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	const node, ns, cm = "bench-node", "refresh-agent", "refresh-config"
+	if _, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	root, err := os.MkdirTemp("", "bench-root-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(root)
+	if err := fixture.NodeRoot(root); err != nil {
+		return nil, err
+	}
+	base := fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
+		File("/var/lib/kubelet/config.json", []byte(`{"auths":{}}`), 0o600).SSHKeys("ssh-ed25519 AAAA one")
+	if _, err := publish.Publish(ctx, admin, ns, cm, base.JSON(), nil, "v0"); err != nil {
+		return nil, err
+	}
+	// First refresh from an empty current config: write it as the agent's current record.
+	emptyCur := filepath.Join(root, "empty.ign")
+	_ = os.WriteFile(emptyCur, fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).JSON(), 0o644)
+	baseFile := filepath.Join(root, "base.ign")
+	_ = os.WriteFile(baseFile, base.JSON(), 0o644)
+	if out, err := exec.Command(bin, "apply", "--root", root, "--current", emptyCur, "--desired", baseFile, "--hash", "v0", "--systemd", "none").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("seeding the node: %v: %s", err, out)
+	}
+	volume := filepath.Join(root, "volume")
+	_ = os.MkdirAll(volume, 0o755)
+
+	cmd := exec.Command(bin, "run", "--node-name", node, "--root", root, "--source", "api", "--namespace", ns, "--configmap", cm,
+		"--systemd", "none", "--kubeconfig", kc, "--metrics-addr", "", "--health-addr", "")
+	logf, _ := os.Create(filepath.Join(root, "agent.log"))
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if err := waitDone(ctx, admin, node, "v0"); err != nil {
+		return nil, err
+	}
+	time.Sleep(2 * time.Second)
+	before, err := kube.Audit()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "bench: agent idle for %s\n", idle)
+	time.Sleep(idle)
+	idleRSS, err := rss(cmd.Process.Pid, "VmRSS")
+	if err != nil {
+		return nil, err
+	}
+	after, err := kube.Audit()
+	if err != nil {
+		return nil, err
+	}
+	requests := 0
+	for _, e := range after[len(before):] {
+		if e.Verb != "watch" {
+			requests++
+		}
+	}
+
+	// Change -> Done latency over N changes (pull secret: no unit action).
+	var lat []float64
+	for i := 1; i <= changes; i++ {
+		h := fmt.Sprintf("v%d", i)
+		c := base.Clone().File("/var/lib/kubelet/config.json", []byte(fmt.Sprintf(`{"auths":{"r%d":{}}}`, i)), 0o600)
+		start := time.Now()
+		if _, err := publish.Publish(ctx, admin, ns, cm, c.JSON(), nil, h); err != nil {
+			return nil, err
+		}
+		if err := waitDone(ctx, admin, node, h); err != nil {
+			return nil, err
+		}
+		lat = append(lat, float64(time.Since(start).Milliseconds()))
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	_ = cmd.Wait()
+
+	// Peak RSS applying a 10 MiB payload, through the volume source (a ConfigMap holds 1 MiB).
+	big := fixture.Generated(500, 10<<20, 7)
+	big.Passwd = base.Passwd
+	payloadMiB := float64(len(big.JSON())) / (1 << 20)
+	vcmd := exec.Command(bin, "run", "--node-name", node, "--root", root, "--source", "volume", "--watch-dir", volume,
+		"--systemd", "none", "--kubeconfig", kc, "--metrics-addr", "", "--health-addr", "")
+	vcmd.Stderr = logf
+	_ = os.WriteFile(filepath.Join(volume, "hash"), []byte("v"+strconv.Itoa(changes)), 0o644)
+	cur := base.Clone().File("/var/lib/kubelet/config.json", []byte(fmt.Sprintf(`{"auths":{"r%d":{}}}`, changes)), 0o600)
+	_ = os.WriteFile(filepath.Join(volume, "config"), cur.JSON(), 0o644)
+	if err := vcmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = vcmd.Process.Kill(); _ = vcmd.Wait() }()
+	time.Sleep(3 * time.Second)
+	idle2, _ := rss(vcmd.Process.Pid, "VmRSS")
+	_ = os.WriteFile(filepath.Join(volume, ".config.tmp"), big.JSON(), 0o644)
+	_ = os.WriteFile(filepath.Join(volume, ".hash.tmp"), []byte("big"), 0o644)
+	_ = os.Rename(filepath.Join(volume, ".config.tmp"), filepath.Join(volume, "config"))
+	_ = os.Rename(filepath.Join(volume, ".hash.tmp"), filepath.Join(volume, "hash"))
+	if err := waitDone(ctx, admin, node, "big"); err != nil {
+		b, _ := os.ReadFile(logf.Name())
+		return nil, fmt.Errorf("%v\n%s", err, b)
+	}
+	peak, err := rss(vcmd.Process.Pid, "VmHWM")
+	if err != nil {
+		return nil, err
+	}
+	budget := 3*payloadMiB + idle2
+
+	return []row{
+		{figure: fmt.Sprintf("agent idle RSS after %s, real API server", idle), measured: fmt.Sprintf("%.1f MiB", idleRSS), baseline: "—", ratio: "—", goal: "≤ 25 MiB", verdict: yes(idleRSS <= 25)},
+		{figure: fmt.Sprintf("agent peak RSS applying a %.1f MiB payload", payloadMiB), measured: fmt.Sprintf("%.1f MiB", peak), baseline: fmt.Sprintf("idle %.1f MiB", idle2),
+			ratio: fmt.Sprintf("%.2fx payload above idle", (peak-idle2)/payloadMiB), goal: fmt.Sprintf("≤ 3x payload + idle = %.1f MiB", budget), verdict: yes(peak <= budget)},
+		{figure: fmt.Sprintf("API requests while idle for %s", idle), measured: fmt.Sprintf("%d", requests), baseline: "—", ratio: "—", goal: "0 besides the watches", verdict: yes(requests == 0)},
+		{figure: fmt.Sprintf("ConfigMap change → Done, %d changes (api source, no unit actions)", changes),
+			measured: fmt.Sprintf("p50 %.0f ms, p99 %.0f ms", percentile(lat, 0.5), percentile(lat, 0.99)), baseline: "—", ratio: "—", goal: "≤ 2 s p99", verdict: yes(percentile(lat, 0.99) <= 2000)},
+	}, nil
+}
+
+func waitDone(ctx context.Context, c kubernetes.Interface, node, hash string) error {
+	ok := kubetest.WaitFor(ctx, 120*time.Second, func() bool {
+		n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		return err == nil && n.Annotations[agent.AnnotationCurrent] == hash && n.Annotations[agent.AnnotationState] == agent.StateDone
+	})
+	if !ok {
+		return fmt.Errorf("node never reached Done for %s", hash)
+	}
+	return nil
+}
