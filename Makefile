@@ -4,7 +4,7 @@ BIN     := bin/refresh-agent
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test demo fuzz vet lint-docker bench
+.PHONY: build test demo fuzz vet lint-docker bench crash-test
 
 # The same command the Dockerfile's build stage runs: a static, trimmed binary.
 build:
@@ -35,6 +35,11 @@ bench: build
 	$(GO) test -run '^$$' -bench 'BenchmarkPlan|BenchmarkBaselineUnmarshal' -benchmem -count 5 -benchtime 5x ./plan | tee docs/bench-raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkTransaction|BenchmarkBaselineWriteFsyncRename' -benchmem -count 5 -benchtime 5x ./actions | tee -a docs/bench-raw.txt
 	$(GO) run ./test/bench -go-bench docs/bench-raw.txt -bin $(BIN)
+
+# Long crash injection: SIGKILL at every step of apply (TestCrashAtEveryStep, 300+ trials) and at
+# random steps of the agent's refreshes with restarts (TestAgentCrashAndRestart, 200 trials).
+crash-test:
+	REFRESH_AGENT_CRASH_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'TestCrashAtEveryStep|TestAgentCrashAndRestart' -v ./test/integration/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok)|trials'
 
 # Each fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s

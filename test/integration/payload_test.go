@@ -1,7 +1,10 @@
 package integration
 
 import (
+	"context"
+
 	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/publish"
 	"github.com/openshift/refresh-agent/test/fixture"
 )
 
@@ -24,4 +27,8 @@ func diffDecodePayload(c *fixture.Config) (map[string][]byte, error) {
 
 func diffDecodeEmpty() (*diff.Payload, error) {
 	return diff.Decode(fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).JSON())
+}
+
+func publishData(e *agentEnv, payload []byte, hash string) (string, error) {
+	return publish.Publish(context.Background(), e.admin, e.ns, e.cm, payload, nil, hash)
 }
