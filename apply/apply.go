@@ -82,10 +82,6 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	if hash == "" {
 		hash = PayloadHash(req.Desired)
 	}
-	des, err := diff.Decode(req.Desired)
-	if err != nil {
-		return nil, invalid("desired payload: %w", err)
-	}
 	cur := req.Current
 	if cur == nil {
 		c, err := LoadCurrent(n.Root, n.StateDir)
@@ -93,6 +89,10 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 			return nil, invalid("%w", err)
 		}
 		cur = c.Payload
+	}
+	des, err := diff.DecodeAgainst(req.Desired, cur)
+	if err != nil {
+		return nil, invalid("desired payload: %w", err)
 	}
 	p, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: n.Policy})
 	if err != nil {

@@ -170,3 +170,27 @@ func TestDecodeRejectsTwoVersions(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "more than once")
 }
+
+func TestDecodeAgainstValidatesWhatChanged(t *testing.T) {
+	known, err := diff.Decode(sample().JSON())
+	require.NoError(t, err)
+	// Same result as Decode for a payload that shares files with known.
+	des := sample().File("/etc/containers/policy.json", []byte("{}"), 0o644).JSON()
+	a, err := diff.DecodeAgainst(des, known)
+	require.NoError(t, err)
+	b, err := diff.Decode(des)
+	require.NoError(t, err)
+	assert.Equal(t, b.Config, a.Config)
+
+	// A changed file's data URL is still validated.
+	bad := `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/containers/registries.conf","contents":{"source":"data:;base64,!!"}}]}}`
+	_, err = diff.DecodeAgainst([]byte(bad), known)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "$.storage.files.0.contents.source")
+	// Other checks still apply to unchanged files (here a bad mode on an unchanged source).
+	known2, err := diff.Decode([]byte(`{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/x","contents":{"source":"data:,a"}}]}}`))
+	require.NoError(t, err)
+	_, err = diff.DecodeAgainst([]byte(`{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/x","mode":99999,"contents":{"source":"data:,a"}}]}}`), known2)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "$.storage.files.0.mode")
+}

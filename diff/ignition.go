@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	ignerrors "github.com/coreos/ignition/v2/config/shared/errors"
 	v30 "github.com/coreos/ignition/v2/config/v3_0/types"
@@ -30,7 +31,7 @@ import (
 //     recorded so that the planner refuses it by name (a refusal, not an unreadable payload);
 //   - the position-tracking re-parse Ignition uses only to report unused keys is skipped: it costs
 //     several times the parse itself on a 10 MiB payload and reports warnings only.
-func parseIgnition(raw []byte, versionField *string) (types.Config, map[string]bool, error) {
+func (d *decoder) parseIgnition(raw []byte, versionField *string) (types.Config, map[string]bool, error) {
 	if versionField == nil {
 		return types.Config{}, nil, errors.New("ignition.version is missing or not a semantic version")
 	}
@@ -49,8 +50,30 @@ func parseIgnition(raw []byte, versionField *string) (types.Config, map[string]b
 		// Translation sets 3.5.0; anything else means a second "ignition" key overrode the first.
 		return types.Config{}, nil, errors.New("ignition.version is given more than once")
 	}
-	dirty, err := checkReport(cfg, validate.ValidateWithContext(cfg, nil))
+	dirty, err := checkReport(cfg, validate.ValidateWithContext(d.forValidation(cfg), nil))
 	return cfg, dirty, err
+}
+
+// trustedSource is what a known-valid data URL is replaced with for validation.
+var trustedSource = "data:,"
+
+// forValidation returns cfg with every file whose contents equal an already-validated entry's
+// carrying a trivial data URL instead (same indices, so report paths still point at cfg's entries).
+func (d *decoder) forValidation(cfg types.Config) types.Config {
+	if len(d.known) == 0 {
+		return cfg
+	}
+	files := make([]types.File, len(cfg.Storage.Files))
+	copy(files, cfg.Storage.Files)
+	for i, f := range files {
+		if k, ok := d.known[f.Path]; ok && ptrEq(k.Source, f.Contents.Source) && ptrEq(k.Compression, f.Contents.Compression) &&
+			f.Contents.Source != nil && strings.HasPrefix(*f.Contents.Source, "data:") {
+			files[i].Contents.Source = &trustedSource
+			files[i].Contents.Compression = nil
+		}
+	}
+	cfg.Storage.Files = files
+	return cfg
 }
 
 func unmarshalTranslate(raw []byte, minor int64) (types.Config, error) {
@@ -146,8 +169,8 @@ func nodePathError(cfg types.Config, e report.Entry) (string, bool) {
 
 // decodeIgnition parses an Ignition payload and reads the reboot-class fields from the MachineConfig
 // files the machine-config server embeds in it.
-func decodeIgnition(js []byte, version *string) (*Payload, error) {
-	cfg, dirty, err := parseIgnition(js, version)
+func (d *decoder) decodeIgnition(js []byte, version *string) (*Payload, error) {
+	cfg, dirty, err := d.parseIgnition(js, version)
 	if err != nil {
 		return nil, err
 	}

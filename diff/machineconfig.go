@@ -70,7 +70,7 @@ func (mc *machineConfig) view(source string) MachineView {
 }
 
 // decodeMachineConfig reads a MachineConfig whose spec.config holds the Ignition config.
-func decodeMachineConfig(js []byte) (*Payload, error) {
+func (d *decoder) decodeMachineConfig(js []byte) (*Payload, error) {
 	mc, err := parseMachineConfig(js)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func decodeMachineConfig(js []byte) (*Payload, error) {
 	case pr.Ignition == nil:
 		err = errors.New("not an Ignition config (no \"ignition\" key)")
 	default:
-		p, err = decodeIgnition(cfgRaw, pr.Ignition.Version)
+		p, err = d.decodeIgnition(cfgRaw, pr.Ignition.Version)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("spec.config: %w", err)

@@ -50,10 +50,32 @@ func Decode(raw []byte) (*Payload, error) {
 
 // DecodeForm is Decode that also reports the form it found.
 func DecodeForm(raw []byte) (*Payload, Form, error) {
-	return decode(raw, 0)
+	return (&decoder{}).decode(raw, 0)
 }
 
-func decode(raw []byte, layer int) (*Payload, Form, error) {
+// DecodeAgainst is Decode for a payload that will be diffed against known (the node's current
+// payload, itself decoded and validated before). A file whose contents (source and compression) are
+// the same as known's at that path skips Ignition's data URL validation, which decodes every file
+// and dominates the cost of a large payload: those exact bytes were validated already. Everything
+// else is validated as by Decode.
+func DecodeAgainst(raw []byte, known *Payload) (*Payload, error) {
+	d := &decoder{}
+	if known != nil {
+		d.known = make(map[string]types.Resource, len(known.Config.Storage.Files))
+		for _, f := range known.Config.Storage.Files {
+			d.known[f.Path] = f.Contents
+		}
+	}
+	p, _, err := d.decode(raw, 0)
+	return p, err
+}
+
+// decoder carries what a decode may trust.
+type decoder struct {
+	known map[string]types.Resource // contents already validated, by path
+}
+
+func (d *decoder) decode(raw []byte, layer int) (*Payload, Form, error) {
 	if int64(len(raw)) > MaxPayloadSize {
 		return nil, "", fmt.Errorf("payload is larger than %d bytes", MaxPayloadSize)
 	}
@@ -70,15 +92,15 @@ func decode(raw []byte, layer int) (*Payload, Form, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("gzip: %w", err)
 		}
-		return wrap(decode(inner, layer+1))("gzip")
+		return wrap(d.decode(inner, layer+1))("gzip")
 	case trimmed[0] == '{':
-		return decodeJSON(trimmed)
+		return d.decodeJSON(trimmed)
 	case isBase64(trimmed):
 		inner, err := decodeBase64(trimmed)
 		if err != nil {
 			return nil, "", fmt.Errorf("base64: %w", err)
 		}
-		return wrap(decode(inner, layer+1))("base64")
+		return wrap(d.decode(inner, layer+1))("base64")
 	default:
 		js, err := yaml.YAMLToJSON(trimmed)
 		if err != nil {
@@ -87,7 +109,7 @@ func decode(raw []byte, layer int) (*Payload, Form, error) {
 		if len(js) == 0 || js[0] != '{' {
 			return nil, "", errors.New("payload is neither JSON, YAML, gzip nor base64")
 		}
-		p, form, err := decodeJSON(js)
+		p, form, err := d.decodeJSON(js)
 		if err != nil {
 			return nil, "", fmt.Errorf("yaml: %w", err)
 		}
@@ -160,17 +182,17 @@ func probeJSON(js []byte) (probe, error) {
 }
 
 // decodeJSON tells an Ignition config from a MachineConfig by their top-level keys.
-func decodeJSON(js []byte) (*Payload, Form, error) {
+func (d *decoder) decodeJSON(js []byte) (*Payload, Form, error) {
 	pr, err := probeJSON(js)
 	if err != nil {
 		return nil, "", jsonError(js, err)
 	}
 	switch {
 	case pr.Ignition != nil:
-		p, err := decodeIgnition(js, pr.Ignition.Version)
+		p, err := d.decodeIgnition(js, pr.Ignition.Version)
 		return p, "ignition", err
 	case pr.HasSpec || pr.Kind == "MachineConfig":
-		p, err := decodeMachineConfig(js)
+		p, err := d.decodeMachineConfig(js)
 		return p, "machineconfig", err
 	default:
 		return nil, "", errors.New("JSON is neither an Ignition config (no \"ignition\" key) nor a MachineConfig (no \"spec\" key)")

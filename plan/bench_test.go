@@ -23,8 +23,9 @@ func benchPayloads(n int) (cur, des []byte) {
 	return c.JSON(), d.JSON()
 }
 
-// BenchmarkPlan measures what a refresh costs when a new payload arrives: decode the desired payload,
-// diff it against the current one (already decoded: the agent keeps it), and plan.
+// BenchmarkPlan measures what a refresh costs when a new payload arrives: decode the desired payload
+// (validating what differs from the current one, already decoded), diff it against the current one,
+// and plan.
 func BenchmarkPlan(b *testing.B) {
 	for _, n := range []int{50, 500, 5000} {
 		curRaw, desRaw := benchPayloads(n)
@@ -36,7 +37,7 @@ func BenchmarkPlan(b *testing.B) {
 			b.SetBytes(int64(len(desRaw)))
 			b.ReportAllocs()
 			for b.Loop() {
-				des, err := diff.Decode(desRaw)
+				des, err := diff.DecodeAgainst(desRaw, cur)
 				if err != nil {
 					b.Fatal(err)
 				}
