@@ -89,21 +89,22 @@ func WriteFileAtomic(dir, name string, data []byte, mode fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := writeAndClose(f, data); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		return err
 	}
 	return syncPath(dir)
+}
+
+// writeAndClose writes data to f, fsyncs it and closes it; f is closed on every path.
+func writeAndClose(f *os.File, data []byte) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
 }
 
 func syncPath(dir string) error {

@@ -346,15 +346,7 @@ func (r *Root) writeTemp(p string, data []byte, mode fs.FileMode, uid, gid int) 
 		f.Close()
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeAndClose(f, data)
 }
 
 // setOwnerMode sets owner first (chown clears set-id bits) and then the exact mode (fchmod ignores
