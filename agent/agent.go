@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -219,6 +220,8 @@ func (a *Agent) conclude(snap Snapshot, current, state, reason, result string, s
 	}
 	a.log.Info("refresh concluded", "hash", desired, "state", state, "result", result, "reason", reason,
 		"duration", time.Since(started).Round(time.Millisecond))
+	// Idle from here on, possibly for weeks: give the refresh's garbage back to the node now.
+	debug.FreeOSMemory()
 	return retry
 }
 

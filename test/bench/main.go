@@ -36,9 +36,13 @@ func main() {
 	changes := flag.Int("changes", 20, "ConfigMap changes for the latency figure")
 	out := flag.String("out", "docs/performance.md", "where to write the table")
 	flag.Parse()
-	rows, err := goRows(*goBench)
-	if err != nil {
-		fail(err)
+	var rows []row
+	if *goBench != "" {
+		r, err := goRows(*goBench)
+		if err != nil {
+			fail(err)
+		}
+		rows = r
 	}
 	agentRows, err := measureAgent(*bin, *idle, *changes)
 	if err != nil {
@@ -220,6 +224,9 @@ func measureAgent(bin string, idle time.Duration, changes int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	anon, _ := rss(cmd.Process.Pid, "RssAnon")
+	file, _ := rss(cmd.Process.Pid, "RssFile")
+	fmt.Fprintf(os.Stderr, "bench: idle RSS %.1f MiB (anonymous %.1f, file-backed %.1f)\n", idleRSS, anon, file)
 	after, err := kube.Audit()
 	if err != nil {
 		return nil, err
