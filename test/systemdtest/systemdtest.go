@@ -140,13 +140,16 @@ exec /lib/systemd/systemd --user --log-target=console --log-level=warning`
 	if err := m.proc.Start(); err != nil {
 		return nil, err
 	}
+	// Ready when systemctl gets an answer (the socket file alone can precede the listener).
 	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(m.Socket()); err == nil {
-			return m, nil
+		if _, err = os.Stat(m.Socket()); err == nil {
+			if _, err = m.Systemctl("show-environment"); err == nil {
+				return m, nil
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return nil, fmt.Errorf("no socket at %s after 5s", m.Socket())
+	return nil, fmt.Errorf("manager at %s not answering after 5s: %v", m.Socket(), err)
 }
 
 // Socket is the manager's private D-Bus socket.
@@ -298,6 +301,7 @@ func (m *Manager) Kill() error {
 		return err
 	}
 	_, _ = m.proc.Process.Wait()
+	_ = os.Remove(filepath.Join(m.RuntimeDir, "bus")) // a stale bus socket would refuse systemctl
 	return os.RemoveAll(filepath.Join(m.RuntimeDir, "systemd"))
 }
 
