@@ -16,9 +16,11 @@ import (
 
 // Op is one file to write or remove, with owners already resolved to ids.
 type Op struct {
-	Path     string
-	Remove   bool
-	Data     []byte
+	Path   string
+	Remove bool
+	Data   []byte
+	// Contents, when set, produces the data at staging time instead of Data (one file decoded at a time).
+	Contents func() ([]byte, error)
 	Mode     fs.FileMode
 	UID, GID int
 	// Missing parent directories are created with DirMode (0755 when zero), owned by DirUID:DirGID.
@@ -101,7 +103,14 @@ func (t *Txn) stage(ops []Op, dirs map[string]Op) error {
 	for i, op := range ops {
 		e := &t.j.Entries[i]
 		if !op.Remove {
-			if err := t.root.writeTemp(e.Temp, op.Data, op.Mode, op.UID, op.GID); err != nil {
+			data := op.Data
+			if op.Contents != nil {
+				var err error
+				if data, err = op.Contents(); err != nil {
+					return err
+				}
+			}
+			if err := t.root.writeTemp(e.Temp, data, op.Mode, op.UID, op.GID); err != nil {
 				return fmt.Errorf("%s: %w", op.Path, err)
 			}
 			CrashPoint("temp")

@@ -57,11 +57,12 @@ type UnitAction struct {
 	Action allowlist.Action `json:"action"`
 }
 
-// FileOp is a file to write (Remove false) or delete.
+// FileOp is a file to write (Remove false) or delete. Its contents are decoded when they are written,
+// one file at a time, so a large payload's files are never all held decoded at once.
 type FileOp struct {
 	Path     string
 	Remove   bool
-	Data     []byte
+	source   types.File
 	Mode     int
 	User     types.NodeUser
 	Group    types.NodeGroup
@@ -201,12 +202,26 @@ func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (Fi
 	if mode < 0 || mode > 0o777 {
 		return FileOp{}, fmt.Sprintf("file %s: mode %o is not a file permission", c.Path, mode), nil
 	}
-	data, err := diff.FileContents(f)
-	if err != nil {
-		return FileOp{}, "", fmt.Errorf("%s: %w", c.Path, err)
+	// Ignition's validation checked the data URL; what it cannot check is compressed contents.
+	if f.Contents.Compression != nil && *f.Contents.Compression != "" {
+		if _, err := diff.FileContents(f); err != nil {
+			return FileOp{}, "", fmt.Errorf("%s: %w", c.Path, err)
+		}
 	}
-	op.Data, op.Mode, op.User, op.Group = data, mode, f.User, f.Group
+	op.source, op.Mode, op.User, op.Group = f, mode, f.User, f.Group
 	return op, "", nil
+}
+
+// Contents decodes the file's contents (nil for a removal).
+func (f FileOp) Contents() ([]byte, error) {
+	if f.Remove {
+		return nil, nil
+	}
+	data, err := diff.FileContents(f.source)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	return data, nil
 }
 
 // unitRank orders well-known units: the CA trust update must run before crio so crio picks up the
