@@ -51,7 +51,9 @@ func (r *reporter) current() (Status, bool) {
 }
 
 func (r *reporter) run(ctx context.Context) {
-	b := newBackoff(time.Second, 5*time.Minute)
+	// Capped lower than refresh retries: a patch is tiny, and the node's state should show soon after
+	// the API server comes back.
+	b := newBackoff(time.Second, 30*time.Second)
 	var retry <-chan time.Time
 	for {
 		select {

@@ -347,7 +347,7 @@ func TestAgentDefersDuringInPlaceUpgrade(t *testing.T) {
 
 func TestAgentSurvivesAPIServerOutage(t *testing.T) {
 	if testing.Short() {
-		t.Skip("stops the API server for 30s")
+		t.Skip("stops the API server for 60s")
 	}
 	e := newAgentEnv(t, false)
 	e.publish(t, base(), "v1")
@@ -359,7 +359,7 @@ func TestAgentSurvivesAPIServerOutage(t *testing.T) {
 		return read(t, e.root, registries) == "v2 mirrors"
 	}))
 	e.kube.StopAPIServer()
-	time.Sleep(30 * time.Second)
+	time.Sleep(60 * time.Second) // issue 4 asks 30 s, the fault-injection suite 60 s
 	assert.Equal(t, "v2 mirrors", read(t, e.root, registries), "the refresh finished during the outage")
 	require.NoError(t, e.kube.StartAPIServer())
 	ann := e.waitState(t, "v2", agent.StateDone, 60*time.Second)
