@@ -82,7 +82,7 @@ func (s *VolumeSource) read() Snapshot {
 	if _, err := os.Stat(s.Dir); err != nil {
 		return Snapshot{Problem: fmt.Sprintf("%s: %v", where, err)}
 	}
-	data := map[string]string{}
+	data := map[string][]byte{} // bytes, not strings: a 10 MiB payload is not copied on the way
 	for _, k := range []string{KeyConfig, KeyHash, KeyNoRebootPaths} {
 		b, err := os.ReadFile(filepath.Join(s.Dir, k))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -91,7 +91,7 @@ func (s *VolumeSource) read() Snapshot {
 		if err != nil {
 			return Snapshot{Problem: fmt.Sprintf("%s: %v", where, err)}
 		}
-		data[k] = string(b)
+		data[k] = b
 	}
-	return snapshotFromData(where, data, nil)
+	return snapshotFromData(where, nil, data)
 }

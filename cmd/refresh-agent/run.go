@@ -67,6 +67,9 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitInvalid, "run: kubeconfig: %v", err)
 	}
 	restCfg.UserAgent = "refresh-agent/" + version
+	// A refresh costs about three requests (two patches, an Event). client-go's default limiter (5/s,
+	// burst 10) added ~600 ms to every refresh after a burst of five; this still caps a runaway loop.
+	restCfg.QPS, restCfg.Burst = 20, 40
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return fail(stderr, exitInvalid, "run: %v", err)

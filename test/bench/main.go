@@ -204,7 +204,7 @@ func measureAgent(bin string, idle time.Duration, changes int) ([]row, error) {
 
 	cmd := exec.Command(bin, "run", "--node-name", node, "--root", root, "--source", "api", "--namespace", ns, "--configmap", cm,
 		"--systemd", "none", "--kubeconfig", kc, "--metrics-addr", "", "--health-addr", "")
-	logf, _ := os.Create(filepath.Join(root, "agent.log"))
+	logf, _ := os.Create(filepath.Join(os.TempDir(), "refresh-agent-bench-agent.log"))
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
 		return nil, err
