@@ -10,12 +10,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/apply"
+	"github.com/openshift/refresh-agent/kube"
 )
 
 // Event reasons on the Node.
@@ -29,7 +29,7 @@ const (
 // Config wires an Agent.
 type Config struct {
 	NodeName string
-	Client   kubernetes.Interface
+	Client   *kube.Client
 	Source   Source
 	Node     apply.Node // root, state dir, units, policy
 	Recorder record.EventRecorder
@@ -85,7 +85,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	} else if rec.Found {
 		a.log.Info("recovered an interrupted refresh", "phase", rec.Phase, "outcome", rec.Outcome, "hash", rec.Hash)
 	}
-	nodes, err := watchNode(ctx, a.cfg.Client, a.cfg.NodeName, func() { signal(a.wake) })
+	nodes, err := watchNode(ctx, a.cfg.Client.REST(), a.cfg.NodeName, func() { signal(a.wake) })
 	if err != nil {
 		return fmt.Errorf("watching node %s: %w", a.cfg.NodeName, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -89,6 +90,14 @@ func patches(c *fake.Clientset) int {
 	return n
 }
 
+// fakePatcher sends the reporter's patches to client-go's fake clientset.
+type fakePatcher struct{ c *fake.Clientset }
+
+func (f fakePatcher) PatchNode(ctx context.Context, name string, patch []byte) error {
+	_, err := f.c.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
 func TestReporterPatchesOnlyOnChange(t *testing.T) {
 	existing := Status{Current: "h1", Desired: "h1", State: StateDone}
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: existing.annotations()}})
@@ -99,7 +108,7 @@ func TestReporterPatchesOnlyOnChange(t *testing.T) {
 		}
 		return n.Annotations, true
 	}
-	r := newReporter(client, "n", slog.New(slog.DiscardHandler), observed)
+	r := newReporter(fakePatcher{client}, "n", slog.New(slog.DiscardHandler), observed)
 	ctx := context.Background()
 
 	r.set(existing)

@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -42,8 +41,8 @@ type nodeWatch struct {
 	name     string
 }
 
-func watchNode(ctx context.Context, client kubernetes.Interface, name string, changed func()) (*nodeWatch, error) {
-	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "nodes", "", fields.OneTermEqualSelector("metadata.name", name))
+func watchNode(ctx context.Context, client cache.Getter, name string, changed func()) (*nodeWatch, error) {
+	lw := cache.NewListWatchFromClient(client, "nodes", "", fields.OneTermEqualSelector("metadata.name", name))
 	w := &nodeWatch{informer: cache.NewSharedIndexInformer(lw, &corev1.Node{}, 0, cache.Indexers{}), name: name}
 	_, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { changed() },

@@ -6,17 +6,13 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 )
 
 // reporter keeps the node's annotations equal to the newest Status: one merge patch of the four
 // annotations, sent only when they differ from what the node already says, retried with backoff
 // while the API server is unreachable (the loop never waits for it).
 type reporter struct {
-	client   kubernetes.Interface
+	client   nodePatcher
 	nodeName string
 	log      *slog.Logger
 	observed func() (map[string]string, bool) // the node's annotations as the informer last saw them
@@ -30,7 +26,12 @@ type reporter struct {
 	wake    chan struct{}
 }
 
-func newReporter(client kubernetes.Interface, nodeName string, log *slog.Logger, observed func() (map[string]string, bool)) *reporter {
+// nodePatcher is the one API call the reporter makes (kube.Client implements it).
+type nodePatcher interface {
+	PatchNode(ctx context.Context, name string, patch []byte) error
+}
+
+func newReporter(client nodePatcher, nodeName string, log *slog.Logger, observed func() (map[string]string, bool)) *reporter {
 	return &reporter{client: client, nodeName: nodeName, log: log, observed: observed, wake: make(chan struct{}, 1)}
 }
 
@@ -99,7 +100,7 @@ func (r *reporter) sync(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	_, err = r.client.CoreV1().Nodes().Patch(ctx, r.nodeName, types.MergePatchType, patch, metav1.PatchOptions{})
+	err = r.client.PatchNode(ctx, r.nodeName, patch)
 	if r.onPatch != nil {
 		r.onPatch(err)
 	}

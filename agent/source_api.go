@@ -6,8 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/openshift/refresh-agent/kube"
 )
 
 // Source feeds snapshots to the loop until ctx ends.
@@ -21,14 +22,14 @@ type Source interface {
 // APISource watches one ConfigMap through an informer restricted to its name: one watch, never a
 // list of the namespace, and no periodic resync (an idle agent sends nothing).
 type APISource struct {
-	Client    kubernetes.Interface
+	Client    *kube.Client
 	Namespace string
 	Name      string
 	informer  cache.SharedIndexInformer
 }
 
 func (s *APISource) Start(ctx context.Context, out func(Snapshot)) error {
-	lw := cache.NewListWatchFromClient(s.Client.CoreV1().RESTClient(), "configmaps", s.Namespace,
+	lw := cache.NewListWatchFromClient(s.Client.REST(), "configmaps", s.Namespace,
 		fields.OneTermEqualSelector("metadata.name", s.Name))
 	s.informer = cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
 	where := fmt.Sprintf("ConfigMap %s/%s", s.Namespace, s.Name)

@@ -12,10 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/apply"
+	"github.com/openshift/refresh-agent/kube"
 )
 
 // MaxConfigMapSize is the API server's limit on a ConfigMap's data (1 MiB), less room for metadata.
@@ -56,7 +56,7 @@ func Data(payload, rules []byte, hash string) (map[string]string, error) {
 
 // Publish creates or updates the ConfigMap, creating its namespace (labelled for Pod Security
 // `privileged`, as the agent's DaemonSet needs) when missing. It returns the hash published.
-func Publish(ctx context.Context, client kubernetes.Interface, namespace, name string, payload, rules []byte, hash string) (string, error) {
+func Publish(ctx context.Context, client *kube.Client, namespace, name string, payload, rules []byte, hash string) (string, error) {
 	data, err := Data(payload, rules, hash)
 	if err != nil {
 		return "", err
@@ -64,14 +64,13 @@ func Publish(ctx context.Context, client kubernetes.Interface, namespace, name s
 	if err := ensureNamespace(ctx, client, namespace); err != nil {
 		return "", err
 	}
-	cms := client.CoreV1().ConfigMaps(namespace)
-	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
+	cm, err := client.GetConfigMap(ctx, namespace, name)
 	switch {
 	case apierrors.IsNotFound(err):
-		_, err = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Data: data}, metav1.CreateOptions{})
+		err = client.CreateConfigMap(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Data: data})
 	case err == nil:
 		cm.Data, cm.BinaryData = data, nil
-		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		err = client.UpdateConfigMap(ctx, cm)
 	}
 	if err != nil {
 		return "", fmt.Errorf("ConfigMap %s/%s: %w", namespace, name, err)
@@ -86,15 +85,15 @@ var PodSecurityLabels = map[string]string{
 	"pod-security.kubernetes.io/warn":    "privileged",
 }
 
-func ensureNamespace(ctx context.Context, client kubernetes.Interface, namespace string) error {
-	_, err := client.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+func ensureNamespace(ctx context.Context, client *kube.Client, namespace string) error {
+	_, err := client.GetNamespace(ctx, namespace)
 	if err == nil {
 		return nil
 	}
 	if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("namespace %s: %w", namespace, err)
 	}
-	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: PodSecurityLabels}}, metav1.CreateOptions{})
+	err = client.CreateNamespace(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: PodSecurityLabels}})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("namespace %s: %w", namespace, err)
 	}

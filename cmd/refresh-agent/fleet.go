@@ -11,16 +11,16 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/fleet"
+	"github.com/openshift/refresh-agent/kube"
 	"github.com/openshift/refresh-agent/publish"
 )
 
-func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
+func kubeClient(kubeconfig string) (*kube.Client, error) {
 	if kubeconfig == "" {
 		kubeconfig = os.Getenv("KUBECONFIG")
 	}
@@ -29,7 +29,7 @@ func kubeClient(kubeconfig string) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	cfg.UserAgent = "refresh-agent/" + version
-	return kubernetes.NewForConfig(cfg)
+	return kube.New(cfg)
 }
 
 // statusOutput is the JSON form of `status`.
@@ -64,12 +64,12 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: *selector})
+	nodes, err := client.ListNodes(ctx, *selector)
 	if err != nil {
 		return fail(stderr, exitFailed, "status: listing nodes: %v", err)
 	}
-	out := statusOutput{Hash: *hash, Conditions: fleet.Conditions(list.Items, *hash, nil, time.Now()),
-		Nodes: fleet.Summarize(list.Items, *hash).Nodes}
+	out := statusOutput{Hash: *hash, Conditions: fleet.Conditions(nodes, *hash, nil, time.Now()),
+		Nodes: fleet.Summarize(nodes, *hash).Nodes}
 	if out.Nodes == nil {
 		out.Nodes = []fleet.NodeStatus{}
 	}

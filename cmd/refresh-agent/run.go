@@ -11,11 +11,11 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/refresh-agent/agent"
+	"github.com/openshift/refresh-agent/kube"
 )
 
 func runAgent(args []string, stdout, stderr io.Writer) int {
@@ -70,7 +70,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	// A refresh costs about three requests (two patches, an Event). client-go's default limiter (5/s,
 	// burst 10) added ~600 ms to every refresh after a burst of five; this still caps a runaway loop.
 	restCfg.QPS, restCfg.Burst = 20, 40
-	client, err := kubernetes.NewForConfig(restCfg)
+	client, err := kube.New(restCfg)
 	if err != nil {
 		return fail(stderr, exitInvalid, "run: %v", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/openshift/refresh-agent/agent"
+	kubeclient "github.com/openshift/refresh-agent/kube"
 	"github.com/openshift/refresh-agent/publish"
 	"github.com/openshift/refresh-agent/test/fixture"
 	"github.com/openshift/refresh-agent/test/kubetest"
@@ -169,6 +170,10 @@ func measureAgent(bin string, idle time.Duration, changes int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	publisher, err := kubeclient.New(kube.Config(kubetest.AdminUser))
+	if err != nil {
+		return nil, err
+	}
 	kc, err := kube.Kubeconfig(kubetest.AgentUser)
 	if err != nil {
 		return nil, err
@@ -188,7 +193,7 @@ func measureAgent(bin string, idle time.Duration, changes int) ([]row, error) {
 	}
 	base := fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
 		File("/var/lib/kubelet/config.json", []byte(`{"auths":{}}`), 0o600).SSHKeys("ssh-ed25519 AAAA one")
-	if _, err := publish.Publish(ctx, admin, ns, cm, base.JSON(), nil, "v0"); err != nil {
+	if _, err := publish.Publish(ctx, publisher, ns, cm, base.JSON(), nil, "v0"); err != nil {
 		return nil, err
 	}
 	// First refresh from an empty current config: write it as the agent's current record.
@@ -244,7 +249,7 @@ func measureAgent(bin string, idle time.Duration, changes int) ([]row, error) {
 		h := fmt.Sprintf("v%d", i)
 		c := base.Clone().File("/var/lib/kubelet/config.json", []byte(fmt.Sprintf(`{"auths":{"r%d":{}}}`, i)), 0o600)
 		start := time.Now()
-		if _, err := publish.Publish(ctx, admin, ns, cm, c.JSON(), nil, h); err != nil {
+		if _, err := publish.Publish(ctx, publisher, ns, cm, c.JSON(), nil, h); err != nil {
 			return nil, err
 		}
 		if err := waitDone(ctx, admin, node, h); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/fleet"
+	kubeclient "github.com/openshift/refresh-agent/kube"
 	"github.com/openshift/refresh-agent/publish"
 	"github.com/openshift/refresh-agent/test/kubetest"
 	"github.com/openshift/refresh-agent/test/systemdtest"
@@ -93,11 +94,15 @@ func run() error {
 
 	current, _ := os.ReadFile(filepath.Join(examples, "current.ign"))
 	rules, _ := os.ReadFile(filepath.Join(examples, "no-reboot-paths.json"))
-	if _, err := publish.Publish(ctx, admin, ns, cmName, current, rules, "v1"); err != nil {
+	publisher, err := kubeclient.New(kube.Config(kubetest.AdminUser))
+	if err != nil {
+		return err
+	}
+	if _, err := publish.Publish(ctx, publisher, ns, cmName, current, rules, "v1"); err != nil {
 		return err
 	}
 	step("starting the agent (source: API watch on ConfigMap %s/%s)", ns, cmName)
-	agentClient, err := kubernetes.NewForConfig(kube.Config(kubetest.AgentUser))
+	agentClient, err := kubeclient.New(kube.Config(kubetest.AgentUser))
 	if err != nil {
 		return err
 	}
@@ -122,7 +127,7 @@ func run() error {
 	eligible, _ := os.ReadFile(filepath.Join(examples, "desired-eligible.ign.gz.b64"))
 	step("publishing an eligible refresh: pull secret, registries.conf mirror, a second SSH key for core")
 	start := time.Now()
-	if _, err := publish.Publish(ctx, admin, ns, cmName, eligible, rules, "v2"); err != nil {
+	if _, err := publish.Publish(ctx, publisher, ns, cmName, eligible, rules, "v2"); err != nil {
 		return err
 	}
 	if err := waitState(ctx, admin, "v2", agent.StateDone); err != nil {
@@ -141,7 +146,7 @@ func run() error {
 	refused, _ := os.ReadFile(filepath.Join(examples, "desired-refused.ign"))
 	step("publishing a refused refresh: FIPS switched on, and a file under /etc/ssh")
 	before, _ := os.ReadFile(filepath.Join(root, "etc/containers/registries.conf"))
-	if _, err := publish.Publish(ctx, admin, ns, cmName, refused, rules, "v3"); err != nil {
+	if _, err := publish.Publish(ctx, publisher, ns, cmName, refused, rules, "v3"); err != nil {
 		return err
 	}
 	if err := waitState(ctx, admin, "v3", agent.StateUnreconcilable); err != nil {

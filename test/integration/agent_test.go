@@ -27,6 +27,7 @@ import (
 	"github.com/openshift/refresh-agent/agent"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/kube"
 	"github.com/openshift/refresh-agent/publish"
 	"github.com/openshift/refresh-agent/test/fixture"
 	"github.com/openshift/refresh-agent/test/kubetest"
@@ -37,6 +38,7 @@ import (
 type agentEnv struct {
 	kube      *kubetest.Server
 	admin     kubernetes.Interface
+	publisher *kube.Client
 	node, ns  string
 	cm        string
 	root      string
@@ -71,16 +73,18 @@ func sanitize(s string) string {
 
 // newAgentEnv prepares the node; the agent starts with start().
 func newAgentEnv(t *testing.T, failCrioReload bool) *agentEnv {
-	kube := requireKube(t)
+	kubeSrv := requireKube(t)
 	sd := newSystemdNode(t, failCrioReload)
-	admin, err := kubernetes.NewForConfig(kube.Config(kubetest.AdminUser))
+	admin, err := kubernetes.NewForConfig(kubeSrv.Config(kubetest.AdminUser))
 	require.NoError(t, err)
 	name := sanitize(t.Name())
 	if len(name) > 50 {
 		name = name[len(name)-50:]
 	}
 	name = strings.Trim(name, "-")
-	e := &agentEnv{kube: kube, admin: admin, node: "node-" + name, ns: "refresh-" + name, cm: "refresh-config",
+	publisher, err := kube.New(kubeSrv.Config(kubetest.AdminUser))
+	require.NoError(t, err)
+	e := &agentEnv{kube: kubeSrv, admin: admin, publisher: publisher, node: "node-" + name, ns: "refresh-" + name, cm: "refresh-config",
 		root: sd.dir, stateDir: sd.StateDir, logs: &strings.Builder{}, agentNode: sd.Node}
 	ctx := context.Background()
 	_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: e.node,
@@ -92,12 +96,12 @@ func newAgentEnv(t *testing.T, failCrioReload bool) *agentEnv {
 }
 
 func (e *agentEnv) publish(t *testing.T, c *fixture.Config, hash string) {
-	_, err := publish.Publish(context.Background(), e.admin, e.ns, e.cm, c.JSON(), nil, hash)
+	_, err := publish.Publish(context.Background(), e.publisher, e.ns, e.cm, c.JSON(), nil, hash)
 	require.NoError(t, err)
 }
 
 func (e *agentEnv) start(t *testing.T) {
-	client, err := kubernetes.NewForConfig(e.kube.Config(kubetest.AgentUser))
+	client, err := kube.New(e.kube.Config(kubetest.AgentUser))
 	require.NoError(t, err)
 	if e.source == nil {
 		e.source = &agent.APISource{Client: client, Namespace: e.ns, Name: e.cm}
@@ -444,7 +448,7 @@ func TestAgentReportsMissingConfigMapAndCorruptConfig(t *testing.T) {
 	e.waitEvent(t, agent.EventFailed)
 	assert.Equal(t, agent.StateDone, e.annotations(t)[agent.AnnotationState], "a missing ConfigMap changes nothing")
 
-	_, err := publish.Publish(context.Background(), e.admin, e.ns, e.cm, base().JSON(), nil, "v1")
+	_, err := publish.Publish(context.Background(), e.publisher, e.ns, e.cm, base().JSON(), nil, "v1")
 	require.NoError(t, err)
 	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
 	tree, err := fixture.TreeHash(e.root)

@@ -30,5 +30,5 @@ func diffDecodeEmpty() (*diff.Payload, error) {
 }
 
 func publishData(e *agentEnv, payload []byte, hash string) (string, error) {
-	return publish.Publish(context.Background(), e.admin, e.ns, e.cm, payload, nil, hash)
+	return publish.Publish(context.Background(), e.publisher, e.ns, e.cm, payload, nil, hash)
 }
