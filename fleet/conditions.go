@@ -148,7 +148,11 @@ func Conditions(nodes []corev1.Node, hash string, previous []metav1.Condition, n
 // degradedMessage names the nodes and their reasons within MaxMessageLen.
 func degradedMessage(nodes []NodeStatus) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d nodes failed to refresh: ", len(nodes))
+	noun := "nodes"
+	if len(nodes) == 1 {
+		noun = "node"
+	}
+	fmt.Fprintf(&b, "%d %s failed to refresh: ", len(nodes), noun)
 	for i, n := range nodes {
 		entry := fmt.Sprintf("%s (%s: %s)", n.Name, n.State, cut(n.Reason, 200))
 		if i > 0 {
