@@ -53,7 +53,6 @@ type Agent struct {
 	lastProblem           string
 	deferredFor           string
 	started               atomic.Bool
-	beat                  atomic.Int64 // unix nanos of the loop's last turn (or of its start while busy)
 	busySince             atomic.Int64 // unix nanos when the current refresh began, 0 when idle
 }
 
@@ -79,7 +78,6 @@ func New(cfg Config) *Agent {
 // Run recovers any interrupted refresh, starts the watches and refreshes on every change until ctx
 // ends. A refresh in progress when ctx ends runs to completion (bounded by ShutdownGrace).
 func (a *Agent) Run(ctx context.Context) error {
-	a.beat.Store(time.Now().UnixNano())
 	if rec, err := apply.Recover(context.WithoutCancel(ctx), a.cfg.Node); err != nil {
 		a.log.Error("recovering an interrupted refresh failed", "err", err)
 	} else if rec.Found {
@@ -119,7 +117,6 @@ func (a *Agent) loop(ctx context.Context) error {
 		case <-a.wake:
 		case <-retry:
 		}
-		a.beat.Store(time.Now().UnixNano())
 		again := a.step(ctx)
 		switch {
 		case again:
@@ -155,7 +152,7 @@ func (a *Agent) step(ctx context.Context) bool {
 	if reason := deferReason(a.nodes.get()); reason != "" {
 		if a.deferredFor != snap.Hash+reason {
 			a.deferredFor = snap.Hash + reason
-			a.cfg.Metrics.observeIf(ResultDeferred)
+			a.cfg.Metrics.observe(ResultDeferred, time.Time{})
 			a.event(corev1.EventTypeNormal, EventDeferred, "refresh deferred: "+reason)
 			a.log.Info("refresh deferred", "hash", snap.Hash, "reason", reason)
 		}
@@ -215,9 +212,7 @@ func (a *Agent) conclude(snap Snapshot, current, state, reason, result string, s
 	a.lastDigest, a.lastState = snap.digest(), state
 	desired := snap.Hash
 	a.report(Status{Current: current, Desired: desired, State: state, Reason: reason})
-	if a.cfg.Metrics != nil {
-		a.cfg.Metrics.observe(result, started)
-	}
+	a.cfg.Metrics.observe(result, started)
 	a.log.Info("refresh concluded", "hash", desired, "state", state, "result", result, "reason", reason,
 		"duration", time.Since(started).Round(time.Millisecond))
 	// Idle from here on, possibly for weeks: give the refresh's garbage back to the node now.
@@ -267,10 +262,4 @@ func graceContext(ctx context.Context, grace time.Duration) (context.Context, co
 		context.AfterFunc(rctx, func() { t.Stop() })
 	})
 	return rctx, func() { stop(); cancel() }
-}
-
-func (m *Metrics) observeIf(result string) {
-	if m != nil {
-		m.refreshes.WithLabelValues(result).Inc()
-	}
 }

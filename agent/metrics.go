@@ -94,7 +94,12 @@ func (c countingUnits) Run(ctx context.Context, a plan.UnitAction) error {
 	return err
 }
 
+// observe counts a refresh by result and, when started is set, its duration. Nil-safe: the agent
+// runs without metrics in some tests.
 func (m *Metrics) observe(result string, started time.Time) {
+	if m == nil {
+		return
+	}
 	m.refreshes.WithLabelValues(result).Inc()
 	if !started.IsZero() {
 		m.duration.Observe(time.Since(started).Seconds())

@@ -16,7 +16,6 @@ type reporter struct {
 	nodeName string
 	log      *slog.Logger
 	observed func() (map[string]string, bool) // the node's annotations as the informer last saw them
-	onPatch  func(error)
 
 	mu      sync.Mutex
 	want    Status
@@ -101,9 +100,6 @@ func (r *reporter) sync(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	err = r.client.PatchNode(ctx, r.nodeName, patch)
-	if r.onPatch != nil {
-		r.onPatch(err)
-	}
 	if err != nil {
 		return err
 	}
