@@ -117,17 +117,14 @@ func (a *Agent) loop(ctx context.Context) error {
 		case <-a.wake:
 		case <-retry:
 		}
-		again := a.step(ctx)
-		switch {
-		case again:
+		if a.step(ctx) {
 			d := b.next()
 			a.log.Info("refresh will be retried", "in", d)
 			retry = time.After(d)
-		case retry == nil:
-			b.reset()
-		}
-		if !again {
+		} else {
+			// Concluded (or nothing to do): a pending retry is moot and the next failure starts over.
 			retry = nil
+			b.reset()
 		}
 	}
 }
