@@ -1,0 +1,65 @@
+// Package api is the contract shared by the agent, the controller, publish, status and fleet: the
+// ConfigMap's keys and name, the Node labels and annotations, the refresh states and the hash. It
+// imports nothing of the project, so every other package can import it instead of each other.
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// The per-pool ConfigMap's keys.
+const (
+	KeyConfig        = "config"          // the payload: base64 of gzip of the Ignition JSON (HyperShift's encoding)
+	KeyHash          = "hash"            // the payload's identity; the node reports it back
+	KeyNoRebootPaths = "no-reboot-paths" // optional JSON rules, requests within the node policy's ceiling
+)
+
+// Node labels set by HyperShift.
+const (
+	// LabelNodePool names the NodePool a guest Node belongs to.
+	LabelNodePool = "hypershift.openshift.io/nodePool"
+	// LabelGlobalPullSecret marks nodes where HyperShift's global pull-secret syncer owns
+	// /var/lib/kubelet/config.json.
+	LabelGlobalPullSecret = "hypershift.openshift.io/nodepool-globalps-enabled"
+)
+
+// Node annotations the agent owns.
+const (
+	AnnotationCurrent = "hypershift.openshift.io/currentRefreshConfig"
+	AnnotationDesired = "hypershift.openshift.io/desiredRefreshConfig"
+	AnnotationState   = "hypershift.openshift.io/refreshState"
+	AnnotationReason  = "hypershift.openshift.io/refreshReason"
+	AnnotationDrift   = "hypershift.openshift.io/refreshDrift"
+)
+
+// States of AnnotationState.
+const (
+	StateDone           = "Done"
+	StateWorking        = "Working"
+	StateDegraded       = "Degraded"
+	StateUnreconcilable = "Unreconcilable"
+)
+
+// MaxReasonLen bounds AnnotationReason.
+const MaxReasonLen = 1024
+
+// DefaultConfigMapTemplate names a pool's ConfigMap in the agent's namespace: "{pool}" is replaced
+// by the NodePool's name. HyperShift's own in-place upgrader uses "<pool>-upgrade" in another
+// namespace; a distinct suffix keeps the two apart.
+const DefaultConfigMapTemplate = "{pool}-refresh"
+
+// ConfigMapName returns the ConfigMap name for pool under template.
+func ConfigMapName(template, pool string) string {
+	if template == "" {
+		template = DefaultConfigMapTemplate
+	}
+	return strings.ReplaceAll(template, "{pool}", pool)
+}
+
+// Hash is the default hash of a payload: the hex sha256 of its bytes as published.
+func Hash(payload []byte) string {
+	sum := sha256.Sum256(payload)
+	return hex.EncodeToString(sum[:])
+}
