@@ -22,7 +22,10 @@ func TestBuiltInPathMap(t *testing.T) {
 		{"/etc/kubernetes/kubelet-ca.crt", allowlist.ActionNone, nil},
 		{"/etc/mco/internal-registry-pull-secret.json", allowlist.ActionNone, nil},
 		{"/etc/kubernetes/manifests/kube-apiserver-proxy.yaml", allowlist.ActionNone, nil},
-		{"/etc/kubernetes/apiserver-proxy-config/haproxy.cfg", allowlist.ActionNone, nil},
+		{"/etc/kubernetes/apiserver-proxy-config/haproxy.cfg", allowlist.ActionRestart, nil},
+		{"/etc/kubernetes/static-pod-resources/configmaps/cloud-config/ca-bundle.pem", allowlist.ActionNone, nil},
+		{"/etc/docker/certs.d/quay.io/ca.crt", allowlist.ActionNone, nil},
+		{"/etc/docker/certs.d/registry.example.com:5000/ca.crt", allowlist.ActionNone, nil},
 		{"/etc/nmstate/openshift/cluster.yml", allowlist.ActionNone, nil},
 		{"/etc/containers/registries.conf", allowlist.ActionReload, []string{"crio.service"}},
 		{"/etc/containers/policy.json", allowlist.ActionReload, []string{"crio.service"}},
@@ -39,6 +42,27 @@ func TestBuiltInPathMap(t *testing.T) {
 		assert.Equal(t, tc.services, d.Services, tc.path)
 		assert.Equal(t, "policy", d.Source)
 	}
+	assert.Equal(t, []string{allowlist.PodAPIServerProxy}, pol.Resolve("/etc/kubernetes/apiserver-proxy-config/haproxy.cfg", nil).Pods)
+}
+
+func TestPodsOnlyFromTheNodePolicy(t *testing.T) {
+	rules, err := allowlist.ParseRules([]byte(`[{"path":"/etc/foo.cfg","action":"Restart","pods":["kube-system/x"]}]`))
+	require.NoError(t, err)
+	extra, warnings := allowlist.Default().Extra(rules)
+	assert.Empty(t, extra)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "pods are named by the node policy only")
+	for _, bad := range []string{`"kube-system"`, `"a/b/c"`, `"/x"`, `"KUBE/x"`, `"ns/x;reboot"`} {
+		_, err := allowlist.ParseRules([]byte(`[{"path":"/etc/foo.cfg","action":"Restart","pods":[` + bad + `]}]`))
+		assert.Error(t, err, bad)
+	}
+	_, err = allowlist.ParseRules([]byte(`[{"path":"/etc/foo.cfg","action":"Reload","services":["crio"],"pods":["kube-system/x"]}]`))
+	assert.ErrorContains(t, err, "pods can only be restarted")
+}
+
+func TestFirstBootOnly(t *testing.T) {
+	assert.Contains(t, allowlist.FirstBootOnly("/etc/kubernetes/kubeconfig"), "first boot only")
+	assert.Empty(t, allowlist.FirstBootOnly("/var/lib/kubelet/kubeconfig"))
 }
 
 func TestPrefixMatchingIsComponentWise(t *testing.T) {

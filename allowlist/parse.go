@@ -56,14 +56,26 @@ func checkRule(r Rule) error {
 	if trimmed := strings.TrimSuffix(r.Path, "/"); trimmed != "" && path.Clean(trimmed) != trimmed || r.Path == "/" {
 		return fmt.Errorf("path %q is not clean (no \"..\", \".\", \"//\", and not the root)", r.Path)
 	}
+	for _, pod := range r.Pods {
+		if err := checkPod(pod); err != nil {
+			return fmt.Errorf("path %q: %w", r.Path, err)
+		}
+	}
 	switch r.Action {
 	case ActionNone:
-		if len(r.Services) > 0 {
-			return fmt.Errorf("path %q: action None takes no services", r.Path)
+		if len(r.Services) > 0 || len(r.Pods) > 0 {
+			return fmt.Errorf("path %q: action None takes no services or pods", r.Path)
 		}
-	case ActionReload, ActionRestart:
+	case ActionReload:
 		if len(r.Services) == 0 {
 			return fmt.Errorf("path %q: action %s needs at least one service", r.Path, r.Action)
+		}
+		if len(r.Pods) > 0 {
+			return fmt.Errorf("path %q: pods can only be restarted, not reloaded", r.Path)
+		}
+	case ActionRestart:
+		if len(r.Services) == 0 && len(r.Pods) == 0 {
+			return fmt.Errorf("path %q: action %s needs at least one service or pod", r.Path, r.Action)
 		}
 	default:
 		return fmt.Errorf("path %q: action %q is not one of None, Restart, Reload", r.Path, r.Action)
@@ -84,6 +96,10 @@ func (p *Policy) Extra(rules []Rule) ([]Rule, []string) {
 		}
 		if !underAny(r.Path, extraRoots) {
 			warnings = append(warnings, fmt.Sprintf("no-reboot-paths entry %d: path %s is outside /etc/ and /var/lib/kubelet/: ignored", i, r.Path))
+			continue
+		}
+		if len(r.Pods) > 0 {
+			warnings = append(warnings, fmt.Sprintf("no-reboot-paths entry %d: path %s: pods are named by the node policy only: ignored", i, r.Path))
 			continue
 		}
 		units, bad := p.normalizeUnits(r.Services)
@@ -197,4 +213,25 @@ func ParsePolicy(data []byte) (*Policy, error) {
 		p.CoreSSHKeys = *f.CoreSSHKeys
 	}
 	return p, nil
+}
+
+// checkPod accepts a static pod reference "namespace/name" made of DNS labels.
+func checkPod(ref string) error {
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok || !dnsName(ns) || !dnsName(name) {
+		return fmt.Errorf("pod %q is not namespace/name", ref)
+	}
+	return nil
+}
+
+func dnsName(s string) bool {
+	if s == "" || len(s) > 253 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }

@@ -22,6 +22,9 @@ type Rule struct {
 	Path     string   `json:"path"`
 	Action   Action   `json:"action"`
 	Services []string `json:"services,omitempty"`
+	// Pods are static pods ("namespace/name" as in the manifest) restarted through the CRI after
+	// the files are in place, for readers that never re-read their config (HAProxy).
+	Pods []string `json:"pods,omitempty"`
 }
 
 // Policy is the node's own allowlist.
@@ -34,10 +37,12 @@ type Policy struct {
 
 // Well-known units.
 const (
-	UnitCrio        = "crio.service"
-	UnitKubelet     = "kubelet.service"
-	UnitUpdateCA    = "coreos-update-ca-trust.service"
-	containersGPGPK = "/etc/machine-config-daemon/no-reboot/containers-gpg.pub"
+	UnitCrio     = "crio.service"
+	UnitKubelet  = "kubelet.service"
+	UnitUpdateCA = "coreos-update-ca-trust.service"
+	// PodAPIServerProxy is HyperShift's HAProxy static pod in front of the hosted API server.
+	PodAPIServerProxy = "kube-system/kube-apiserver-proxy"
+	containersGPGPK   = "/etc/machine-config-daemon/no-reboot/containers-gpg.pub"
 )
 
 // Default is the built-in policy.
@@ -50,7 +55,13 @@ func Default() *Policy {
 			none("/etc/kubernetes/kubelet-ca.crt"),
 			none("/etc/mco/internal-registry-pull-secret.json"),
 			none("/etc/kubernetes/manifests/kube-apiserver-proxy.yaml"),
-			none("/etc/kubernetes/apiserver-proxy-config/haproxy.cfg"),
+			// haproxy -f never re-reads its config: the static pod is restarted through the CRI.
+			{Path: "/etc/kubernetes/apiserver-proxy-config/haproxy.cfg", Action: ActionRestart, Pods: []string{PodAPIServerProxy}},
+			// Written by the MCS when serving; the MCD's certificate writer rewrites all three in
+			// place with no service action: kubelet reloads its client CA file by itself, and
+			// CRI-O reads certs.d at every pull.
+			none("/etc/kubernetes/static-pod-resources/configmaps/cloud-config/ca-bundle.pem"),
+			none("/etc/docker/certs.d/"),
 			none("/etc/nmstate/openshift/"),
 			reloadCrio("/etc/containers/registries.conf"),
 			reloadCrio("/etc/containers/policy.json"),
@@ -143,6 +154,7 @@ type Decision struct {
 	Reason   string // why not, when not allowed
 	Action   Action
 	Services []string
+	Pods     []string
 	Source   string // "policy" or "no-reboot-paths"
 }
 
@@ -154,7 +166,7 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 		return Decision{Reason: "path is under denied prefix " + d}
 	}
 	if r, ok := longestMatch(p.Rules, path); ok {
-		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "policy"}
+		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Pods: r.Pods, Source: "policy"}
 	}
 	if r, ok := longestMatch(extra, path); ok {
 		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "no-reboot-paths"}

@@ -176,7 +176,7 @@ func (d *decoder) decodeIgnition(js []byte, version *string) (*Payload, error) {
 	}
 	p := &Payload{Config: cfg, dirtyPaths: dirty}
 	for _, f := range cfg.Storage.Files {
-		if !IsMetadataPath(f.Path) {
+		if !isMachineConfigPath(f.Path) {
 			continue
 		}
 		data, err := FileContents(f)
@@ -192,15 +192,24 @@ func (d *decoder) decodeIgnition(js []byte, version *string) (*Payload, error) {
 	return p, nil
 }
 
-// Metadata files: the machine-config server embeds the rendered MachineConfig in every Ignition
-// payload. They describe the machine; they are never written or planned as ordinary files.
+// Metadata files: the machine-config server adds them to every payload it serves. Two embed the
+// rendered MachineConfig (the reboot-class fields are read from them); node-annotations.json holds
+// the machine-config daemon's currentConfig/desiredConfig annotations, "rendered-<pool>-<hash>", and
+// so changes with every change. They describe the machine for the daemon's first boot; a refresh
+// never writes, diffs or refuses them.
 const (
 	MachineConfigContentPath      = "/etc/mcs-machine-config-content.json"
 	MachineConfigEncapsulatedPath = "/etc/ignition-machine-config-encapsulated.json"
+	NodeAnnotationsPath           = "/etc/machine-config-daemon/node-annotations.json"
 )
 
-// IsMetadataPath reports whether path is one of the embedded MachineConfig files.
+// IsMetadataPath reports whether path is one of the machine-config server's metadata files.
 func IsMetadataPath(path string) bool {
+	return isMachineConfigPath(path) || path == NodeAnnotationsPath
+}
+
+// isMachineConfigPath reports whether path is one of the embedded MachineConfig files.
+func isMachineConfigPath(path string) bool {
 	return path == MachineConfigContentPath || path == MachineConfigEncapsulatedPath
 }
 

@@ -39,7 +39,11 @@ type Change struct {
 	Eligible bool      `json:"eligible"`
 	Action   string    `json:"action,omitempty"`
 	Services []string  `json:"services,omitempty"`
+	Pods     []string  `json:"pods,omitempty"`
 	Detail   string    `json:"detail,omitempty"`
+	// Skipped is set, with the reason, for a change a refresh leaves alone without refusing the
+	// payload (a first-boot-only file): it is neither written nor a refusal.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Refusal says why a change cannot be applied without a reboot or outside the policy.
@@ -51,9 +55,11 @@ type Refusal struct {
 	Reason string    `json:"reason"`
 }
 
-// UnitAction is one systemd job to run after the files are in place.
+// UnitAction is one action to run after the files are in place: a systemd job on Unit, or a
+// restart of the static pod Pod ("namespace/name") through the CRI.
 type UnitAction struct {
-	Unit   string           `json:"unit"`
+	Unit   string           `json:"unit,omitempty"`
+	Pod    string           `json:"pod,omitempty"`
 	Action allowlist.Action `json:"action"`
 }
 
@@ -68,6 +74,7 @@ type FileOp struct {
 	Group    types.NodeGroup
 	Action   allowlist.Action
 	Services []string
+	Pods     []string
 }
 
 // SSHKeysOp replaces core's authorized keys.
@@ -120,6 +127,10 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 	}
 	switch c.Kind {
 	case diff.KindFile:
+		if why := allowlist.FirstBootOnly(c.Path); why != "" {
+			out.Eligible, out.Skipped = true, why
+			break
+		}
 		op, reason, err := planFile(c, pol, extra)
 		if err != nil {
 			return err
@@ -128,7 +139,7 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 			refuse(reason)
 			return nil
 		}
-		out.Eligible, out.Action, out.Services = true, string(op.Action), op.Services
+		out.Eligible, out.Action, out.Services, out.Pods = true, string(op.Action), op.Services, op.Pods
 		p.Files = append(p.Files, op)
 	case diff.KindSSHKeys:
 		if !pol.CoreSSHKeys {
@@ -183,7 +194,7 @@ func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (Fi
 	if !d.Allowed {
 		return FileOp{}, fmt.Sprintf("file %s: %s", c.Path, d.Reason), nil
 	}
-	op := FileOp{Path: c.Path, Action: d.Action, Services: d.Services}
+	op := FileOp{Path: c.Path, Action: d.Action, Services: d.Services, Pods: d.Pods}
 	if c.New == nil {
 		op.Remove = true
 		return op, "", nil
@@ -236,8 +247,30 @@ func rank(u string) int {
 }
 
 // orderActions deduplicates the files' unit actions (a unit asked to reload and restart is restarted
-// once) and orders them deterministically.
+// once) and orders them deterministically: units first, then static pods, which may depend on them
+// (a pod restart needs crio).
 func orderActions(files []FileOp) []UnitAction {
+	return append(orderUnits(files), orderPods(files)...)
+}
+
+func orderPods(files []FileOp) []UnitAction {
+	var pods []string
+	for _, f := range files {
+		for _, p := range f.Pods {
+			if !slices.Contains(pods, p) {
+				pods = append(pods, p)
+			}
+		}
+	}
+	slices.Sort(pods)
+	out := make([]UnitAction, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, UnitAction{Pod: p, Action: allowlist.ActionRestart})
+	}
+	return out
+}
+
+func orderUnits(files []FileOp) []UnitAction {
 	want := map[string]allowlist.Action{}
 	for _, f := range files {
 		for _, u := range f.Services {
