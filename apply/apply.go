@@ -31,8 +31,10 @@ type Node struct {
 	Root     *actions.Root
 	StateDir string
 	Units    actions.Units
-	Policy   *allowlist.Policy
-	Log      *slog.Logger
+	// Pods restarts static pods through the CRI; nil skips pod actions.
+	Pods   *actions.CRI
+	Policy *allowlist.Policy
+	Log    *slog.Logger
 }
 
 // Request is one desired state.
@@ -82,17 +84,20 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	if hash == "" {
 		hash = PayloadHash(req.Desired)
 	}
-	cur := req.Current
+	cur, fromMachineConfig := req.Current, false
 	if cur == nil {
 		c, err := LoadCurrent(n.Root, n.StateDir)
 		if err != nil {
 			return nil, invalid("%w", err)
 		}
-		cur = c.Payload
+		cur, fromMachineConfig = c.Payload, c.Hash == ""
 	}
 	des, err := diff.DecodeAgainst(req.Desired, cur)
 	if err != nil {
 		return nil, invalid("desired payload: %w", err)
+	}
+	if fromMachineConfig {
+		cur = withDiskBaseline(n.Root, cur, des)
 	}
 	p, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: n.Policy})
 	if err != nil {
@@ -142,7 +147,7 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 	if err := txn.Commit(); err != nil {
 		return n.failed(ctx, res, txn, err), nil
 	}
-	if err := actions.RunAll(ctx, n.Units, meta.Actions); err != nil {
+	if err := actions.RunAll(ctx, n.runner(), meta.Actions); err != nil {
 		return n.failed(ctx, res, txn, err), nil
 	}
 	if err := n.finish(txn); err != nil {
@@ -163,7 +168,7 @@ func (n Node) failed(ctx context.Context, res *Result, txn *actions.Txn, cause e
 			res.Reason += fmt.Sprintf(" (restore failed: %v)", err)
 		}
 	}
-	if err := actions.RunAll(ctx, n.Units, txn.Meta().Actions); err != nil {
+	if err := actions.RunAll(ctx, n.runner(), txn.Meta().Actions); err != nil {
 		res.Reason += fmt.Sprintf(" (unit actions after restore failed: %v)", err)
 	}
 	if err := txn.Finish(); err != nil {
@@ -220,12 +225,12 @@ func Recover(ctx context.Context, n Node) (Recovery, error) {
 	switch txn.Phase() {
 	case actions.PhaseRollingBack:
 		rec.Outcome = OutcomeFailed
-		if err := actions.RunAll(ctx, n.Units, txn.Meta().Actions); err != nil {
+		if err := actions.RunAll(ctx, n.runner(), txn.Meta().Actions); err != nil {
 			n.logger().Warn("unit actions after restore failed", "err", err)
 		}
 		return rec, txn.Finish()
 	case actions.PhaseCommitted:
-		if err := actions.RunAll(ctx, n.Units, txn.Meta().Actions); err != nil {
+		if err := actions.RunAll(ctx, n.runner(), txn.Meta().Actions); err != nil {
 			rec.Outcome = OutcomeFailed
 			res := n.failed(ctx, &Result{}, txn, err)
 			n.logger().Warn("recovered refresh failed", "reason", res.Reason)
@@ -235,6 +240,9 @@ func Recover(ctx context.Context, n Node) (Recovery, error) {
 	rec.Outcome = OutcomeApplied
 	return rec, n.finish(txn)
 }
+
+// runner runs a plan's actions: unit jobs on n.Units, static pod restarts on n.Pods.
+func (n Node) runner() actions.Units { return actions.Runner{Units: n.Units, Pods: n.Pods} }
 
 func (n Node) logger() *slog.Logger {
 	if n.Log != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -19,7 +20,7 @@ import (
 
 // nodeFlags are the flags every command acting on a node shares.
 type nodeFlags struct {
-	root, stateDir, policy, systemd *string
+	root, stateDir, policy, systemd, cri, nodeName *string
 }
 
 func addNodeFlags(fs *flag.FlagSet) nodeFlags {
@@ -28,6 +29,8 @@ func addNodeFlags(fs *flag.FlagSet) nodeFlags {
 		stateDir: fs.String("state-dir", "", "the agent's state directory (default <root>/var/lib/refresh-agent)"),
 		policy:   fs.String("policy", "", "node-local policy file (YAML or JSON); default: built-in"),
 		systemd:  fs.String("systemd", "system", "systemd manager for unit actions: system, user or none"),
+		cri:      fs.String("cri-socket", actions.DefaultCRISocket, "CRI runtime socket for static pod restarts, or none"),
+		nodeName: fs.String("node-name", os.Getenv("NODE_NAME"), "the node's name, to find its static pods' sandboxes (default $NODE_NAME)"),
 	}
 }
 
@@ -64,7 +67,13 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, erro
 		dialCtx := context.WithoutCancel(ctx)
 		units = &actions.LazyUnits{Connect: func() (actions.Units, error) { return actions.ConnectUnits(dialCtx, mode) }}
 	}
-	return apply.Node{Root: root, StateDir: stateDir, Units: units, Policy: pol, Log: log}, nil
+	var pods *actions.CRI
+	if *f.cri != "none" && *f.cri != "" {
+		if pods, err = actions.DialCRI(*f.cri, *f.nodeName); err != nil {
+			return apply.Node{}, err
+		}
+	}
+	return apply.Node{Root: root, StateDir: stateDir, Units: units, Pods: pods, Policy: pol, Log: log}, nil
 }
 
 func runApply(args []string, stdout, stderr io.Writer) int {
@@ -95,6 +104,9 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	}
 	defer node.Root.Close()
 	defer node.Units.Close()
+	if node.Pods != nil {
+		defer node.Pods.Close()
+	}
 
 	raw, err := readInput(*desired, diff.MaxPayloadSize)
 	if err != nil {
@@ -150,6 +162,9 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 	}
 	defer node.Root.Close()
 	defer node.Units.Close()
+	if node.Pods != nil {
+		defer node.Pods.Close()
+	}
 	rec, err := apply.Recover(context.Background(), node)
 	if err != nil {
 		return fail(stderr, exitFailed, "recover: %v", err)

@@ -83,6 +83,9 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	defer node.Root.Close()
 	defer node.Units.Close()
+	if node.Pods != nil {
+		defer node.Pods.Close()
+	}
 	recorder, stopEvents := agent.NewRecorder(client, *nodeName)
 	defer stopEvents()
 	metrics := agent.NewMetrics(version)
