@@ -73,6 +73,13 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 	if err := EnsureStateDir(stateDir); err != nil {
 		return nil, err
 	}
+	// The state dir may live inside the root (<root>/var/lib/refresh-agent): creating it may have
+	// created parents the entries need. Those are not the transaction's to create or remove.
+	t.j.CreatedDirs = slices.DeleteFunc(t.j.CreatedDirs, func(d string) bool {
+		rp, _ := rel(d)
+		fi, err := root.root.Lstat(rp)
+		return err == nil && fi.IsDir()
+	})
 	if err := os.MkdirAll(filepath.Join(stateDir, backupDir), 0o700); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
