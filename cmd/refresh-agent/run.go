@@ -22,7 +22,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	nf := addNodeFlags(fs)
-	nodeName := fs.String("node-name", os.Getenv("NODE_NAME"), "this node's name (default $NODE_NAME)")
+	nodeName := nf.nodeName // --node-name, shared with apply (static pods are found by it)
 	source := fs.String("source", "api", "where the desired payload comes from: api or volume")
 	namespace := fs.String("namespace", "", "the ConfigMap's namespace (--source api)")
 	configMap := fs.String("configmap", "", "the ConfigMap's name (--source api)")
