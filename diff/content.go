@@ -2,8 +2,13 @@ package diff
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"net/url"
 	"strings"
 
@@ -15,48 +20,179 @@ import (
 var ErrRemoteSource = errors.New("contents come from a remote source")
 
 // SourceScheme returns the URL scheme of a file's contents ("data" when inline, "" when none).
-func SourceScheme(f types.File) string {
-	if f.Contents.Source == nil || *f.Contents.Source == "" {
+func SourceScheme(f types.File) string { return sourceScheme(f.Contents.Source) }
+
+func sourceScheme(source *string) string {
+	if source == nil || *source == "" {
 		return ""
 	}
-	u, err := url.Parse(*f.Contents.Source)
+	u, err := url.Parse(*source)
 	if err != nil {
 		return "invalid"
 	}
 	return strings.ToLower(u.Scheme)
 }
 
-// FileContents decodes a file's inline contents (a data URL, optionally gzip-compressed). A file with no
-// source is empty. Remote sources are not fetched: they return ErrRemoteSource.
+// FileContents decodes a file's inline contents (a data URL, optionally gzip-compressed) and checks
+// them against contents.verification.hash, as Ignition does (the hash is of the decompressed
+// contents). A file with no source is empty. Remote sources are not fetched: they return
+// ErrRemoteSource. The decompressed size is bounded by MaxPayloadSize before anything is allocated.
 func FileContents(f types.File) ([]byte, error) {
+	var data []byte
 	switch SourceScheme(f) {
 	case "":
-		return []byte{}, nil
+		data = []byte{}
 	case "data":
+		var err error
+		if data, err = resourceData(f.Contents, MaxPayloadSize); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, ErrRemoteSource
 	}
-	du, err := dataurl.DecodeString(*f.Contents.Source)
-	if err != nil {
-		return nil, fmt.Errorf("contents.source: bad data URL: %w", err)
+	if err := verify(f.Contents.Verification, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return nil, err
 	}
-	comp := ""
-	if f.Contents.Compression != nil {
-		comp = *f.Contents.Compression
-	}
-	switch comp {
-	case "":
-		return du.Data, nil
-	case "gzip":
-		out, err := gunzip(du.Data)
-		if err != nil {
-			return nil, fmt.Errorf("contents: gzip: %w", err)
-		}
-		return out, nil
-	default:
-		return nil, fmt.Errorf("contents.compression: unsupported %q", comp)
-	}
+	return data, nil
 }
+
+// resourceData decodes an inline resource's data URL and decompresses it, in at most limit bytes.
+func resourceData(r types.Resource, limit int64) ([]byte, error) {
+	raw, comp, err := dataAndCompression(r)
+	if err != nil {
+		return nil, err
+	}
+	if comp == "" {
+		if int64(len(raw)) > limit {
+			return nil, fmt.Errorf("contents: %d bytes exceed the %d byte limit", len(raw), limit)
+		}
+		return raw, nil
+	}
+	n, err := gunzipSize(raw, limit, io.Discard)
+	if errors.Is(err, errTooLarge) {
+		return nil, fmt.Errorf("contents: decompressed size exceeds the %d byte limit", limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("contents: gzip: %w", err)
+	}
+	out, err := gunzipN(raw, n)
+	if err != nil {
+		return nil, fmt.Errorf("contents: gzip: %w", err)
+	}
+	return out, nil
+}
+
+// dataAndCompression returns an inline resource's data URL payload (still compressed) and its
+// compression ("" or "gzip").
+func dataAndCompression(r types.Resource) ([]byte, string, error) {
+	comp := ""
+	if r.Compression != nil {
+		comp = *r.Compression
+	}
+	if comp != "" && comp != "gzip" {
+		return nil, "", fmt.Errorf("contents.compression: unsupported %q", comp)
+	}
+	if r.Source == nil {
+		return []byte{}, comp, nil
+	}
+	du, err := dataurl.DecodeString(*r.Source)
+	if err != nil {
+		return nil, "", fmt.Errorf("contents.source: bad data URL: %w", err)
+	}
+	return du.Data, comp, nil
+}
+
+// verify checks contents written by write against v's hash (nothing to check without one). The
+// hash functions are the ones Ignition's validation accepts: sha256 and sha512.
+func verify(v types.Verification, write func(io.Writer) error) error {
+	if v.Hash == nil {
+		return write(io.Discard)
+	}
+	function, sum, err := v.HashParts()
+	if err != nil {
+		return fmt.Errorf("contents.verification.hash: %w", err)
+	}
+	want, err := hex.DecodeString(sum)
+	if err != nil {
+		return fmt.Errorf("contents.verification.hash: %w", err)
+	}
+	var h hash.Hash
+	switch function {
+	case "sha256":
+		h = sha256.New()
+	case "sha512":
+		h = sha512.New()
+	default:
+		return fmt.Errorf("contents.verification.hash: unsupported function %q", function)
+	}
+	if err := write(h); err != nil {
+		return err
+	}
+	if !bytes.Equal(h.Sum(nil), want) {
+		return ErrHashMismatch
+	}
+	return nil
+}
+
+// checkContents charges every inline file's decoded contents to the decode's budget and checks every
+// verification hash (of files and of their append entries), so that a payload whose contents are too
+// large, or do not match their hash, is invalid before anything is planned or written.
+func (d *decoder) checkContents(cfg types.Config) error {
+	for i, f := range cfg.Storage.Files {
+		where := fmt.Sprintf("storage.files.%d (%s)", i, f.Path)
+		if err := d.checkResource(f.Contents, where+": contents"); err != nil {
+			return err
+		}
+		for j, a := range f.Append {
+			if err := d.checkResource(a, fmt.Sprintf("%s: append.%d", where, j)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (d *decoder) checkResource(r types.Resource, where string) error {
+	if sourceScheme(r.Source) != "data" {
+		return nil // nothing inline to count or check; the planner refuses remote sources
+	}
+	if (r.Compression == nil || *r.Compression == "") && r.Verification.Hash == nil {
+		// Decoded data is never longer than its data URL: charge that, without decoding.
+		return d.charge(int64(len(*r.Source)), where)
+	}
+	raw, comp, err := dataAndCompression(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if comp == "" {
+		if err := d.charge(int64(len(raw)), where); err != nil {
+			return err
+		}
+		if err := verify(r.Verification, func(w io.Writer) error { _, err := w.Write(raw); return err }); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		return nil
+	}
+	// Compressed: one streaming pass counts the decompressed size (within the budget) and hashes it.
+	err = verify(r.Verification, func(w io.Writer) error {
+		n, err := gunzipSize(raw, d.budget, w)
+		if errors.Is(err, errTooLarge) {
+			return d.charge(d.budget+1, where)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: gzip: %w", where, err)
+		}
+		return d.charge(n, where)
+	})
+	if errors.Is(err, ErrHashMismatch) {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	return err
+}
+
+// ErrHashMismatch: a resource's contents do not match its verification hash. Ignition fails such a
+// file; the payload is invalid.
+var ErrHashMismatch = errors.New("contents do not match contents.verification.hash")
 
 // sameSource reports whether two files' contents are equal without decoding them, when it can tell:
 // identical source and compression strings always decode to identical bytes.
