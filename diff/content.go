@@ -2,6 +2,7 @@ package diff
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
@@ -207,7 +208,8 @@ func ptrEq[T comparable](a, b *T) bool {
 	return *a == *b
 }
 
-// contentsEqual compares two files' decoded contents, decoding only when the sources differ.
+// contentsEqual compares two files' decoded contents, decoding only when the sources differ, and then
+// as two streams: neither side is held in memory whole.
 func contentsEqual(a, b types.File) (bool, error) {
 	if sameSource(a, b) {
 		return true, nil
@@ -215,13 +217,71 @@ func contentsEqual(a, b types.File) (bool, error) {
 	if SourceScheme(a) != "data" && SourceScheme(a) != "" || SourceScheme(b) != "data" && SourceScheme(b) != "" {
 		return false, nil // a remote source changed: treated as a change, refused by the planner
 	}
-	ca, err := FileContents(a)
+	ra, err := contentsReader(a)
 	if err != nil {
 		return false, fmt.Errorf("%s: current %w", a.Path, err)
 	}
-	cb, err := FileContents(b)
+	rb, err := contentsReader(b)
 	if err != nil {
 		return false, fmt.Errorf("%s: desired %w", b.Path, err)
 	}
-	return bytes.Equal(ca, cb), nil
+	same, err := readersEqual(ra, rb)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", b.Path, err)
+	}
+	return same, nil
+}
+
+// contentsReader streams an inline file's decompressed contents (no source: empty), at most
+// MaxPayloadSize bytes of them.
+func contentsReader(f types.File) (io.Reader, error) {
+	if SourceScheme(f) == "" {
+		return bytes.NewReader(nil), nil
+	}
+	raw, comp, err := dataAndCompression(f.Contents)
+	if err != nil {
+		return nil, err
+	}
+	if comp == "" {
+		return bytes.NewReader(raw), nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("contents: gzip: %w", err)
+	}
+	return &limitedReader{r: zr, n: MaxPayloadSize}, nil
+}
+
+// limitedReader fails, rather than stops, past n bytes.
+type limitedReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if l.n -= int64(n); l.n < 0 {
+		return n, fmt.Errorf("contents: decompressed size exceeds the %d byte limit", MaxPayloadSize)
+	}
+	return n, err
+}
+
+// readersEqual compares two streams chunk by chunk.
+func readersEqual(a, b io.Reader) (bool, error) {
+	bufA, bufB := make([]byte, 32<<10), make([]byte, 32<<10)
+	for {
+		na, errA := io.ReadFull(a, bufA)
+		nb, errB := io.ReadFull(b, bufB)
+		for _, err := range []error{errA, errB} {
+			if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+				return false, err
+			}
+		}
+		if !bytes.Equal(bufA[:na], bufB[:nb]) {
+			return false, nil
+		}
+		if errA != nil || errB != nil { // one ended: equal only if both did
+			return errA != nil && errB != nil, nil
+		}
+	}
 }
