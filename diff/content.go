@@ -140,55 +140,48 @@ func verify(v types.Verification, write func(io.Writer) error) error {
 // large, or do not match their hash, is invalid before anything is planned or written.
 func (d *decoder) checkContents(cfg types.Config) error {
 	for i, f := range cfg.Storage.Files {
-		where := fmt.Sprintf("storage.files.%d (%s)", i, f.Path)
-		if err := d.checkResource(f.Contents, where+": contents"); err != nil {
-			return err
+		if err := d.checkResource(f.Contents); err != nil {
+			return fmt.Errorf("storage.files.%d (%s): contents: %w", i, f.Path, err)
 		}
 		for j, a := range f.Append {
-			if err := d.checkResource(a, fmt.Sprintf("%s: append.%d", where, j)); err != nil {
-				return err
+			if err := d.checkResource(a); err != nil {
+				return fmt.Errorf("storage.files.%d (%s): append.%d: %w", i, f.Path, j, err)
 			}
 		}
 	}
 	return nil
 }
 
-func (d *decoder) checkResource(r types.Resource, where string) error {
-	if sourceScheme(r.Source) != "data" {
+func (d *decoder) checkResource(r types.Resource) error {
+	// Validation has parsed every URL already; url.Parse again would scan each data URL whole.
+	if r.Source == nil || len(*r.Source) < 5 || !strings.EqualFold((*r.Source)[:5], "data:") {
 		return nil // nothing inline to count or check; the planner refuses remote sources
 	}
 	if (r.Compression == nil || *r.Compression == "") && r.Verification.Hash == nil {
 		// Decoded data is never longer than its data URL: charge that, without decoding.
-		return d.charge(int64(len(*r.Source)), where)
+		return d.charge(int64(len(*r.Source)), "decoded size")
 	}
 	raw, comp, err := dataAndCompression(r)
 	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
+		return err
 	}
 	if comp == "" {
-		if err := d.charge(int64(len(raw)), where); err != nil {
+		if err := d.charge(int64(len(raw)), "decoded size"); err != nil {
 			return err
 		}
-		if err := verify(r.Verification, func(w io.Writer) error { _, err := w.Write(raw); return err }); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		return nil
+		return verify(r.Verification, func(w io.Writer) error { _, err := w.Write(raw); return err })
 	}
 	// Compressed: one streaming pass counts the decompressed size (within the budget) and hashes it.
-	err = verify(r.Verification, func(w io.Writer) error {
+	return verify(r.Verification, func(w io.Writer) error {
 		n, err := gunzipSize(raw, d.budget, w)
 		if errors.Is(err, errTooLarge) {
-			return d.charge(d.budget+1, where)
+			return d.charge(d.budget+1, "decompressed size")
 		}
 		if err != nil {
-			return fmt.Errorf("%s: gzip: %w", where, err)
+			return fmt.Errorf("gzip: %w", err)
 		}
-		return d.charge(n, where)
+		return d.charge(n, "decompressed size")
 	})
-	if errors.Is(err, ErrHashMismatch) {
-		return fmt.Errorf("%s: %w", where, err)
-	}
-	return err
 }
 
 // ErrHashMismatch: a resource's contents do not match its verification hash. Ignition fails such a
@@ -217,6 +210,18 @@ func contentsEqual(a, b types.File) (bool, error) {
 	if SourceScheme(a) != "data" && SourceScheme(a) != "" || SourceScheme(b) != "data" && SourceScheme(b) != "" {
 		return false, nil // a remote source changed: treated as a change, refused by the planner
 	}
+	if !compressed(a) && !compressed(b) {
+		// Both decode to their data URL's bytes, already small next to the payload: compare them.
+		ca, err := FileContents(a)
+		if err != nil {
+			return false, fmt.Errorf("%s: current %w", a.Path, err)
+		}
+		cb, err := FileContents(b)
+		if err != nil {
+			return false, fmt.Errorf("%s: desired %w", b.Path, err)
+		}
+		return bytes.Equal(ca, cb), nil
+	}
 	ra, err := contentsReader(a)
 	if err != nil {
 		return false, fmt.Errorf("%s: current %w", a.Path, err)
@@ -230,6 +235,10 @@ func contentsEqual(a, b types.File) (bool, error) {
 		return false, fmt.Errorf("%s: %w", b.Path, err)
 	}
 	return same, nil
+}
+
+func compressed(f types.File) bool {
+	return f.Contents.Compression != nil && *f.Contents.Compression != ""
 }
 
 // contentsReader streams an inline file's decompressed contents (no source: empty), at most
@@ -268,7 +277,7 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 
 // readersEqual compares two streams chunk by chunk.
 func readersEqual(a, b io.Reader) (bool, error) {
-	bufA, bufB := make([]byte, 32<<10), make([]byte, 32<<10)
+	bufA, bufB := make([]byte, 8<<10), make([]byte, 8<<10)
 	for {
 		na, errA := io.ReadFull(a, bufA)
 		nb, errB := io.ReadFull(b, bufB)

@@ -92,7 +92,7 @@ func newDecoder() *decoder { return &decoder{budget: MaxPayloadSize} }
 // budget cannot cover them.
 func (d *decoder) charge(n int64, what string) error {
 	if n > d.budget {
-		return fmt.Errorf("%s: exceeds the %d byte payload budget (--max-payload-bytes: payload and all decoded file contents together)", what, MaxPayloadSize)
+		return fmt.Errorf("%s exceeds the %d byte payload budget (--max-payload-bytes: payload and all decoded file contents together)", what, MaxPayloadSize)
 	}
 	d.budget -= n
 	return nil
@@ -109,7 +109,7 @@ func (d *decoder) decode(raw []byte, layer int) (*Payload, Form, error) {
 	}
 	switch {
 	case bytes.HasPrefix(trimmed, []byte{0x1f, 0x8b}):
-		inner, err := d.gunzip(trimmed, "gzip")
+		inner, err := d.gunzip(trimmed, "decompressed size")
 		if err != nil {
 			return nil, "", fmt.Errorf("gzip: %w", err)
 		}
@@ -128,7 +128,7 @@ func (d *decoder) decode(raw []byte, layer int) (*Payload, Form, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("payload is neither JSON, YAML, gzip nor base64: %s", oneLine(err))
 		}
-		if err := d.charge(int64(len(js)), "yaml"); err != nil {
+		if err := d.charge(int64(len(js)), "JSON converted from YAML"); err != nil {
 			return nil, "", err
 		}
 		if len(js) == 0 || js[0] != '{' {
@@ -340,7 +340,7 @@ func (d *decoder) decodeBase64(b []byte) ([]byte, error) {
 	if bytes.ContainsAny(clean, "-_") {
 		enc = base64.RawURLEncoding
 	}
-	if err := d.charge(int64(len(clean)+enc.DecodedLen(len(clean))), "base64"); err != nil {
+	if err := d.charge(int64(len(clean)+enc.DecodedLen(len(clean))), "decoded size"); err != nil {
 		return nil, err
 	}
 	out := make([]byte, enc.DecodedLen(len(clean)))
