@@ -67,6 +67,8 @@ func differentialSeeds() [][]byte {
 //     undecodable compressed contents, metadata files that are no MachineConfig).
 //
 // The ConfigMap's own encodings (gzip, base64, YAML) are not Ignition's and are not compared.
+// DecodeAgainst (which trusts data URLs validated in the node's current payload) must read every
+// input exactly as Decode does.
 func FuzzDifferential(f *testing.F) {
 	for _, s := range differentialSeeds() {
 		f.Add(s)
@@ -75,7 +77,17 @@ func FuzzDifferential(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	known, err := diff.Decode(differentialSeeds()[2])
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		// DecodeAgainst skips re-validating data URLs known valid: it must read exactly as Decode.
+		a, errA := diff.DecodeAgainst(raw, known)
+		d, errD := diff.Decode(raw)
+		if (errA == nil) != (errD == nil) || errA == nil && !reflect.DeepEqual(a.Config, d.Config) {
+			t.Fatalf("DecodeAgainst (%v) and Decode (%v) differ", errA, errD)
+		}
 		want, rpt, ierr := v35.ParseCompatibleVersion(raw)
 		compare(t, empty, raw, "ignition", want, rpt.Entries, ierr)
 		if json.Valid(raw) {
