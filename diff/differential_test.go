@@ -159,3 +159,16 @@ func dirtyEntryPath(cfg types.Config, e report.Entry) (string, bool) {
 	}
 	return "", false
 }
+
+// Unknown keys are no error to Ignition (its report warns "unused key"), nor to the decode.
+func TestUnknownKeysAreWarningsAsInIgnition(t *testing.T) {
+	raw := []byte(`{"ignition":{"version":"3.2.0"},"unknown":{"a":1},"storage":{"files":[{"path":"/etc/a","colour":"blue"}]}}`)
+	_, rpt, err := v35.ParseCompatibleVersion(raw)
+	if err != nil || rpt.IsFatal() || len(rpt.Entries) == 0 {
+		t.Fatalf("Ignition: %v, %v", err, rpt)
+	}
+	p, err := diff.Decode(raw)
+	if err != nil || len(p.Config.Storage.Files) != 1 {
+		t.Fatalf("decode: %v", err)
+	}
+}
