@@ -75,15 +75,24 @@ func forValidation[C any](d *decoder, cfg C) C {
 	files := v.FieldByName("Storage").FieldByName("Files")
 	copied := reflect.MakeSlice(files.Type(), files.Len(), files.Len())
 	reflect.Copy(copied, files)
+	index := func(names ...string) []int { // field indices, looked up once per call
+		var idx []int
+		t := files.Type().Elem()
+		for _, n := range names {
+			f, _ := t.FieldByName(n)
+			idx, t = append(idx, f.Index...), f.Type
+		}
+		return idx
+	}
+	pathIdx, sourceIdx, compIdx := index("Path"), index("Contents", "Source"), index("Contents", "Compression")
 	for i := range copied.Len() {
 		f := copied.Index(i)
-		contents := f.FieldByName("Contents")
-		source := contents.FieldByName("Source").Interface().(*string)
-		compression := contents.FieldByName("Compression").Interface().(*string)
-		k, ok := d.known[f.FieldByName("Path").String()]
-		if ok && ptrEq(k.Source, source) && ptrEq(k.Compression, compression) && source != nil && strings.HasPrefix(*source, "data:") {
-			contents.FieldByName("Source").Set(reflect.ValueOf(&trustedSource))
-			contents.FieldByName("Compression").Set(reflect.Zero(contents.FieldByName("Compression").Type()))
+		source := f.FieldByIndex(sourceIdx).Interface().(*string)
+		compression := f.FieldByIndex(compIdx)
+		k, ok := d.known[f.FieldByIndex(pathIdx).String()]
+		if ok && ptrEq(k.Source, source) && ptrEq(k.Compression, compression.Interface().(*string)) && source != nil && strings.HasPrefix(*source, "data:") {
+			f.FieldByIndex(sourceIdx).Set(reflect.ValueOf(&trustedSource))
+			compression.Set(reflect.Zero(compression.Type()))
 		}
 	}
 	files.Set(copied)

@@ -176,7 +176,8 @@ func (s *keyScanner) object(depth int) error {
 		s.pos++
 		return nil
 	}
-	var seen []seenKey
+	var buf [manyKeys]seenKey // most objects have a few keys: no allocation for them
+	seen := buf[:0]
 	var byFold map[string]string // folded -> raw, once the object has many keys
 	for {
 		s.ws()
