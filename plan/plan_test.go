@@ -163,7 +163,10 @@ func TestRefusals(t *testing.T) {
 			mutate func(*fixture.Config)
 			kind   diff.Kind
 			reason string
-		}{file(registries, func(f *types.File) { f.Contents.Source = str(scheme) }), diff.KindFile, "contents come from a remote source (" + scheme[:strings.Index(scheme, ":")] + ")"}
+		}{func(c *fixture.Config) {
+			file(registries, func(f *types.File) { f.Contents.Source = str(scheme) })(c)
+			c.Ignition.Version = "3.4.0" // arn: sources exist since spec 3.4; Ignition rejects them before
+		}, diff.KindFile, "contents come from a remote source (" + scheme[:strings.Index(scheme, ":")] + ")"}
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -85,6 +85,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	hash := fs.String("hash", "", "the desired payload's hash (default: its sha256)")
 	output := fs.String("output", "text", "text or json")
+	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
 	if err := fs.Parse(args); err != nil {
 		return exitInvalid
 	}

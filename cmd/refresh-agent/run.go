@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/refresh-agent/agent"
+	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/kube"
 )
 
@@ -31,6 +32,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	metricsAddr := fs.String("metrics-addr", ":9464", "Prometheus metrics address (empty: off)")
 	healthAddr := fs.String("health-addr", ":9465", "/healthz and /readyz address (empty: off)")
 	grace := fs.Duration("shutdown-grace", 90*time.Second, "how long a refresh in progress may finish after SIGTERM")
+	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
 	if err := fs.Parse(args); err != nil {
 		return exitInvalid
 	}
