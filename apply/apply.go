@@ -131,6 +131,11 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		res.Outcome, res.Applied = OutcomeNoop, true
 		return res, n.record(req.Desired, hash)
 	}
+	if err := ctx.Err(); err != nil {
+		// Told to stop (SIGTERM) before anything was written: start nothing.
+		res.Outcome, res.Reason = OutcomeFailed, "not started: "+err.Error()
+		return res, nil
+	}
 	meta := actions.Meta{Hash: hash, PayloadFile: payloadName(req.Desired), Actions: p.Actions}
 	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions))
 	return n.transact(ctx, res, ops, meta, req.Desired)
@@ -178,7 +183,7 @@ func (n Node) failed(ctx context.Context, res *Result, txn *actions.Txn, cause e
 	res.Outcome = OutcomeFailed
 	if err := n.rollback(ctx, txn); err != nil {
 		res.RollbackIncomplete = true
-		res.Reason = fmt.Sprintf("%v; rollback incomplete: %v", cause, err)
+		res.Reason = fmt.Sprintf("%v; %v", cause, err)
 		n.logger().Error("refresh failed and its rollback is incomplete", "hash", txn.Meta().Hash, "reason", res.Reason)
 		return res
 	}
@@ -288,7 +293,7 @@ func Recover(ctx context.Context, n Node) (Recovery, error) {
 	if err := n.rollback(ctx, txn); err != nil {
 		rec.RollbackIncomplete, rec.Reason = true, fmt.Sprintf("%v; %v", cause, err)
 		n.logger().Error("recovery could not complete the rollback", "hash", rec.Hash, "reason", rec.Reason)
-		return rec, fmt.Errorf("recovering the refresh to %s: %w", rec.Hash, err)
+		return rec, fmt.Errorf("refresh to %s: %w", rec.Hash, err)
 	}
 	rec.RolledBack, rec.Reason = true, cause.Error()+"; rolled back"
 	n.logger().Warn("recovered refresh rolled back", "hash", rec.Hash, "reason", rec.Reason)

@@ -168,3 +168,17 @@ func TestActionsRunCounted(t *testing.T) {
 	assert.Contains(t, b.String(), "reloaded crio.service")
 	assert.Contains(t, b.String(), "1 unit actions, no reboot")
 }
+
+// Told to stop before the transaction starts: nothing is written, nothing runs.
+func TestCancelledBeforeStartWritesNothing(t *testing.T) {
+	n := newNode(t)
+	before := n.treeHash(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := apply.Run(ctx, n.Node, apply.Request{Desired: v2().JSON(), Hash: "v2"})
+	require.NoError(t, err)
+	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Contains(t, res.Reason, "not started")
+	assert.Equal(t, before, n.treeHash(t))
+	assert.Empty(t, n.units.ran)
+}
