@@ -196,3 +196,22 @@ func TestRollbackOfAVersion1Journal(t *testing.T) {
 	assert.Equal(t, []int{1000, 1001}, []int{uid, gid})
 	assertNoLeftovers(t, dir, state)
 }
+
+// A managed path named like another's side file (its backup above all) is refused before anything
+// is written: it could overwrite the backup, and a rollback would restore its bytes.
+func TestSideFileNamesAreReserved(t *testing.T) {
+	r, dir := newRoot(t)
+	for _, p := range []string{"/etc/containers/.registries.conf.refresh-agent-backup", "/etc/containers/.x.refresh-agent-tmp",
+		"/etc/containers/.x.refresh-agent-restore"} {
+		state := t.TempDir()
+		_, err := actions.Prepare(r, state, []actions.Op{
+			{Path: "/etc/containers/registries.conf", Data: []byte("new"), Mode: 0o644},
+			{Path: p, Data: []byte("x"), Mode: 0o644},
+		}, actions.Meta{})
+		require.ErrorContains(t, err, p)
+		assert.ErrorIs(t, err, actions.ErrReserved)
+		assertNoLeftovers(t, dir, state)
+		_, err = os.Stat(filepath.Join(state, "journal.json"))
+		assert.True(t, os.IsNotExist(err))
+	}
+}

@@ -51,6 +51,19 @@ func sideName(p, suffix string) string {
 
 func tempName(p string) string { return sideName(p, tempSuffix) }
 
+// ErrReserved marks a managed path named like the agent's own side files.
+var ErrReserved = errors.New("the name is reserved for the agent's temp and backup files")
+
+// reservedName reports whether p could be a side file of some other target.
+func reservedName(p string) bool {
+	for _, s := range []string{tempSuffix, backupSuffix, restoreSuffix} {
+		if strings.HasSuffix(p, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // ErrUnfinished marks a state dir whose last transaction is not finished: it must be recovered (rolled
 // forward or back, and cleaned up) before another can start.
 var ErrUnfinished = errors.New("an unfinished transaction is pending")
@@ -77,6 +90,11 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 		}
 		if seen[op.Path] {
 			return nil, fmt.Errorf("%s: more than one operation on the path", op.Path)
+		}
+		if reservedName(op.Path) {
+			// A managed file named like another's backup could overwrite it and a rollback would
+			// restore the wrong bytes.
+			return nil, fmt.Errorf("%s: %w", op.Path, ErrReserved)
 		}
 		seen[op.Path] = true
 		if op.Remove && len(missing) > 0 {

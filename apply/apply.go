@@ -147,8 +147,9 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 	// Whatever happens next, no planned action runs when the node's manager is "none".
 	res.ActionsSkipped = actions.Skips(n.Units) && len(meta.Actions) > 0
 	txn, err := actions.Prepare(n.Root, n.StateDir, ops, meta)
-	if errors.Is(err, actions.ErrSymlink) {
-		// A symlinked component on the node is refused, never followed: retrying cannot help.
+	if errors.Is(err, actions.ErrSymlink) || errors.Is(err, actions.ErrReserved) {
+		// A symlinked component on the node is refused, never followed, and a name reserved for the
+		// agent's own side files is never written: retrying cannot help.
 		res.Eligible, res.Files, res.SSHKeys, res.Actions = false, nil, nil, []plan.UnitAction{}
 		res.Refused = append(res.Refused, plan.Refusal{Kind: diff.KindFile, Reason: err.Error()})
 		res.Outcome, res.Reason, res.ActionsSkipped = OutcomeRefused, err.Error(), false

@@ -182,3 +182,14 @@ func TestCancelledBeforeStartWritesNothing(t *testing.T) {
 	assert.Equal(t, before, n.treeHash(t))
 	assert.Empty(t, n.units.ran)
 }
+
+// A payload file named like the agent's backup of another is refused whole.
+func TestReservedNameRefused(t *testing.T) {
+	n := newNode(t)
+	before := n.treeHash(t)
+	res := n.run(t, v2().File("/etc/containers/registries.d/a.yaml", []byte("a"), 0o644).File("/etc/containers/registries.d/.a.yaml.refresh-agent-backup", []byte("x"), 0o644).JSON(), "v2")
+	assert.Equal(t, apply.OutcomeRefused, res.Outcome, res.Reason)
+	assert.Contains(t, res.Reason, "reserved")
+	assert.Equal(t, before, n.treeHash(t))
+	assert.Empty(t, n.units.ran)
+}
