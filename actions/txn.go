@@ -340,6 +340,9 @@ func (t *Txn) Finishing() bool { return t.j.Finishing }
 // Meta returns what the transaction was started with.
 func (t *Txn) Meta() Meta { return t.j.Meta }
 
+// Len counts the files the transaction writes or removes (ops with nothing to do dropped).
+func (t *Txn) Len() int { return len(t.j.Entries) }
+
 // Paths lists the managed paths.
 func (t *Txn) Paths() []string {
 	out := make([]string, len(t.j.Entries))

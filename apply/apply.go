@@ -174,8 +174,8 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 	if err := n.finish(txn); err != nil {
 		return nil, err
 	}
-	res.Outcome, res.Applied, res.FilesWritten = OutcomeApplied, true, len(ops)
-	n.logger().Info("refresh applied", "hash", meta.Hash, "files", len(ops), "actions", len(meta.Actions), "actionsRun", ran)
+	res.Outcome, res.Applied, res.FilesWritten = OutcomeApplied, true, txn.Len()
+	n.logger().Info("refresh applied", "hash", meta.Hash, "files", txn.Len(), "actions", len(meta.Actions), "actionsRun", ran)
 	return res, nil
 }
 

@@ -193,3 +193,17 @@ func TestReservedNameRefused(t *testing.T) {
 	assert.Equal(t, before, n.treeHash(t))
 	assert.Empty(t, n.units.ran)
 }
+
+// Removing core's keys when their directory is gone removes nothing and creates no directory.
+func TestRemovalUnderMissingParentCreatesNothing(t *testing.T) {
+	n := newNode(t)
+	require.NoError(t, os.RemoveAll(filepath.Join(n.dir, "var/home/core/.ssh")))
+	noKeys := fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
+		File(registries, []byte("v1 mirrors"), 0o644).
+		File(pullSecret, []byte(`{"auths":{"v1":{}}}`), 0o600)
+	res := n.run(t, noKeys.JSON(), "nokeys")
+	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	_, err := os.Stat(filepath.Join(n.dir, "var/home/core/.ssh"))
+	assert.True(t, os.IsNotExist(err), "no parent created for a removal")
+	assert.Equal(t, "nokeys", apply.CurrentHash(n.StateDir))
+}
