@@ -35,7 +35,10 @@ type Entry struct {
 	Temp   string `json:"temp,omitempty"` // node path of the new contents' temp file
 	// Backup is the node path of the original's backup: a hard link beside the target (journal
 	// version 2). In version 1 journals it is a file name in the state dir's backup directory.
-	Backup      string      `json:"backup,omitempty"`
+	Backup string `json:"backup,omitempty"`
+	// BackupCopy says the backup is a copy (the filesystem refused a hard link): it is restored by
+	// copy and checked by contents, mode and owner instead of by inode.
+	BackupCopy  bool        `json:"backupCopy,omitempty"`
 	HadOriginal bool        `json:"hadOriginal"`
 	OrigMode    fs.FileMode `json:"origMode,omitempty"`
 	OrigUID     int         `json:"origUID,omitempty"`

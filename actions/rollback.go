@@ -18,9 +18,10 @@ import (
 // Only when every check passes does the journal move to rolledback. On any failure it returns an error
 // naming each path, and the journal stays in rollingback with every backup kept, so a later Rollback
 // (after a restart: Recover) tries again. It is idempotent, and refused once the transaction is done.
+// Rolled back already, it checks again, and restores again whatever changed since.
 func (t *Txn) Rollback() error {
 	switch {
-	case t.j.Phase == PhaseRolledBack:
+	case t.j.Phase == PhaseRolledBack && (t.j.Finishing || t.verify() == nil):
 		return nil
 	case t.j.Phase == PhaseDone || t.j.Phase == PhasePreparing || t.j.Finishing:
 		return fmt.Errorf("rollback in phase %s", t.j.Phase)
@@ -93,7 +94,8 @@ func (t *Txn) restoreEntry(e Entry) error {
 		return nil // already back (a rollback resumed after a crash or a failure)
 	}
 	tr, _ := rel(sideName(e.Path, restoreSuffix))
-	if t.legacy() {
+	switch {
+	case t.legacy():
 		data, err := os.ReadFile(t.legacyBackup(e))
 		if err != nil {
 			return err
@@ -101,7 +103,13 @@ func (t *Txn) restoreEntry(e Entry) error {
 		if err := t.root.writeTemp("/"+tr, data, e.OrigMode, e.OrigUID, e.OrigGID); err != nil {
 			return err
 		}
-	} else {
+	case e.BackupCopy:
+		// The filesystem refused the hard link for the backup: it would refuse one now too.
+		br, _ := rel(e.Backup)
+		if err := t.root.copyFile(br, tr, e.OrigMode, e.OrigUID, e.OrigGID); err != nil {
+			return err
+		}
+	default:
 		if err := t.root.removeRegular(tr); err != nil {
 			return err
 		}
@@ -147,9 +155,20 @@ func (t *Txn) isOriginal(e Entry) error {
 		return err
 	}
 	if t.legacy() {
-		return t.matchesLegacyBackup(e, rp, fi)
+		want, err := os.ReadFile(t.legacyBackup(e))
+		if err != nil {
+			return fmt.Errorf("backup: %w", err)
+		}
+		return t.matchesCopy(e, rp, fi, want)
 	}
 	br, _ := rel(e.Backup)
+	if e.BackupCopy {
+		want, err := t.root.root.ReadFile(br)
+		if err != nil {
+			return fmt.Errorf("backup %s: %w", e.Backup, err)
+		}
+		return t.matchesCopy(e, rp, fi, want)
+	}
 	bi, err := t.root.root.Lstat(br)
 	if err != nil {
 		return fmt.Errorf("backup %s: %w", e.Backup, err)
@@ -160,19 +179,16 @@ func (t *Txn) isOriginal(e Entry) error {
 	return nil
 }
 
-// A version 1 journal kept copies in the state dir's backup directory; they are restored by copy and
-// checked by content, mode and owner.
+// A version 1 journal kept copies in the state dir's backup directory; they are restored by copy.
 func (t *Txn) legacy() bool { return t.j.Version < 2 }
 
 func (t *Txn) legacyBackup(e Entry) string {
 	return filepath.Join(t.stateDir, backupDir, filepath.Base(e.Backup))
 }
 
-func (t *Txn) matchesLegacyBackup(e Entry, rp string, fi fs.FileInfo) error {
-	want, err := os.ReadFile(t.legacyBackup(e))
-	if err != nil {
-		return fmt.Errorf("backup: %w", err)
-	}
+// matchesCopy checks a target restored from a copy: the backup's contents, the original's mode and
+// owner.
+func (t *Txn) matchesCopy(e Entry, rp string, fi fs.FileInfo, want []byte) error {
 	got, err := t.root.root.ReadFile(rp)
 	if err != nil {
 		return err

@@ -194,15 +194,20 @@ func (t *Txn) backup(e *Entry) error {
 	if err := t.root.removeRegular(br); err != nil {
 		return err
 	}
-	lerr := t.root.root.Link(rp, br)
+	lerr := linkBackup(t.root.root, rp, br)
 	if lerr == nil {
 		return nil
 	}
 	if err := t.root.copyFile(rp, br, e.OrigMode, e.OrigUID, e.OrigGID); err != nil {
 		return fmt.Errorf("link: %w; copy: %w", lerr, err)
 	}
+	e.BackupCopy = true
 	return nil
 }
+
+// linkBackup makes the backup's hard link; a variable so that a test can stand in for a filesystem
+// that refuses hard links.
+var linkBackup = (*os.Root).Link
 
 // Commit moves every new file into place (and removes the removed ones), makes the renames durable,
 // and records the transaction as committed. If a step fails it returns the error and the caller rolls
