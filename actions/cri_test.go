@@ -72,8 +72,9 @@ func TestRunnerDispatches(t *testing.T) {
 	rt := critest.Start(t)
 	rt.AddPod("kube-system", "kube-apiserver-proxy-node-1", true)
 	r := actions.Runner{Units: actions.NoUnits{}, Pods: dial(t, rt, "node-1")}
-	require.NoError(t, actions.RunAll(context.Background(), r, []plan.UnitAction{
-		{Unit: "crio.service", Action: "Reload"}, {Pod: proxy, Action: "Restart"}}))
+	_, err := actions.RunAll(context.Background(), r, []plan.UnitAction{
+		{Unit: "crio.service", Action: "Reload"}, {Pod: proxy, Action: "Restart"}})
+	require.NoError(t, err)
 	assert.Equal(t, 1, rt.Stops("kube-apiserver-proxy-node-1"))
 	// Without a CRI, pod actions are skipped.
 	require.NoError(t, actions.Runner{}.Run(context.Background(), plan.UnitAction{Pod: proxy, Action: "Restart"}))

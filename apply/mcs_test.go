@@ -46,7 +46,7 @@ func provision(t *testing.T, base *mcs.Pool) *mcsNode {
 	pods, err := actions.DialCRI(rt.Socket, nodeName)
 	require.NoError(t, err)
 	t.Cleanup(pods.Close)
-	n := &mcsNode{dir: dir, units: &fakeUnits{fail: map[string]bool{}}, cri: rt}
+	n := &mcsNode{dir: dir, units: &fakeUnits{fail: map[string]int{}}, cri: rt}
 	n.Node = apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: n.units, Pods: pods}
 	return n
 }

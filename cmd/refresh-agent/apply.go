@@ -95,8 +95,9 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	if *output != "text" && *output != "json" {
 		return fail(stderr, exitInvalid, "apply: --output must be text or json, not %q", *output)
 	}
-	// SIGTERM lets a transaction finish: the context only bounds waits for unit jobs.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT)
+	// SIGINT and SIGTERM never kill a transaction midway: they cancel the waits for unit jobs, and a
+	// refresh in progress then either finishes or rolls back under its own deadline before exiting.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	node, err := nf.open(ctx, log)
@@ -167,11 +168,11 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 		defer node.Pods.Close()
 	}
 	rec, err := apply.Recover(context.Background(), node)
+	if werr := writeJSON(stdout, rec); werr != nil {
+		return exitFailed
+	}
 	if err != nil {
 		return fail(stderr, exitFailed, "recover: %v", err)
-	}
-	if err := writeJSON(stdout, rec); err != nil {
-		return exitFailed
 	}
 	return exitOK
 }
