@@ -149,6 +149,15 @@ func (r Runner) Run(ctx context.Context, a plan.UnitAction) error {
 	return r.Units.Run(ctx, a)
 }
 
+// SkipsAction reports whether a will not run: a pod restart without a CRI, a unit job without a
+// manager (--systemd none).
+func (r Runner) SkipsAction(a plan.UnitAction) bool {
+	if a.Pod != "" {
+		return r.Pods == nil
+	}
+	return r.Units == nil || Skips(r.Units)
+}
+
 // Close closes both.
 func (r Runner) Close() {
 	if r.Units != nil {

@@ -40,6 +40,15 @@ func Skips(u Units) bool {
 	return ok && s.Skips()
 }
 
+// skipsAction reports whether u skips a rather than running it: per action when u dispatches
+// several kinds (Runner), else as Skips.
+func skipsAction(u Units, a plan.UnitAction) bool {
+	if s, ok := u.(interface{ SkipsAction(plan.UnitAction) bool }); ok {
+		return s.SkipsAction(a)
+	}
+	return Skips(u)
+}
+
 // Systemd runs unit actions over a private D-Bus connection to a systemd manager.
 type Systemd struct {
 	conn *sd.Conn
@@ -149,11 +158,10 @@ func RunAll(ctx context.Context, u Units, actions []plan.UnitAction) (int, error
 		if err := u.Run(ctx, a); err != nil {
 			return ran, err
 		}
-		ran++
+		if !skipsAction(u, a) {
+			ran++
+		}
 		CrashPoint("action")
-	}
-	if Skips(u) {
-		return 0, nil
 	}
 	return ran, nil
 }

@@ -33,10 +33,14 @@ func withDiskBaseline(root *actions.Root, cur, des *diff.Payload) *diff.Payload 
 		if err != nil {
 			continue
 		}
+		// What the disk holds (contents, mode, owner) comes from the disk; what has no trace on disk
+		// (overwrite, append, and how the contents were fetched) is taken as the desired entry says.
 		mode := int(fi.Mode().Perm())
 		src := dataurl.EncodeBytes(data)
-		entry := types.File{Node: types.Node{Path: f.Path},
-			FileEmbedded1: types.FileEmbedded1{Mode: &mode, Contents: types.Resource{Source: &src}}}
+		entry := f
+		entry.Mode = &mode
+		entry.Contents = types.Resource{Source: &src}
+		entry.User, entry.Group = types.NodeUser{}, types.NodeGroup{}
 		if uid, gid := ownerOf(fi); uid != 0 || gid != 0 {
 			entry.User.ID, entry.Group.ID = &uid, &gid
 			if uid == 0 {
