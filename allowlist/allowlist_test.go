@@ -339,6 +339,18 @@ func TestDenyListIsASecondLayerUnderTheCeiling(t *testing.T) {
 	assert.Contains(t, warnings[0], "under denied prefix /etc/cron")
 	assert.Contains(t, warnings[1], "action Reload is not allowed under configMapCeiling prefix /etc/ (allows None)")
 	assert.True(t, pol.Resolve("/etc/myapp.conf", extra).Allowed)
+	// The exceptions to the deny list are for the node's own rules: a policy that drops those rules
+	// does not open them to the ConfigMap.
+	noRules := mustPolicy(t, "paths: []\nconfigMapCeiling: [{prefix: /etc/, actions: [None]}]")
+	for _, p := range []string{"/etc/kubernetes/manifests/kube-apiserver-proxy.yaml", "/etc/machine-config-daemon/no-reboot/containers-gpg.pub"} {
+		rules := mustRules(t, `[{"path": "`+p+`", "action": "None"}, {"path": "/etc/", "action": "None"}]`)
+		extra, warnings := noRules.Extra(rules)
+		require.Len(t, warnings, 1, p)
+		assert.Contains(t, warnings[0], "under denied prefix", p)
+		assert.False(t, noRules.Resolve(p, extra).Allowed, p)
+		assert.False(t, noRules.Resolve(p, rules).Allowed, p)
+		assert.True(t, allowlist.Default().Resolve(p, nil).Allowed, "the built-in rule: %s", p)
+	}
 	for _, p := range []string{"/etc/cron.d/x", "/etc/crontab", "/etc/ld.so.preload", "/etc/pam.d/sshd", "/etc/sysctl.conf",
 		"/etc/kubernetes/manifests/evil.yaml", "/var/lib/kubelet/kubeconfig", "/etc/ssh/sshd_config", "/etc/profile.d/x.sh"} {
 		d := pol.Resolve(p, extra)

@@ -95,7 +95,7 @@ func (p *Policy) Extra(rules []Rule) ([]Rule, []string) {
 			ignore(err.Error())
 			continue
 		}
-		if d, ok := deniedUnder(r.Path); ok {
+		if d, ok := deniedUnder(r.Path, true); ok {
 			ignore("path is under denied prefix " + d)
 			continue
 		}

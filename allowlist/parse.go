@@ -189,7 +189,7 @@ func (p *Policy) parseCeiling(in []CeilingRule) ([]CeilingRule, error) {
 		if err := checkRulePath(c.Prefix); err != nil {
 			return nil, fmt.Errorf("%s: prefix %s", name, strings.TrimPrefix(err.Error(), "path "))
 		}
-		if d, ok := deniedUnder(c.Prefix); ok {
+		if d, ok := deniedUnder(c.Prefix, true); ok {
 			return nil, fmt.Errorf("%s: prefix %s is under denied prefix %s", name, c.Prefix, d)
 		}
 		if j, dup := seen[c.Prefix]; dup {

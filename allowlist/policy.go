@@ -144,9 +144,10 @@ func under(path, prefix string) bool {
 }
 
 // deniedUnder returns the denied prefix that path (a file, or a directory prefix ending in "/") lies
-// under, if any.
-func deniedUnder(path string) (string, bool) {
-	if slices.Contains(deniedExceptions, path) {
+// under, if any. The exceptions are for the node policy's rules only: with forConfigMap they do not
+// apply, so the ConfigMap can never reach them, whatever the ceiling.
+func deniedUnder(path string, forConfigMap bool) (string, bool) {
+	if !forConfigMap && slices.Contains(deniedExceptions, path) {
 		return "", false
 	}
 	for _, d := range deniedPrefixes {
@@ -160,7 +161,7 @@ func deniedUnder(path string) (string, bool) {
 // Denied returns the denied prefix that covers path, if any. The path is expected to be clean; a
 // prefix rule ("…/") is also denied when a denied prefix lies below it, since it would cover it.
 func Denied(path string) (string, bool) {
-	if d, ok := deniedUnder(path); ok {
+	if d, ok := deniedUnder(path, false); ok {
 		return d, true
 	}
 	if strings.HasSuffix(path, "/") {
@@ -223,6 +224,9 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 	}
 	if r, ok := longestMatch(p.Rules, path); ok {
 		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "policy"}
+	}
+	if _, denied := deniedUnder(path, true); denied {
+		return Decision{Reason: "path is not in the node allowlist"} // an exception for the node's rules only
 	}
 	if r, ok := longestMatch(extra, path); ok && p.ceilingAllows(r) == "" {
 		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "no-reboot-paths"}
