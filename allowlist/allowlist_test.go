@@ -410,6 +410,29 @@ func nextPerm(p []int) {
 	slices.Reverse(p[i+1:])
 }
 
+// A ceiling prefix without a trailing slash covers the path itself and everything below it, by
+// component; with one, only what is below.
+func TestCeilingPrefixForms(t *testing.T) {
+	pol := mustPolicy(t, "configMapCeiling: [{prefix: /etc/foo, actions: [None]}, {prefix: /etc/bar/, actions: [None]}]")
+	extra, warnings := pol.Extra(mustRules(t, `[
+		{"path": "/etc/foo", "action": "None"},
+		{"path": "/etc/foo/a.conf", "action": "None"},
+		{"path": "/etc/foo/sub/", "action": "None"},
+		{"path": "/etc/foobar", "action": "None"},
+		{"path": "/etc/bar/a.conf", "action": "None"},
+		{"path": "/etc/bar", "action": "None"}]`))
+	assert.Len(t, extra, 4)
+	require.Len(t, warnings, 2)
+	assert.Contains(t, warnings[0], "entry 3 (/etc/foobar None): path is outside")
+	assert.Contains(t, warnings[1], "entry 5 (/etc/bar None): path is outside")
+	for _, p := range []string{"/etc/foo", "/etc/foo/a.conf", "/etc/foo/sub/x", "/etc/bar/a.conf"} {
+		assert.True(t, pol.Resolve(p, extra).Allowed, p)
+	}
+	for _, p := range []string{"/etc/foobar", "/etc/bar", "/etc/foo/b.conf"} {
+		assert.False(t, pol.Resolve(p, extra).Allowed, p)
+	}
+}
+
 // Two entries for one path are invalid, whether they agree or not: the result could depend on order.
 func TestDuplicateEntriesAreInvalid(t *testing.T) {
 	for _, doc := range []string{
@@ -440,7 +463,8 @@ func TestCeilingErrors(t *testing.T) {
 		"configMapCeiling: [{prefix: /, actions: [None]}]":                                                                                           "is not clean",
 		"configMapCeiling: [{prefix: \"/etc/fo\\0o/\", actions: [None]}]":                                                                            "configMapCeiling[0]: prefix \"/etc/fo\\x00o/\" contains control character",
 		"configMapCeiling: [{prefix: \"/etc/fo\\to/\", actions: [None]}]":                                                                            "contains control character U+0009",
-		"configMapCeiling: [{prefix: /etc/foo/, actions: [None]}, {prefix: /etc/foo/, actions: [Reload], units: [crio]}]":                            "configMapCeiling[0] and [1] both name prefix /etc/foo/",
+		"configMapCeiling: [{prefix: /etc/foo/, actions: [None]}, {prefix: /etc/foo/, actions: [Reload], units: [crio]}]":                            "configMapCeiling[0] and [1] both name prefix /etc/foo",
+		"configMapCeiling: [{prefix: /etc/foo, actions: [None]}, {prefix: /etc/foo/, actions: [Reload], units: [crio]}]":                             "configMapCeiling[0] and [1] both name prefix /etc/foo",
 		"configMapCeiling: [{prefix: /etc/foo/, actions: [None], unitz: []}]":                                                                        "unknown field",
 		"paths: [{path: \"/etc/a\\0\", action: None}]":                                                                                               "paths[0]: path \"/etc/a\\x00\" contains control character",
 		"paths: [{path: /etc/a, action: None}, {path: /etc/a, action: None}]":                                                                        "paths[0] and paths[1] both name path /etc/a",

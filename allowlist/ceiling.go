@@ -11,8 +11,9 @@ import (
 )
 
 // CeilingRule is one prefix of the node policy's ConfigMap ceiling: a no-reboot-paths entry for a
-// path under Prefix (or, when Prefix does not end in "/", for exactly Prefix) is honoured only with
-// one of Actions and only naming Units.
+// path under Prefix is honoured only with one of Actions and only naming Units. Prefix matches by
+// path component: /etc/foo covers /etc/foo and everything below it (not /etc/foobar); /etc/foo/
+// covers only what is below it.
 type CeilingRule struct {
 	Prefix  string   `json:"prefix"`
 	Actions []Action `json:"actions"`
@@ -28,8 +29,8 @@ func (c CeilingRule) within(p string) (int, bool) {
 		}
 		return 0, false
 	}
-	if p == c.Prefix {
-		return len(c.Prefix) + 1, true
+	if p == c.Prefix || strings.HasPrefix(p, c.Prefix+"/") {
+		return len(c.Prefix), true
 	}
 	return 0, false
 }

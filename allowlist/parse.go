@@ -192,10 +192,12 @@ func (p *Policy) parseCeiling(in []CeilingRule) ([]CeilingRule, error) {
 		if d, ok := deniedUnder(c.Prefix, true); ok {
 			return nil, fmt.Errorf("%s: prefix %s is under denied prefix %s", name, c.Prefix, d)
 		}
-		if j, dup := seen[c.Prefix]; dup {
-			return nil, fmt.Errorf("configMapCeiling[%d] and [%d] both name prefix %s", j, i, c.Prefix)
+		// /etc/foo and /etc/foo/ overlap exactly where they would tie: one of them, not both.
+		key := strings.TrimSuffix(c.Prefix, "/")
+		if j, dup := seen[key]; dup {
+			return nil, fmt.Errorf("configMapCeiling[%d] and [%d] both name prefix %s", j, i, key)
 		}
-		seen[c.Prefix] = i
+		seen[key] = i
 		if len(c.Actions) == 0 {
 			return nil, fmt.Errorf("%s (%s): actions is empty", name, c.Prefix)
 		}
