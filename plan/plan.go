@@ -109,6 +109,7 @@ func Build(in Inputs) (*Plan, error) {
 			return nil, err
 		}
 	}
+	p.checkMachineConfig(in.Current, in.Desired)
 	p.Eligible = len(p.Refused) == 0
 	if p.Eligible {
 		p.Actions = orderActions(p.Files)
@@ -156,6 +157,23 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 	return nil
 }
 
+// checkMachineConfig refuses a desired payload whose MachineConfig cannot be trusted: apply writes it
+// verbatim to the machine-config daemon's baseline, so it must say what the outer config says; and
+// a payload that drops the MachineConfig hides its reboot-class fields.
+func (p *Plan) checkMachineConfig(cur, des *diff.Payload) {
+	refuse := func(detail, reason string) {
+		p.Changes = append(p.Changes, Change{Kind: diff.KindMachineConfig, Op: diff.OpModify, Detail: detail})
+		p.Refused = append(p.Refused, Refusal{Kind: diff.KindMachineConfig, Reason: reason})
+	}
+	if diff.MachineConfigDropped(cur, des) {
+		refuse("MachineConfig metadata removed",
+			"the desired payload carries no MachineConfig while the current one does: cannot verify reboot-class fields")
+	}
+	if why := diff.CheckEmbedded(des); why != "" {
+		refuse("embedded MachineConfig disagrees with the Ignition config", why)
+	}
+}
+
 // refusalReason words the refusal of every change kind the agent never applies.
 func refusalReason(c *diff.Change) string {
 	switch c.Kind {
@@ -187,6 +205,9 @@ func refusalReason(c *diff.Change) string {
 // planFile checks one file change against the policy and the entry's own safety rules, and decodes
 // the contents to write. reason is non-empty when the change is refused.
 func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (FileOp, string, error) {
+	if err := allowlist.CheckPayloadPath(c.Path); err != nil {
+		return FileOp{}, "file path " + err.Error(), nil
+	}
 	if c.DirtyPath || !path.IsAbs(c.Path) || path.Clean(c.Path) != c.Path {
 		return FileOp{}, fmt.Sprintf("file %s: path is not absolute and clean", c.Path), nil
 	}
