@@ -8,13 +8,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+
+	"github.com/openshift/refresh-agent/api"
 )
 
-// The ConfigMap's keys.
+// The ConfigMap's keys (aliases of package api's).
 const (
-	KeyConfig        = "config"
-	KeyHash          = "hash"
-	KeyNoRebootPaths = "no-reboot-paths"
+	KeyConfig        = api.KeyConfig
+	KeyHash          = api.KeyHash
+	KeyNoRebootPaths = api.KeyNoRebootPaths
 )
 
 // Snapshot is one observation of the desired state.
