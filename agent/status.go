@@ -29,20 +29,30 @@ const (
 // Status is what the node's annotations say.
 type Status struct {
 	Current, Desired, State, Reason string
+	// Drift lists the recorded files changed on the node (comma-separated, bounded); empty when none.
+	Drift string
 }
 
-func (s Status) annotations() map[string]string {
-	return map[string]string{
+// annotations is the merge patch's annotations: the four states, and the drift annotation removed
+// (null) when there is no drift.
+func (s Status) annotations() map[string]any {
+	var drift any
+	if s.Drift != "" {
+		drift = truncate(s.Drift, MaxReasonLen)
+	}
+	return map[string]any{
 		AnnotationCurrent: s.Current,
 		AnnotationDesired: s.Desired,
 		AnnotationState:   s.State,
 		AnnotationReason:  truncate(s.Reason, MaxReasonLen),
+		AnnotationDrift:   drift,
 	}
 }
 
 // statusOf reads a Status back from annotations.
 func statusOf(ann map[string]string) Status {
-	return Status{Current: ann[AnnotationCurrent], Desired: ann[AnnotationDesired], State: ann[AnnotationState], Reason: ann[AnnotationReason]}
+	return Status{Current: ann[AnnotationCurrent], Desired: ann[AnnotationDesired], State: ann[AnnotationState],
+		Reason: ann[AnnotationReason], Drift: ann[AnnotationDrift]}
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.

@@ -40,6 +40,8 @@ type Request struct {
 	Desired       []byte // the payload as received
 	Hash          string // the ConfigMap's hash; the payload's sha256 when empty
 	NoRebootPaths []allowlist.Rule
+	// Delegated maps paths someone else owns on the node to the reason (plan.Inputs.Delegated).
+	Delegated map[string]string
 	// Current overrides the recorded current state (the --current flag).
 	Current *diff.Payload
 }
@@ -94,7 +96,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	if err != nil {
 		return nil, invalid("desired payload: %w", err)
 	}
-	p, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: n.Policy})
+	p, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: n.Policy, Delegated: req.Delegated})
 	if err != nil {
 		return nil, invalid("%w", err)
 	}
