@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -292,7 +293,7 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) {
 	} else {
 		a.limiter.Forget(workKey)
 	}
-	if result == ResultApplied {
+	if result == ResultApplied || (result == ResultNoop && len(delegatedChanges(res)) > 0) {
 		out.Message = appliedMessage(res)
 	}
 	a.last = out
@@ -351,10 +352,28 @@ func (a *Agent) event(kind, reason, msg string) {
 }
 
 func appliedMessage(r *apply.Result) string {
+	msg := fmt.Sprintf("applied %s: %d files, %d unit actions, no reboot", r.Hash, r.FilesWritten, len(r.Actions))
 	if r.ActionsSkipped && len(r.Actions) > 0 {
-		return fmt.Sprintf("applied %s: %d files, %d unit actions skipped, no reboot", r.Hash, r.FilesWritten, len(r.Actions))
+		msg = fmt.Sprintf("applied %s: %d files, %d unit actions skipped, no reboot", r.Hash, r.FilesWritten, len(r.Actions))
 	}
-	return fmt.Sprintf("applied %s: %d files, %d unit actions, no reboot", r.Hash, r.FilesWritten, len(r.Actions))
+	if d := delegatedChanges(r); len(d) > 0 {
+		msg += fmt.Sprintf("; %d delegated, not written: %s", len(d), strings.Join(d, "; "))
+	}
+	return msg
+}
+
+// delegatedChanges describes the plan's delegated changes (path and owner).
+func delegatedChanges(r *apply.Result) []string {
+	if r == nil || r.Plan == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range r.Changes {
+		if c.Delegated {
+			out = append(out, c.Path+" ("+c.Reason+")")
+		}
+	}
+	return out
 }
 
 // graceContext is ctx for a refresh: it survives ctx's cancellation for at most grace.

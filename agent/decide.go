@@ -128,7 +128,7 @@ func decide(in Inputs) Decision {
 	seq := strconv.Itoa(last.Seq)
 	if rec == s.Hash {
 		d := Decision{Report: &Status{Current: rec, Desired: rec, State: StateDone}}
-		if mine && last.Result == ResultApplied {
+		if mine && (last.Result == ResultApplied || last.Result == ResultNoop) && last.Message != "" {
 			d.Event, d.EventKey = &Event{corev1.EventTypeNormal, EventApplied, last.Message}, "outcome/"+seq
 		}
 		if in.Heal && in.Drift != "" && in.Drift != in.LastHeal {

@@ -76,7 +76,7 @@ func TestDecide(t *testing.T) {
 			want{state: StateDone, current: "v2", desired: "v2"}},
 		{"just applied: Done with the applied Event", Inputs{RecordHash: "v2", Snapshot: v2, Last: outcome(v2, ResultApplied, "", 0, time.Time{})},
 			want{state: StateDone, current: "v2", desired: "v2", eventType: "Normal", event: EventApplied}},
-		{"noop: Done, no Event", Inputs{RecordHash: "v2", Snapshot: v2, Last: outcome(v2, ResultNoop, "", 0, time.Time{})},
+		{"noop: Done, no Event", Inputs{RecordHash: "v2", Snapshot: v2, Last: Outcome{Seq: 3, Digest: v2.digest(), Hash: "v2", Result: ResultNoop}},
 			want{state: StateDone, current: "v2", desired: "v2"}},
 		{"applied but the record was reset: refresh again", Inputs{RecordHash: "", Snapshot: v2, Last: outcome(v2, ResultApplied, "", 0, time.Time{})},
 			want{action: ActRefresh, state: StateWorking, current: "", desired: "v2"}},
