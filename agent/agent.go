@@ -69,6 +69,8 @@ type Agent struct {
 	last      Outcome
 	lastEvent string
 	lastHeal  string
+	following bool   // follow ran once
+	pool      string // the NodePool followed
 	started   atomic.Bool
 	busySince atomic.Int64 // unix nanos when the current refresh began, 0 when idle
 }
@@ -133,16 +135,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	if t := apply.RecordTime(a.cfg.Node.StateDir); !t.IsZero() && a.cfg.Metrics != nil {
 		a.cfg.Metrics.lastSuccess.Set(float64(t.UnixNano()) / 1e9)
 	}
-	nodes, err := watchNode(ctx, a.cfg.Client.REST(), a.cfg.NodeName, a.enqueue, func() {
-		if a.reporter != nil {
-			a.reporter.poke()
-		}
-	})
+	a.reporter = newReporter(a.cfg.Client, a.cfg.NodeName, a.log, func() *corev1.Node { return a.nodes.get() })
+	nodes, err := watchNode(ctx, a.cfg.Client.REST(), a.cfg.NodeName, a.enqueue, a.reporter.poke)
 	if err != nil {
 		return fmt.Errorf("watching node %s: %w", a.cfg.NodeName, err)
 	}
 	a.nodes = nodes
-	a.reporter = newReporter(a.cfg.Client, a.cfg.NodeName, a.log, nodes.get)
 	go a.reporter.run(ctx)
 	if err := a.cfg.Source.Start(ctx, a.desired.put); err != nil {
 		return fmt.Errorf("starting the source: %w", err)
@@ -165,25 +163,28 @@ func (a *Agent) Run(ctx context.Context) error {
 	return nil
 }
 
-// follow points a pool-following source at the Node's NodePool.
+// follow points a pool-following source at the Node's NodePool. A snapshot of the pool followed
+// before is not this node's any more: it is dropped before the switch.
 func (a *Agent) follow() {
 	f, ok := a.cfg.Source.(PoolFollower)
 	if !ok {
 		return
 	}
 	n := a.nodes.get()
-	if n == nil {
-		if s, isAPI := a.cfg.Source.(*APISource); isAPI && s.Watching() != "" {
-			return // the Node is gone for now: keep the pool it had
-		}
+	if n == nil && a.following {
+		return // the Node is gone for now (or being recreated): keep the pool it had
 	}
 	pool := ""
 	if n != nil {
 		pool = n.Labels[api.LabelNodePool]
 	}
-	if f.Follow(pool) {
-		a.log.Info("following the NodePool's payload", "pool", pool)
+	if a.following && pool == a.pool {
+		return
 	}
+	a.desired.clear()
+	a.following, a.pool = true, pool
+	f.Follow(pool)
+	a.log.Info("following the NodePool's payload", "pool", pool)
 }
 
 // work handles the work item once; false when the queue shut down.

@@ -87,10 +87,10 @@ func (s *APISource) Follow(pool string) bool {
 	s.stop = cancel
 	where := fmt.Sprintf("ConfigMap %s/%s", s.Namespace, name)
 	emit := func(obj any) {
+		// Under the lock, so a switch cannot slip between the check and the delivery.
 		s.mu.Lock()
-		stale := gen != s.gen
-		s.mu.Unlock()
-		if stale {
+		defer s.mu.Unlock()
+		if gen != s.gen {
 			return
 		}
 		cm, ok := obj.(*corev1.ConfigMap)
