@@ -214,8 +214,10 @@ func TestAgentReportsDrift(t *testing.T) {
 	e.publish(t, base(), "v1")
 	e.start(t)
 	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
-	audit, err := e.kube.Audit()
+	// No refresh ran (the record is at v1): the last success comes from the record.
+	fi, err := os.Stat(filepath.Join(e.stateDir, "current.json"))
 	require.NoError(t, err)
+	assert.InDelta(t, float64(fi.ModTime().Unix()), e.metricValue(t, "refresh_agent_last_success_timestamp_seconds"), 1.0)
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("edited by hand"), 0o644))
 	ann := e.waitAnnotations(t, "drift reported", 30*time.Second, func(a map[string]string) bool {
 		return a[agent.AnnotationDrift] != ""
@@ -227,10 +229,13 @@ func TestAgentReportsDrift(t *testing.T) {
 	assert.NotContains(t, ev.Message, "edited by hand", "never contents")
 	assert.Equal(t, "edited by hand", read(t, e.root, registries), "report only")
 	assert.GreaterOrEqual(t, e.metricValue(t, "refresh_agent_drift_detected_total"), 1.0)
-	// Mode drift counts too; restoring the content and mode clears the annotation.
+	// Restoring the content clears the annotation; a mode change alone is drift too.
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("v1 mirrors"), 0o644))
 	e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == "" })
-	_ = audit
+	require.NoError(t, os.Chmod(filepath.Join(e.root, registries), 0o600))
+	e.waitAnnotations(t, "mode drift", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == registries })
+	require.NoError(t, os.Chmod(filepath.Join(e.root, registries), 0o644))
+	e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == "" })
 }
 
 // With --drift=heal the recorded content is written back through a transaction and the path's unit
