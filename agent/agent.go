@@ -196,12 +196,11 @@ func (a *Agent) work(ctx context.Context) bool {
 	defer a.queue.Done(key)
 	a.follow()
 	for i := 0; ; i++ { // decide, refresh, decide again on the outcome
-		d := a.decideAndReport()
+		d, snap := a.decideAndReport()
 		if d.Wait > 0 {
 			a.queue.AddAfter(key, d.Wait)
 		}
 		if d.Action == ActHeal && ctx.Err() == nil {
-			snap, _ := a.desired.get()
 			a.heal(ctx, snap, d)
 			continue
 		}
@@ -212,17 +211,17 @@ func (a *Agent) work(ctx context.Context) bool {
 			a.queue.AddRateLimited(key) // still not settled: come back later rather than spin
 			return true
 		}
-		snap, _ := a.desired.get()
-		a.refresh(ctx, snap, d)
+		a.refresh(ctx, snap, d) // the snapshot decided on, even if a newer one arrived meanwhile
 	}
 }
 
 // decideAndReport decides on the current state, emits the decision's Event once and sets the
 // report.
-func (a *Agent) decideAndReport() Decision {
+func (a *Agent) decideAndReport() (Decision, Snapshot) {
 	in := Inputs{RecordHash: apply.CurrentHash(a.cfg.Node.StateDir), Node: a.nodes.get(), Last: a.last,
 		MaxAttempts: a.cfg.MaxAttempts, Now: time.Now()}
-	if snap, ok := a.desired.get(); ok {
+	snap, ok := a.desired.get()
+	if ok {
 		in.Snapshot = &snap
 	}
 	if a.drift != nil {
@@ -247,7 +246,7 @@ func (a *Agent) decideAndReport() Decision {
 	if d.Report != nil {
 		a.report(*d.Report)
 	}
-	return d
+	return d, snap
 }
 
 // refresh applies one snapshot and records the outcome.
