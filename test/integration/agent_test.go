@@ -53,7 +53,7 @@ type agentEnv struct {
 	metrics   *agent.Metrics
 	agentNode apply.Node
 	agent     *agent.Agent
-	cfg func(*agent.Config) // adjusts the agent's config before it starts
+	cfg       func(*agent.Config) // adjusts the agent's config before it starts
 }
 
 func (e *agentEnv) Write(p []byte) (int, error) {
