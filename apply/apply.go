@@ -46,6 +46,8 @@ type Request struct {
 	Desired       []byte // the payload as received
 	Hash          string // the ConfigMap's hash; the payload's sha256 when empty
 	NoRebootPaths []allowlist.Rule
+	// Delegated maps paths someone else owns on the node to the reason (plan.Inputs.Delegated).
+	Delegated map[string]string
 	// Current overrides the recorded current state (the --current flag).
 	Current *diff.Payload
 }
@@ -115,7 +117,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	if fromMachineConfig {
 		cur = withDiskBaseline(n.Root, cur, des)
 	}
-	p, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: n.Policy})
+	p, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: n.Policy, Delegated: req.Delegated})
 	if err != nil {
 		return nil, invalid("%w", err)
 	}

@@ -44,6 +44,10 @@ type Change struct {
 	// Skipped is set, with the reason, for a change a refresh leaves alone without refusing the
 	// payload (a first-boot-only file): it is neither written nor a refusal.
 	Skipped string `json:"skipped,omitempty"`
+	// Delegated is set on a file change another owner applies (Inputs.Delegated): it is neither
+	// written nor refused; Reason says who owns the file.
+	Delegated bool   `json:"delegated,omitempty"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // Refusal says why a change cannot be applied without a reboot or outside the policy.
@@ -83,12 +87,18 @@ type SSHKeysOp struct {
 	Keys []string
 }
 
+// ActionDelegated is the action of a delegated change.
+const ActionDelegated = "Delegated"
+
 // Inputs are what a plan is computed from.
 type Inputs struct {
 	Current, Desired *diff.Payload
 	// NoRebootPaths are the ConfigMap's rules as parsed by allowlist.ParseRules.
 	NoRebootPaths []allowlist.Rule
 	Policy        *allowlist.Policy
+	// Delegated maps paths someone else owns on this node to the reason: a change to one is listed
+	// (action "Delegated") but neither written nor refused.
+	Delegated map[string]string
 }
 
 // Build diffs the payloads and plans the result. It fails only when a payload's contents cannot be
@@ -105,6 +115,12 @@ func Build(in Inputs) (*Plan, error) {
 	extra, warnings := pol.Extra(in.NoRebootPaths)
 	p := &Plan{Changes: []Change{}, Actions: []UnitAction{}, Refused: []Refusal{}, Warnings: append([]string{}, warnings...)}
 	for i := range changes {
+		if reason, ok := in.Delegated[changes[i].Path]; ok && changes[i].Kind == diff.KindFile {
+			c := changes[i]
+			p.Changes = append(p.Changes, Change{Kind: c.Kind, Op: c.Op, Path: c.Path, Eligible: true, Action: ActionDelegated,
+				Detail: c.Detail, Delegated: true, Reason: reason})
+			continue
+		}
 		if err := p.add(&changes[i], pol, extra); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/openshift/refresh-agent/agent"
 	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/kube"
 )
 
@@ -26,7 +28,10 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	nodeName := nf.nodeName // --node-name, shared with apply (static pods are found by it)
 	source := fs.String("source", "api", "where the desired payload comes from: api or volume")
 	namespace := fs.String("namespace", "", "the ConfigMap's namespace (--source api)")
-	configMap := fs.String("configmap", "", "the ConfigMap's name (--source api)")
+	configMap := fs.String("configmap", "", "the ConfigMap of a node without the "+api.LabelNodePool+" label (--source api)")
+	template := fs.String("configmap-template", api.DefaultConfigMapTemplate, "the NodePool's ConfigMap name; {pool} is the node's "+api.LabelNodePool+" label (--source api)")
+	maxAttempts := fs.Int("max-attempts", 3, "failed attempts at one payload before the node stays Degraded until the content or the "+agent.AnnotationRetry+" annotation changes")
+	drift := fs.String("drift", agent.DriftReport, "recorded files changed on the node: report, heal (write them back) or off")
 	watchDir := fs.String("watch-dir", "", "the directory the ConfigMap is mounted at (--source volume)")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: in-cluster)")
 	metricsAddr := fs.String("metrics-addr", ":9464", "Prometheus metrics address (empty: off)")
@@ -42,8 +47,11 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	var src agent.Source
 	switch *source {
 	case "api":
-		if *namespace == "" || *configMap == "" {
-			return fail(stderr, exitInvalid, "run: --source api needs --namespace and --configmap")
+		if *namespace == "" {
+			return fail(stderr, exitInvalid, "run: --source api needs --namespace")
+		}
+		if !strings.Contains(*template, "{pool}") {
+			return fail(stderr, exitInvalid, "run: --configmap-template %q must contain {pool}", *template)
 		}
 	case "volume":
 		if *watchDir == "" {
@@ -52,6 +60,14 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		src = &agent.VolumeSource{Dir: *watchDir}
 	default:
 		return fail(stderr, exitInvalid, "run: --source must be api or volume, not %q", *source)
+	}
+	if *maxAttempts < 1 {
+		return fail(stderr, exitInvalid, "run: --max-attempts must be at least 1, not %d", *maxAttempts)
+	}
+	switch *drift {
+	case agent.DriftReport, agent.DriftHeal, agent.DriftOff:
+	default:
+		return fail(stderr, exitInvalid, "run: --drift must be report, heal or off, not %q", *drift)
 	}
 
 	if os.Getenv("GOGC") == "" {
@@ -77,7 +93,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitInvalid, "run: %v", err)
 	}
 	if src == nil {
-		src = &agent.APISource{Client: client, Namespace: *namespace, Name: *configMap}
+		src = &agent.APISource{Client: client, Namespace: *namespace, Name: *configMap, Template: *template}
 	}
 	node, err := nf.open(ctx, log)
 	if err != nil {
@@ -92,7 +108,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	defer stopEvents()
 	metrics := agent.NewMetrics(version)
 	a := agent.New(agent.Config{NodeName: *nodeName, Client: client, Source: src, Node: node, Recorder: recorder,
-		Metrics: metrics, Log: log, ShutdownGrace: *grace})
+		Metrics: metrics, Log: log, ShutdownGrace: *grace, MaxAttempts: *maxAttempts, Drift: *drift})
 	if err := a.Serve(ctx, *metricsAddr, *healthAddr); err != nil {
 		return fail(stderr, exitFailed, "run: %v", err)
 	}
