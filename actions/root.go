@@ -83,6 +83,15 @@ func (r *Root) checkPath(p string) (missing []string, err error) {
 	return nil, nil
 }
 
+// Stat returns a regular file's info inside the root, refusing symlinked components.
+func (r *Root) Stat(p string) (fs.FileInfo, error) {
+	if _, err := r.checkPath(p); err != nil {
+		return nil, err
+	}
+	rp, _ := rel(p)
+	return r.root.Lstat(rp)
+}
+
 // ReadFile reads a file inside the root, refusing symlinked components.
 func (r *Root) ReadFile(p string) ([]byte, fs.FileInfo, error) {
 	if _, err := r.checkPath(p); err != nil {

@@ -373,3 +373,23 @@ func TestApplyCreatesParentsUpToVar(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"auths":{}}`, string(data))
 }
+
+// The disk baseline never reads a file larger than its bound: a payload naming a huge file on the
+// node (or a device) gets an addition judged by the policy, not a read of the whole file.
+func TestFirstRefreshBaselineIsBounded(t *testing.T) {
+	base := mcs.Base()
+	n := provision(t, base)
+	big := filepath.Join(n.dir, "var/lib/containers/storage/blob")
+	require.NoError(t, os.MkdirAll(filepath.Dir(big), 0o755))
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(1<<30)) // sparse: 1 GiB that a read would allocate
+	require.NoError(t, f.Close())
+	next := base.Clone()
+	next.Files["/var/lib/containers/storage/blob"] = mcs.File{Data: []byte("x"), Mode: 0o644}
+	res := n.apply(t, next.Served(), "P2")
+	assert.Equal(t, apply.OutcomeRefused, res.Outcome)
+	require.Len(t, res.Refused, 1)
+	assert.Equal(t, "/var/lib/containers/storage/blob", res.Refused[0].Path)
+	assert.Equal(t, "add", string(res.Changes[len(res.Changes)-1].Op))
+}
