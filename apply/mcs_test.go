@@ -393,3 +393,51 @@ func TestFirstRefreshBaselineIsBounded(t *testing.T) {
 	assert.Equal(t, "/var/lib/containers/storage/blob", res.Refused[0].Path)
 	assert.Equal(t, "add", string(res.Changes[len(res.Changes)-1].Op))
 }
+
+// The plan is the whole truth: a dry run resolves every write against the node (owners, the keys
+// file under core's home, symlink checks) and changes nothing, recovery and record included; the
+// real run then does exactly those writes.
+func TestDryRunIsTheWholePlan(t *testing.T) {
+	base := mcs.Base()
+	n := provision(t, base)
+	var multi mcs.Scenario
+	for _, s := range mcs.Eligible() {
+		if s.Name == "multi" {
+			multi = s
+		}
+	}
+	next := multi.Change(base.Clone()).Served()
+	before, err := fixture.TreeHash(n.dir)
+	require.NoError(t, err)
+	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: mcs.ConfigMapValue(next), Hash: "P2", DryRun: true})
+	require.NoError(t, err)
+	require.Equal(t, apply.OutcomePlanned, res.Outcome, res.Reason)
+	after, err := fixture.TreeHash(n.dir)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "a dry run writes nothing, not even the state dir")
+	assert.Empty(t, n.ran())
+	var paths []string
+	for _, w := range res.Writes {
+		paths = append(paths, w.Path)
+		if w.For == "sshKeys" {
+			assert.Equal(t, [2]int{1000, 1000}, [2]int{w.UID, w.GID})
+			assert.Equal(t, "0600", w.Mode)
+		}
+	}
+	assert.ElementsMatch(t, multi.Paths, paths)
+
+	real := n.apply(t, next, "P2")
+	require.Equal(t, apply.OutcomeApplied, real.Outcome, real.Reason)
+	assert.Equal(t, res.Writes, real.Writes, "the run does what the dry run said")
+
+	// A symlinked parent is a refusal of the dry run too, with nothing written.
+	require.NoError(t, os.Rename(filepath.Join(n.dir, "etc/containers"), filepath.Join(n.dir, "etc/containers.real")))
+	require.NoError(t, os.Symlink("/tmp", filepath.Join(n.dir, "etc/containers")))
+	mirror := base.Clone()
+	mirror.Files[mcs.RegistriesConf] = mcs.File{Data: []byte("changed"), Mode: 0o644}
+	res, err = apply.Run(context.Background(), n.Node, apply.Request{Desired: mirror.Served(), Hash: "P3", DryRun: true})
+	require.NoError(t, err)
+	assert.Equal(t, apply.OutcomeRefused, res.Outcome)
+	assert.Contains(t, res.Reason, "symlink")
+	assert.Empty(t, res.Writes)
+}

@@ -16,8 +16,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/refresh-agent/agent"
-	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/api"
+	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/kube"
 )
 
