@@ -154,7 +154,7 @@ func New(cfg Config) (*Controller, error) {
 	c.on(c.workloads, func(o any) []string { return []string{poolOfCAPI(o.(*unstructured.Unstructured))} })
 	c.on(c.machineSets, func(o any) []string { return []string{poolOfCAPI(o.(*unstructured.Unstructured))} })
 	c.on(c.machines, func(o any) []string { return poolsOfMachine(o.(*unstructured.Unstructured)) })
-	c.on(c.secrets, func(o any) []string { return c.poolsOfSecret(o.(metav1.Object).GetName()) })
+	c.on(c.secrets, func(o any) []string { return c.poolsOfSecret(o.(metav1.Object)) })
 	c.on(c.nodes, func(o any) []string { return []string{o.(*corev1.Node).Labels[api.LabelNodePool]} })
 	c.on(c.configMaps, func(o any) []string { return []string{o.(*corev1.ConfigMap).Labels[api.LabelNodePool]} })
 	_, _ = c.nodePools.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(o any) {
@@ -218,9 +218,16 @@ func (c *Controller) on(inf cache.SharedIndexInformer, pools func(any) []string)
 	})
 }
 
-// poolsOfSecret maps a token Secret ("token-<pool>-<version>") to the known pools it may belong to.
-func (c *Controller) poolsOfSecret(name string) []string {
-	rest, ok := strings.CutPrefix(name, "token-")
+// poolsOfSecret maps a token Secret to its pool: HyperShift annotates it with the NodePool's
+// "namespace/name"; without the annotation, the known pools its name ("token-<pool>-<version>") fits.
+func (c *Controller) poolsOfSecret(s metav1.Object) []string {
+	if v, ok := s.GetAnnotations()[AnnotationNodePool]; ok {
+		if _, pool, ok := strings.Cut(v, "/"); ok {
+			return []string{pool}
+		}
+		return []string{v}
+	}
+	rest, ok := strings.CutPrefix(s.GetName(), "token-")
 	if !ok {
 		return nil
 	}
