@@ -65,12 +65,14 @@ type Config struct {
 
 // Controller reconciles NodePools.
 type Controller struct {
-	cfg      Config
-	dyn      dynamic.Interface
-	guest    *kube.Client
-	recorder record.EventRecorder
-	queue    workqueue.TypedRateLimitingInterface[string]
-	log      *slog.Logger
+	cfg         Config
+	dyn         dynamic.Interface
+	guest       *kube.Client
+	mgmtCore    *kube.Client
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+	queue       workqueue.TypedRateLimitingInterface[string]
+	log         *slog.Logger
 
 	nodePools, workloads, machineSets, machines, secrets, nodes, configMaps cache.SharedIndexInformer
 
@@ -114,14 +116,13 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("guest client: %w", err)
 	}
-	c := &Controller{cfg: cfg, dyn: dyn, guest: guest, log: cfg.Log, gone: map[string]*unstructured.Unstructured{},
+	c := &Controller{cfg: cfg, dyn: dyn, guest: guest, mgmtCore: mgmtCore, log: cfg.Log, gone: map[string]*unstructured.Unstructured{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 5*time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodepools"})}
 
-	broadcaster := record.NewBroadcaster()
-	broadcaster.StartRecordingToSink(mgmtCore.EventSink())
-	c.recorder = broadcaster.NewRecorder(kube.Scheme(), corev1.EventSource{Component: ManagedBy})
+	c.broadcaster = record.NewBroadcaster()
+	c.recorder = c.broadcaster.NewRecorder(kube.Scheme(), corev1.EventSource{Component: ManagedBy})
 
 	c.nodePools = c.dynamicInformer(GVRNodePool, cfg.NodePoolNamespace)
 	c.workloads = c.dynamicInformer(GVRMachineDeployment, cfg.Namespace)
@@ -147,9 +148,22 @@ func New(cfg Config) (*Controller, error) {
 	c.configMaps = cache.NewSharedIndexInformer(cache.NewFilteredListWatchFromClient(guest.REST(), "configmaps", cfg.GuestNamespace, managed),
 		&corev1.ConfigMap{}, 0, cache.Indexers{})
 
-	c.on(c.nodePools, func(o any) []string {
-		u := o.(*unstructured.Unstructured)
-		return []string{u.GetName()}
+	// NodePools: one handler, so that a deleted NodePool is remembered (for the withdrawal Event)
+	// before its key is queued.
+	_, _ = c.nodePools.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { c.queue.Add(o.(*unstructured.Unstructured).GetName()) },
+		UpdateFunc: func(_, o any) { c.queue.Add(o.(*unstructured.Unstructured).GetName()) },
+		DeleteFunc: func(o any) {
+			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = t.Obj
+			}
+			if u, ok := o.(*unstructured.Unstructured); ok {
+				c.mu.Lock()
+				c.gone[u.GetName()] = u
+				c.mu.Unlock()
+				c.queue.Add(u.GetName())
+			}
+		},
 	})
 	c.on(c.workloads, func(o any) []string { return []string{poolOfCAPI(o.(*unstructured.Unstructured))} })
 	c.on(c.machineSets, func(o any) []string { return []string{poolOfCAPI(o.(*unstructured.Unstructured))} })
@@ -157,16 +171,6 @@ func New(cfg Config) (*Controller, error) {
 	c.on(c.secrets, func(o any) []string { return c.poolsOfSecret(o.(metav1.Object)) })
 	c.on(c.nodes, func(o any) []string { return []string{o.(*corev1.Node).Labels[api.LabelNodePool]} })
 	c.on(c.configMaps, func(o any) []string { return []string{o.(*corev1.ConfigMap).Labels[api.LabelNodePool]} })
-	_, _ = c.nodePools.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(o any) {
-		if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
-			o = t.Obj
-		}
-		if u, ok := o.(*unstructured.Unstructured); ok {
-			c.mu.Lock()
-			c.gone[u.GetName()] = u
-			c.mu.Unlock()
-		}
-	}})
 	return c, nil
 }
 
@@ -244,6 +248,8 @@ func (c *Controller) poolsOfSecret(s metav1.Object) []string {
 // Run starts the informers and the workers and blocks until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
+	c.broadcaster.StartRecordingToSink(c.mgmtCore.EventSink())
+	defer c.broadcaster.Shutdown()
 	informers := []cache.SharedIndexInformer{c.nodePools, c.workloads, c.machineSets, c.machines, c.secrets, c.nodes, c.configMaps}
 	synced := make([]cache.InformerSynced, 0, len(informers))
 	for _, inf := range informers {

@@ -205,6 +205,12 @@ func (c *Controller) publish(ctx context.Context, pool, cmName string, cm *corev
 // withdraw removes the ConfigMap of a pool whose NodePool is gone or going: its nodes are being
 // deleted, and nothing should be published for them any more.
 func (c *Controller) withdraw(ctx context.Context, pool, cmName string, np *unstructured.Unstructured) error {
+	c.mu.Lock()
+	if np == nil {
+		np = c.gone[pool]
+	}
+	delete(c.gone, pool)
+	c.mu.Unlock()
 	cm, err := c.configMap(cmName)
 	if err != nil || cm == nil || cm.Labels[LabelManagedBy] != ManagedBy {
 		return err
@@ -212,12 +218,6 @@ func (c *Controller) withdraw(ctx context.Context, pool, cmName string, np *unst
 	err = c.guest.REST().Delete().Namespace(c.cfg.GuestNamespace).Resource("configmaps").Name(cmName).Do(ctx).Error()
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("ConfigMap %s/%s: %w", c.cfg.GuestNamespace, cmName, err)
-	}
-	if np == nil {
-		c.mu.Lock()
-		np = c.gone[pool]
-		delete(c.gone, pool)
-		c.mu.Unlock()
 	}
 	c.log.Info("NodePool deleted: withdrew its ConfigMap", "pool", pool, "configMap", cmName)
 	if np != nil {
