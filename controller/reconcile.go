@@ -45,23 +45,18 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 	if err != nil {
 		return err
 	}
-	var d Decision
-	if cm != nil && cm.Labels[LabelManagedBy] != ManagedBy {
-		d = Decision{Action: Wait, Reason: ReasonNotManaged,
-			Message: fmt.Sprintf("ConfigMap %s/%s exists and is not managed by the controller: nothing published", c.cfg.GuestNamespace, cmName)}
-	} else {
-		if cm != nil {
-			facts.Published = &Record{ConfigVersion: cm.Data[api.KeyHash], Rollout: cm.Annotations[AnnotationRolloutConfig]}
-		}
-		d = Decide(facts)
-	}
+	// The informer holds only the controller's own ConfigMaps (by label): their annotations are its
+	// record of what it published.
 	published := ""
-	if cm != nil && cm.Labels[LabelManagedBy] == ManagedBy {
+	if cm != nil {
 		published = cm.Data[api.KeyHash]
+		facts.Published = &Record{ConfigVersion: published, Rollout: cm.Annotations[AnnotationRolloutConfig]}
 	}
+	d := Decide(facts)
 
 	if d.Action == Publish {
 		err := c.publish(ctx, pool, cmName, cm, facts)
+		reason := reasonOf(err)
 		switch {
 		case err == nil:
 			published = facts.ConfigVersion
@@ -71,16 +66,20 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 			}
 			c.recorder.Event(np, corev1.EventTypeNormal, EventPublished, msg)
 			c.log.Info("published", "pool", pool, "configVersion", facts.ConfigVersion, "adopt", d.Adopt)
-		case reasonOf(err) == ReasonPublishFailed:
-			// An API error: reported, and retried with backoff.
-			d = Decision{Action: Wait, Reason: ReasonPublishFailed, Message: cut(err.Error(), 900) + ": retrying"}
+		case reason == ReasonPublishFailed || reason == ReasonNotManaged:
+			// An API error, or a ConfigMap someone else owns (which the informer, watching only the
+			// controller's own, would not report gone): reported, and retried with backoff.
+			d = Decision{Action: Wait, Reason: reason, Message: cut(err.Error(), 900) + ": retrying"}
+			if reason == ReasonNotManaged {
+				c.recorder.Event(np, corev1.EventTypeWarning, EventNotPublished, d.Message)
+			}
 			if serr := c.writeStatus(ctx, np, pool, published, d); serr != nil {
 				c.log.Warn("status not written", "pool", pool, "err", serr)
 			}
 			return err
 		default:
 			// Bad input: reported, then the controller waits for the token Secret or the workload to change.
-			d = Decision{Action: Wait, Reason: reasonOf(err), Message: err.Error() + ": nothing published"}
+			d = Decision{Action: Wait, Reason: reason, Message: err.Error() + ": nothing published"}
 			c.recorder.Event(np, corev1.EventTypeWarning, EventNotPublished, cut(d.Message, 1024))
 			c.log.Warn("not published", "pool", pool, "configVersion", facts.ConfigVersion, "err", err)
 		}
@@ -191,6 +190,12 @@ func (c *Controller) publish(ctx context.Context, pool, cmName string, cm *corev
 		Annotations: map[string]string{AnnotationRolloutConfig: f.RolloutTarget}}
 	if cm == nil {
 		err = c.guest.CreateConfigMap(ctx, &corev1.ConfigMap{ObjectMeta: meta, Data: data})
+		if apierrors.IsAlreadyExists(err) {
+			if other, gerr := c.guest.GetConfigMap(ctx, c.cfg.GuestNamespace, cmName); gerr == nil && other.Labels[LabelManagedBy] != ManagedBy {
+				return payloadError(ReasonNotManaged, "ConfigMap %s/%s exists and is not managed by the controller (no label %s=%s): nothing published",
+					c.cfg.GuestNamespace, cmName, LabelManagedBy, ManagedBy)
+			}
+		}
 	} else {
 		upd := cm.DeepCopy()
 		upd.Labels, upd.Annotations, upd.Data, upd.BinaryData = meta.Labels, meta.Annotations, data, nil
@@ -212,7 +217,7 @@ func (c *Controller) withdraw(ctx context.Context, pool, cmName string, np *unst
 	delete(c.gone, pool)
 	c.mu.Unlock()
 	cm, err := c.configMap(cmName)
-	if err != nil || cm == nil || cm.Labels[LabelManagedBy] != ManagedBy {
+	if err != nil || cm == nil {
 		return err
 	}
 	err = c.guest.REST().Delete().Namespace(c.cfg.GuestNamespace).Resource("configmaps").Name(cmName).Do(ctx).Error()
