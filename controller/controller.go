@@ -76,8 +76,9 @@ type Controller struct {
 
 	nodePools, workloads, machineSets, machines, secrets, nodes, configMaps cache.SharedIndexInformer
 
-	mu   sync.Mutex
-	gone map[string]*unstructured.Unstructured // NodePools seen deleted, for the withdrawal Event
+	mu     sync.Mutex
+	gone   map[string]*unstructured.Unstructured // NodePools seen deleted, for the withdrawal Event
+	failed map[string]failure                    // pools whose token Secret could not be published
 }
 
 // New builds a controller; Run starts it.
@@ -117,6 +118,7 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("guest client: %w", err)
 	}
 	c := &Controller{cfg: cfg, dyn: dyn, guest: guest, mgmtCore: mgmtCore, log: cfg.Log, gone: map[string]*unstructured.Unstructured{},
+		failed: map[string]failure{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 5*time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodepools"})}

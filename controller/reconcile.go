@@ -55,8 +55,24 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 	d := Decide(facts)
 
 	if d.Action == Publish {
+		// A token Secret already found wanting is not read (nor reported) again until it changes:
+		// HyperShift updates NodePools often, and each update reconciles the pool.
+		secretRV := c.secretVersion(TokenSecretName(pool, facts.ConfigVersion))
+		c.mu.Lock()
+		f, known := c.failed[pool]
+		c.mu.Unlock()
+		if known && f.configVersion == facts.ConfigVersion && f.secretRV == secretRV {
+			d = Decision{Action: Wait, Reason: reasonOf(f.err), Message: f.err.Error() + ": nothing published"}
+			return c.writeStatus(ctx, np, pool, published, d)
+		}
 		err := c.publish(ctx, pool, cmName, cm, facts)
 		reason := reasonOf(err)
+		c.mu.Lock()
+		delete(c.failed, pool)
+		if err != nil && reason != ReasonPublishFailed && reason != ReasonNotManaged {
+			c.failed[pool] = failure{configVersion: facts.ConfigVersion, secretRV: secretRV, err: err}
+		}
+		c.mu.Unlock()
 		switch {
 		case err == nil:
 			published = facts.ConfigVersion
@@ -85,6 +101,21 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 		}
 	}
 	return c.writeStatus(ctx, np, pool, published, d)
+}
+
+// failure remembers a token Secret that could not be published.
+type failure struct {
+	configVersion, secretRV string
+	err                     error
+}
+
+// secretVersion is the resourceVersion of a token Secret in the metadata cache ("" when absent).
+func (c *Controller) secretVersion(name string) string {
+	o, ok, _ := c.secrets.GetStore().GetByKey(c.cfg.Namespace + "/" + name)
+	if !ok {
+		return ""
+	}
+	return o.(metav1.Object).GetResourceVersion()
 }
 
 // facts gathers what Decide needs from the management cluster's caches.

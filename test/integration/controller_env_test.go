@@ -8,6 +8,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/util/retry"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -218,11 +219,23 @@ func (e *ctlEnv) nodePool(pool string, annotations map[string]string) {
 		"spec":     map[string]any{"clusterName": "hc", "replicas": int64(3)},
 	}}
 	u.SetAnnotations(annotations)
-	created, err := e.res(controller.GVRNodePool).Create(e.ctx, u, metav1.CreateOptions{})
+	_, err := e.res(controller.GVRNodePool).Create(e.ctx, u, metav1.CreateOptions{})
 	require.NoError(e.t, err)
-	created.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "severity": "",
-		"reason": "AsExpected", "message": "hypershift's own", "lastTransitionTime": "2025-01-01T00:00:00Z", "observedGeneration": int64(1)}}}
-	_, err = e.res(controller.GVRNodePool).UpdateStatus(e.ctx, created, metav1.UpdateOptions{})
+	ready := map[string]any{"type": "Ready", "status": "True", "severity": "", "reason": "AsExpected", "message": "hypershift's own",
+		"lastTransitionTime": "2025-01-01T00:00:00Z", "observedGeneration": int64(1)}
+	// HyperShift's own condition, beside whatever the controller may have written already.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := e.res(controller.GVRNodePool).Get(e.ctx, pool, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		list, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
+		if err := unstructured.SetNestedSlice(cur.Object, append(list, ready), "status", "conditions"); err != nil {
+			return err
+		}
+		_, err = e.res(controller.GVRNodePool).UpdateStatus(e.ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
 	require.NoError(e.t, err)
 }
 
