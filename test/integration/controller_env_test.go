@@ -13,8 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,8 +124,11 @@ type ctlEnv struct {
 	ctx             context.Context
 }
 
+var envSeq atomic.Int32
+
 func newCtlEnv(t *testing.T, name string) *ctlEnv {
 	mgmt, guest := requireClusters(t)
+	name = fmt.Sprintf("%s-%d", name, envSeq.Add(1)) // unique across -count runs on the same servers
 	e := &ctlEnv{t: t, mgmt: mgmt, guest: guest, ns: "clusters-" + name, guestNS: name + "-agents", ctx: context.Background()}
 	var err error
 	e.dyn, err = dynamic.NewForConfig(mgmt.Config(kubetest.AdminUser))
@@ -477,4 +482,38 @@ func (e *ctlEnv) leastPrivilege() (mgmtKC, guestKC string) {
 		return p
 	}
 	return kubeconfig(e.mgmt, e.mgmtCS, e.ns, "management"), kubeconfig(e.guest, e.guestCS, e.guestNS, "guest")
+}
+
+// watchConditions records every distinct condition ("Type=Status Reason: Message") the NodePool
+// shows from now on; the returned func lists them so far.
+func (e *ctlEnv) watchConditions(pool string) func() []string {
+	ctx, cancel := context.WithCancel(e.ctx)
+	e.t.Cleanup(cancel)
+	w, err := e.res(controller.GVRNodePool).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pool})
+	require.NoError(e.t, err)
+	var mu sync.Mutex
+	var seen []string
+	go func() {
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			mu.Lock()
+			for _, c := range list {
+				m, _ := c.(map[string]any)
+				s := fmt.Sprintf("%s=%s %s: %s", m["type"], m["status"], m["reason"], m["message"])
+				if !slices.Contains(seen, s) {
+					seen = append(seen, s)
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
+	}
 }

@@ -77,12 +77,14 @@ func TestControllerDrivesAgentsThroughDrift(t *testing.T) {
 	completeSince := c.LastTransitionTime
 
 	// Management-side drift: a new config version, the same rollout hash.
+	seen := e.watchConditions(pool)
 	e.tokenSecret(pool, "v2", base().File(registries, []byte("v2 mirrors"), 0o644).JSON(), false)
 	e.annotate(controller.GVRMachineDeployment, pool, map[string]any{controller.AnnotationTargetConfigVersion: "v2"})
 	e.waitPublished(pool, "v2")
 	e.waitEvent(pool, controller.EventPublished, "v2")
-	// Published while no node had it yet: the status written with the publication says so.
 	e.waitCondition(pool, fleet.ConditionComplete, metav1.ConditionTrue, "3/3 nodes updated", "All 3 nodes run v2")
+	// The status written with the publication, when no node had v2 yet, said Progressing.
+	assert.Contains(t, seen(), "ConfigRefreshProgressing=True Refreshing: 0/3 nodes updated, 0 degraded: Refreshing 3/3 nodes toward v2")
 	for _, n := range nodes {
 		assert.Equal(t, "v2 mirrors", read(t, n.root, registries), n.name)
 		assert.Equal(t, 1, n.mgr.Reloads(crio), n.name)
