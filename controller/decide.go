@@ -68,27 +68,43 @@ func Decide(f Facts) Decision {
 	if f.Paused != "" {
 		return Decision{Action: Wait, Reason: ReasonPaused, Message: "paused: " + f.Paused}
 	}
+	if rolloutInProgress(f.RolloutTarget, f.RolloutCurrent) {
+		// HyperShift is rolling a rollout-class change out: whatever the version, it is the rollout's.
+		from := f.RolloutCurrent
+		switch {
+		case f.Published == nil:
+			return Decision{Action: Wait, Reason: ReasonLeftToRollout,
+				Message: fmt.Sprintf("rollout config %s -> %s in progress: config version %s left to the rollout, nothing published",
+					short(from), short(f.RolloutTarget), short(f.ConfigVersion))}
+		case f.Published.ConfigVersion == f.ConfigVersion:
+			return Decision{Action: Wait, Reason: ReasonLeftToRollout,
+				Message: fmt.Sprintf("rollout config %s -> %s pending: left to the rollout", short(from), short(f.RolloutTarget))}
+		default:
+			return Decision{Action: Wait, Reason: ReasonLeftToRollout,
+				Message: fmt.Sprintf("config version %s -> %s comes with a rollout config change (%s -> %s): not published, left to the rollout",
+					short(f.Published.ConfigVersion), short(f.ConfigVersion), short(from), short(f.RolloutTarget))}
+		}
+	}
 	if f.Published == nil {
 		return Decision{Action: Publish}
 	}
 	pub := *f.Published
 	if rolloutChanged(pub.Rollout, f.RolloutTarget) {
-		if f.RolloutCurrent == f.RolloutTarget {
-			// The rollout finished: the nodes were replaced or upgraded with this payload.
-			return Decision{Action: Publish, Adopt: true}
-		}
-		if pub.ConfigVersion == f.ConfigVersion {
-			return Decision{Action: Wait, Reason: ReasonLeftToRollout,
-				Message: fmt.Sprintf("rollout config %s -> %s pending: left to the rollout", short(pub.Rollout), short(f.RolloutTarget))}
-		}
-		return Decision{Action: Wait, Reason: ReasonLeftToRollout,
-			Message: fmt.Sprintf("config version %s -> %s comes with a rollout config change (%s -> %s): not published, left to the rollout",
-				short(pub.ConfigVersion), short(f.ConfigVersion), short(pub.Rollout), short(f.RolloutTarget))}
+		// The rollout finished (nothing is in progress any more): the nodes were replaced or
+		// upgraded with this payload, which becomes the baseline.
+		return Decision{Action: Publish, Adopt: true}
 	}
 	if pub.ConfigVersion != f.ConfigVersion {
 		return Decision{Action: Publish}
 	}
 	return Decision{Action: Wait}
+}
+
+// rolloutInProgress: the pool targets a rollout hash other than the one its last completed rollout
+// recorded. Without a recorded one (HyperShift before its rollout hash, or not seeded yet) only the
+// pause signals (a rolling MachineDeployment, an in-place upgrade) can tell.
+func rolloutInProgress(target, current string) bool {
+	return target != "" && current != "" && target != current
 }
 
 // rolloutChanged treats an unknown rollout hash on either side as unchanged: HyperShift seeds its
