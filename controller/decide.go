@@ -89,10 +89,16 @@ func Decide(f Facts) Decision {
 		return Decision{Action: Publish}
 	}
 	pub := *f.Published
-	if rolloutChanged(pub.Rollout, f.RolloutTarget) {
-		// The rollout finished (nothing is in progress any more): the nodes were replaced or
-		// upgraded with this payload, which becomes the baseline.
-		return Decision{Action: Publish, Adopt: true}
+	if f.RolloutTarget != "" && f.RolloutTarget != pub.Rollout {
+		if f.RolloutCurrent == f.RolloutTarget {
+			// HyperShift recorded the rollout complete: the nodes were replaced or upgraded with this
+			// payload, which becomes the baseline.
+			return Decision{Action: Publish, Adopt: true}
+		}
+		// Only HyperShift's record of the completed rollout says the nodes run the new payload.
+		return Decision{Action: Wait, Reason: ReasonLeftToRollout,
+			Message: fmt.Sprintf("config version %s -> %s comes with a rollout config change (%s -> %s): not published, left to the rollout (until %s records it complete)",
+				short(pub.ConfigVersion), short(f.ConfigVersion), short(pub.Rollout), short(f.RolloutTarget), AnnotationCurrentRolloutConfig)}
 	}
 	if pub.ConfigVersion != f.ConfigVersion {
 		return Decision{Action: Publish}
@@ -105,12 +111,6 @@ func Decide(f Facts) Decision {
 // pause signals (a rolling MachineDeployment, an in-place upgrade) can tell.
 func rolloutInProgress(target, current string) bool {
 	return target != "" && current != "" && target != current
-}
-
-// rolloutChanged treats an unknown rollout hash on either side as unchanged: HyperShift seeds its
-// rollout annotation on first sight, which is no rollout.
-func rolloutChanged(published, target string) bool {
-	return published != "" && target != "" && published != target
 }
 
 func short(h string) string {

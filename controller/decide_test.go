@@ -33,9 +33,9 @@ func TestDecide(t *testing.T) {
 		{"rollout-class change is left to the rollout", with(func(f *Facts) { f.RolloutTarget = "r2" }), Wait, ReasonLeftToRollout, false},
 		{"rollout pending without a new version", with(func(f *Facts) { f.RolloutTarget = "r2"; f.ConfigVersion = "v1" }), Wait, ReasonLeftToRollout, false},
 		{"first sight during a rollout publishes nothing", with(func(f *Facts) { f.RolloutTarget = "r2"; f.Published = nil }), Wait, ReasonLeftToRollout, false},
-		{"without a recorded rollout hash, a new target once settled is adopted", with(func(f *Facts) { f.RolloutTarget, f.RolloutCurrent = "r2", "" }), Publish, "", true},
+		{"without HyperShift's record of completion, a new target waits", with(func(f *Facts) { f.RolloutTarget, f.RolloutCurrent = "r2", "" }), Wait, ReasonLeftToRollout, false},
 		{"completed rollout becomes the baseline", with(func(f *Facts) { f.RolloutTarget, f.RolloutCurrent = "r2", "r2" }), Publish, "", true},
-		{"unknown published rollout hash is no rollout", with(func(f *Facts) { f.Published.Rollout = "" }), Publish, "", false},
+		{"a rollout hash first recorded (seeded) is adopted", with(func(f *Facts) { f.Published.Rollout = "" }), Publish, "", true},
 		{"rollout annotation removed is no rollout", with(func(f *Facts) { f.RolloutTarget, f.RolloutCurrent = "", "" }), Publish, "", false},
 	}
 	for _, c := range cases {
