@@ -113,6 +113,9 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) (bool, error) {
 				"acquireTime": microTime(now), "renewTime": microTime(now), "leaseTransitions": int64(0)},
 		}}
 		_, err = e.leases().Create(ctx, lease, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return false, nil // another replica created it first
+		}
 		return err == nil, err
 	}
 	if err != nil {
@@ -136,6 +139,9 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) (bool, error) {
 	lease.Object["spec"] = spec
 	// The resourceVersion makes this a compare-and-swap: of two replicas, one wins.
 	upd, err := e.leases().Update(ctx, lease, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) && holder != e.Identity {
+		return false, nil // another replica took it first
+	}
 	if err != nil {
 		return false, fmt.Errorf("lease %s/%s: %w", e.Namespace, e.Name, err)
 	}
