@@ -57,6 +57,7 @@ commands:
   run       the node agent: watch the ConfigMap, refresh, report in node annotations
   publish   write a payload into the ConfigMap the agents watch
   status    compute a NodePool's ConfigRefresh conditions from its nodes' annotations
+  controller  the management-side controller: publishes each NodePool's refresh, reports its conditions
   version   print the version
 `)
 }
