@@ -196,3 +196,11 @@ func FuzzCheckKeys(f *testing.F) {
 		}
 	})
 }
+
+func TestDuplicateKeyMessageIsShort(t *testing.T) {
+	long := strings.Repeat("k", 1<<20)
+	_, err := Decode([]byte(`{"ignition":{"version":"3.5.0"},"` + long + `":1,"` + long + `":2}`))
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 400)
+	assert.Contains(t, err.Error(), "duplicate key")
+}
