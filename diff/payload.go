@@ -217,7 +217,11 @@ func probeJSON(js []byte) (probe, error) {
 
 // decodeJSON tells an Ignition config from a MachineConfig by their top-level keys.
 func (d *decoder) decodeJSON(js []byte) (*Payload, Form, error) {
-	if err := checkKeys(js); err != nil {
+	cost, err := checkKeys(js)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := d.charge(cost, "decoded JSON values"); err != nil {
 		return nil, "", err
 	}
 	pr, err := probeJSON(js)
