@@ -33,7 +33,7 @@ import (
 const (
 	nodeName = "demo-node"
 	ns       = "refresh-agent"
-	cmName   = "refresh-config"
+	cmName   = "demo-refresh" // api.ConfigMapName for pool "demo" (the Node's label)
 )
 
 type demo struct{}
