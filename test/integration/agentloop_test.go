@@ -3,8 +3,10 @@ package integration
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -261,4 +263,38 @@ func TestAgentHealsDrift(t *testing.T) {
 	ann := e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == "" })
 	assert.Equal(t, agent.StateDone, ann[agent.AnnotationState])
 	assert.Equal(t, "v1", ann[agent.AnnotationCurrent])
+}
+
+// The binary as the DaemonSet runs it, without --configmap: a Node without the NodePool label is
+// Degraded and untouched; labelled, it reads "<pool>-refresh" and converges; SIGTERM exits cleanly.
+func TestAgentBinaryReadsItsPoolsConfigMap(t *testing.T) {
+	e := newAgentEnv(t, false)
+	e.publishTo(t, api.ConfigMapName("", "workers"), base().File(registries, []byte("workers mirrors"), 0o644), "w1")
+	kubeconfig, err := e.kube.Kubeconfig(kubetest.AgentUser)
+	require.NoError(t, err)
+	cmd := exec.Command(agentBinary(t), "run", "--node-name", e.node, "--root", e.root, "--source", "api",
+		"--namespace", e.ns, "--systemd", "user", "--kubeconfig", kubeconfig, "--metrics-addr", "", "--health-addr", "")
+	cmd.Stderr = e
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	ann := e.waitAnnotations(t, "no NodePool label", 30*time.Second, func(a map[string]string) bool {
+		return a[agent.AnnotationState] == agent.StateDegraded
+	})
+	assert.Equal(t, agent.ReasonNoNodePool, ann[agent.AnnotationReason])
+	assert.Equal(t, "v1 mirrors", read(t, e.root, registries))
+
+	e.patchNode(t, `{"metadata":{"labels":{"`+api.LabelNodePool+`":"workers"}}}`)
+	e.waitState(t, "w1", agent.StateDone, 30*time.Second)
+	assert.Equal(t, "workers mirrors", read(t, e.root, registries))
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "clean exit")
+	case <-time.After(30 * time.Second):
+		t.Fatalf("agent did not exit after SIGTERM; log:\n%s", e.logs.String())
+	}
 }
