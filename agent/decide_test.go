@@ -9,6 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/apply"
+	"github.com/openshift/refresh-agent/plan"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -204,4 +208,14 @@ func TestDecideEventKeysChangeWithEachOutcome(t *testing.T) {
 	capped := Decide(in)
 	assert.NotEqual(t, second.EventKey, capped.EventKey, "giving up is announced")
 	assert.True(t, strings.Contains(capped.Event.Message, AnnotationRetry), "the Event says how to retry")
+}
+
+func TestAppliedMessage(t *testing.T) {
+	p := &plan.Plan{Actions: []plan.UnitAction{{Unit: "crio.service", Action: allowlist.ActionReload}},
+		Changes: []plan.Change{{Path: GlobalPullSecretPath, Delegated: true, Reason: "owned by the syncer"}}}
+	r := &apply.Result{Plan: p, Hash: "v2", FilesWritten: 2}
+	assert.Equal(t, "applied v2: 2 files, 1 unit actions, no reboot; 1 delegated, not written: /var/lib/kubelet/config.json (owned by the syncer)", appliedMessage(r))
+	r.ActionsSkipped = true
+	assert.Contains(t, appliedMessage(r), "1 unit actions skipped")
+	assert.Equal(t, []string(nil), delegatedChanges(&apply.Result{Plan: &plan.Plan{}}))
 }
