@@ -284,6 +284,10 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) {
 			result, reason = ResultFailed, res.Reason
 		}
 	}
+	if (result == ResultApplied || result == ResultNoop) && a.drift != nil && res.Desired != nil {
+		// The files just recorded, from the payload already decoded: no second decode of it.
+		a.drift.loadPayload(a.cfg.Node, snap.Hash, res.Desired, delegated(node))
+	}
 	out := nextOutcome(a.last, snap.digest(), snap.Hash, result, reason, node)
 	if result == ResultFailed {
 		if out.Attempts == 1 {

@@ -60,6 +60,9 @@ type Result struct {
 	Drift int `json:"drift"`
 	// ActionsSkipped is set when no systemd manager was asked to run the actions (--systemd none).
 	ActionsSkipped bool `json:"actionsSkipped,omitempty"`
+	// Desired is the decoded desired payload (the agent's drift watch reads its files from it rather
+	// than decoding the payload a second time).
+	Desired *diff.Payload `json:"-"`
 }
 
 // InvalidError marks input that cannot be planned at all (exit 2).
@@ -100,7 +103,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	if err != nil {
 		return nil, invalid("%w", err)
 	}
-	res := &Result{Plan: p, Hash: hash}
+	res := &Result{Plan: p, Hash: hash, Desired: des}
 	if !p.Eligible {
 		res.Outcome, res.Reason = OutcomeRefused, refusedReason(p)
 		log.Info("refresh refused", "hash", hash, "refused", len(p.Refused), "reason", res.Reason)
