@@ -238,6 +238,16 @@ func TestAgentReportsDrift(t *testing.T) {
 	e.waitAnnotations(t, "mode drift", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == registries })
 	require.NoError(t, os.Chmod(filepath.Join(e.root, registries), 0o644))
 	e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == "" })
+
+	// A refresh's own writes are not drift; after it, its files are watched against the new record.
+	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	time.Sleep(2 * time.Second)
+	assert.Empty(t, e.annotations(t)[agent.AnnotationDrift], "no drift from the refresh itself")
+	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("v1 mirrors"), 0o644))
+	e.waitAnnotations(t, "drift against the new record", 30*time.Second, func(a map[string]string) bool {
+		return a[agent.AnnotationDrift] == registries
+	})
 }
 
 // With --drift=heal the recorded content is written back through a transaction and the path's unit
