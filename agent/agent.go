@@ -263,4 +263,3 @@ func (a *Agent) event(kind, reason, msg string) {
 	}
 	a.cfg.Recorder.Event(ref, kind, reason, truncate(msg, MaxReasonLen))
 }
-
