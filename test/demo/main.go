@@ -33,7 +33,7 @@ const (
 	examples = "test/testdata/examples"
 	nodeName = "demo-node"
 	ns       = "refresh-agent"
-	cmName   = "refresh-config"
+	cmName   = "demo-refresh" // NodePool "demo"'s ConfigMap (api.ConfigMapName with the default template)
 )
 
 type demo struct{}
