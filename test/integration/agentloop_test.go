@@ -48,7 +48,7 @@ func (e *agentEnv) waitAnnotations(t *testing.T, what string, timeout time.Durat
 		ann = n.Annotations
 		return cond(ann)
 	})
-	require.True(t, ok, "%s: never; annotations %v\nlog:\n%s", what, ann, e.logs.String())
+	require.True(t, ok, "%s: never; annotations %v\nlog:\n%s", what, ann, e.logText())
 	return ann
 }
 
@@ -263,7 +263,7 @@ func TestAgentHealsDrift(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("edited by hand"), 0o600))
 	require.True(t, kubetest.WaitFor(context.Background(), 30*time.Second, func() bool {
 		return read(t, e.root, registries) == "v1 mirrors"
-	}), "never healed; log:\n%s", e.logs.String())
+	}), "never healed; log:\n%s", e.logText())
 	fi, err := os.Stat(filepath.Join(e.root, registries))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
@@ -305,6 +305,6 @@ func TestAgentBinaryReadsItsPoolsConfigMap(t *testing.T) {
 	case err := <-exited:
 		require.NoError(t, err, "clean exit")
 	case <-time.After(30 * time.Second):
-		t.Fatalf("agent did not exit after SIGTERM; log:\n%s", e.logs.String())
+		t.Fatalf("agent did not exit after SIGTERM; log:\n%s", e.logText())
 	}
 }
