@@ -107,8 +107,11 @@ func decide(in Inputs) Decision {
 			EventKey: "nopool"}
 	}
 	if s.Problem != "" {
-		// A deleted ConfigMap or a missing key changes nothing on the node: say so, once.
-		return Decision{Event: &Event{corev1.EventTypeWarning, EventFailed, "no desired payload: " + s.Problem},
+		// A deleted ConfigMap or a missing key changes nothing on the node: it stays at its record,
+		// with nothing to work toward (an earlier verdict about other content no longer applies).
+		// The Event says why.
+		return Decision{Report: &Status{Current: rec, Desired: rec, State: StateDone},
+			Event:    &Event{corev1.EventTypeWarning, EventFailed, "no desired payload: " + s.Problem},
 			EventKey: "problem/" + s.Problem}
 	}
 	digest := s.digest()

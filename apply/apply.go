@@ -82,6 +82,9 @@ type Result struct {
 	// ActionsRun counts the planned unit actions that ran successfully on the new content (0 when
 	// skipped; fewer than len(Actions) when one failed).
 	ActionsRun int `json:"actionsRun"`
+	// Desired is the decoded desired payload (the agent's drift watch reads its files from it rather
+	// than decoding the payload a second time).
+	Desired *diff.Payload `json:"-"`
 }
 
 // InvalidError marks input that cannot be planned at all (exit 2).
@@ -131,7 +134,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	if err != nil {
 		return nil, invalid("%w", err)
 	}
-	res := &Result{Plan: p, Hash: hash}
+	res := &Result{Plan: p, Hash: hash, Desired: des}
 	if !p.Eligible {
 		res.Outcome, res.Reason = OutcomeRefused, refusedReason(p)
 		log.Info("refresh refused", "hash", hash, "refused", len(p.Refused), "reason", res.Reason)
