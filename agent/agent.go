@@ -217,6 +217,12 @@ func (a *Agent) work(ctx context.Context) bool {
 func (a *Agent) decideAndReport() (Decision, Snapshot) {
 	in := Inputs{RecordHash: apply.CurrentHash(a.cfg.Node.StateDir), Node: a.nodes.get(), Last: a.last,
 		MaxAttempts: a.cfg.MaxAttempts, Now: time.Now()}
+	if phase, err := actions.Pending(a.cfg.Node.StateDir); phase != "" || err != nil {
+		in.Pending = phase
+		if err != nil {
+			in.Pending = "unreadable journal: " + err.Error()
+		}
+	}
 	snap, ok := a.desired.get()
 	if ok {
 		in.Snapshot = &snap

@@ -59,6 +59,16 @@ func TestDecide(t *testing.T) {
 		want want
 	}{
 		{"nothing seen yet: the node keeps what it says", Inputs{RecordHash: "v1"}, want{}},
+		{"an unsettled rollback: Degraded before anything else, recovery retried", Inputs{RecordHash: "v1", Snapshot: v2, Pending: "phase rollingback"},
+			want{action: ActRefresh, state: StateDegraded, current: "v1", desired: "v2", reason: "not settled (phase rollingback)", eventType: "Warning", event: EventFailed}},
+		{"an unsettled rollback with the record at the hash: never Done, recovery retried", Inputs{RecordHash: "v2", Snapshot: v2, Pending: "phase rollingback",
+			Last: outcome(v2, ResultApplied, "", 0, time.Time{})},
+			want{action: ActRefresh, state: StateDegraded, current: "v2", desired: "v2", reason: "not settled", eventType: "Warning", event: EventFailed}},
+		{"an unsettled rollback, retry backing off", Inputs{RecordHash: "v1", Snapshot: v2, Pending: "phase rollingback", Now: t0,
+			Last: outcome(v2, ResultFailed, "restore failed: read-only file system", 1, t0.Add(time.Minute))},
+			want{state: StateDegraded, current: "v1", desired: "v2", reason: "read-only file system", eventType: "Warning", event: EventFailed, wait: true}},
+		{"an unsettled rollback before any payload: Degraded", Inputs{RecordHash: "v1", Pending: "phase rollingback"},
+			want{state: StateDegraded, current: "v1", desired: "v1", reason: "not settled", eventType: "Warning", event: EventFailed}},
 		{"no NodePool label and no fixed ConfigMap", Inputs{RecordHash: "v1", Snapshot: &Snapshot{NoPool: true, Problem: "no label"}},
 			want{state: StateDegraded, current: "v1", desired: "v1", reason: ReasonNoNodePool, eventType: "Warning", event: EventFailed}},
 		{"ConfigMap missing: the node stays at its record, an Event says why", Inputs{RecordHash: "v1", Snapshot: &Snapshot{Problem: "ConfigMap ns/x not found"},
