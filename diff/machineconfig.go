@@ -22,6 +22,7 @@ type machineConfigOf[C any] struct {
 	Spec       struct {
 		Config          C        `json:"config,omitempty"`
 		OSImageURL      string   `json:"osImageURL,omitempty"`
+		ExtensionsImage string   `json:"baseOSExtensionsContainerImage,omitempty"`
 		KernelArguments []string `json:"kernelArguments,omitempty"`
 		FIPS            bool     `json:"fips,omitempty"`
 		KernelType      string   `json:"kernelType,omitempty"`
@@ -41,6 +42,7 @@ func (p *present) UnmarshalJSON(b []byte) error {
 type MachineView struct {
 	Source          string // "spec", or the path of the embedded metadata file
 	OSImageURL      string
+	ExtensionsImage string // baseOSExtensionsContainerImage: the OS extensions' image, layered at boot
 	KernelArguments []string
 	FIPS            bool
 	KernelType      string
@@ -77,7 +79,7 @@ func unmarshalMachineConfig(js []byte) (*machineConfig, error) {
 	}
 	hasConfig := len(mc.Spec.Config) > 0 && string(mc.Spec.Config) != "null"
 	if mc.APIVersion != cs.APIVersion || mc.Kind != cs.Kind || hasConfig != bool(cs.Spec.Config) ||
-		mc.Spec.OSImageURL != cs.Spec.OSImageURL || !slices.Equal(mc.Spec.KernelArguments, cs.Spec.KernelArguments) ||
+		mc.Spec.OSImageURL != cs.Spec.OSImageURL || mc.Spec.ExtensionsImage != cs.Spec.ExtensionsImage || !slices.Equal(mc.Spec.KernelArguments, cs.Spec.KernelArguments) ||
 		mc.Spec.FIPS != cs.Spec.FIPS || mc.Spec.KernelType != cs.Spec.KernelType || !slices.Equal(mc.Spec.Extensions, cs.Spec.Extensions) {
 		return nil, fmt.Errorf("MachineConfig key %s differs from a field name only in case (the machine-config operator reads keys case-sensitively)", caseVariantKey(js))
 	}
@@ -120,6 +122,7 @@ func (mc *machineConfigOf[C]) view(source string) MachineView {
 	return MachineView{
 		Source:          source,
 		OSImageURL:      mc.Spec.OSImageURL,
+		ExtensionsImage: mc.Spec.ExtensionsImage,
 		KernelArguments: mc.Spec.KernelArguments,
 		FIPS:            mc.Spec.FIPS,
 		KernelType:      kt,
