@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	k8sjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
 
 // machineConfig is the subset of machineconfiguration.openshift.io/v1 MachineConfig the agent reads.
@@ -52,7 +51,7 @@ type MachineView struct {
 // parseMachineConfig reads a MachineConfig, JSON or YAML, checking it for duplicate keys.
 func parseMachineConfig(data []byte) (*machineConfig, error) {
 	if len(data) > 0 && data[0] != '{' {
-		js, err := yaml.YAMLToJSONStrict(data)
+		js, err := yamlToJSON(data)
 		if err != nil {
 			return nil, fmt.Errorf("MachineConfig is neither JSON nor YAML: %s", oneLine(err))
 		}

@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
-	"sigs.k8s.io/yaml"
 )
 
 // MaxPayloadSize is the memory budget of one decode: the payload as read, every encoding layer's
@@ -124,7 +123,7 @@ func (d *decoder) decode(raw []byte, layer int) (*Payload, Form, error) {
 		return wrap(d.decode(inner, layer+1))("base64")
 	default:
 		// Strict: a key given twice in YAML is invalid, as in JSON.
-		js, err := yaml.YAMLToJSONStrict(trimmed)
+		js, err := yamlToJSON(trimmed)
 		if err != nil {
 			return nil, "", fmt.Errorf("payload is neither JSON, YAML, gzip nor base64: %s", oneLine(err))
 		}
