@@ -104,6 +104,9 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	log := n.logger()
 	// An interrupted refresh is settled first; while a rollback stays incomplete nothing else starts.
 	// A dry run changes nothing, recovery included: it says a transaction is pending instead.
+	if err := n.Root.CheckStateDir(n.StateDir); err != nil {
+		return nil, err
+	}
 	if req.DryRun {
 		if txn, err := actions.Pending(n.StateDir); err != nil || txn != "" {
 			return nil, fmt.Errorf("an interrupted refresh is pending (%s%v): run refresh-agent recover first", txn, err)
@@ -298,6 +301,9 @@ type Recovery struct {
 // cannot complete returns an error wrapping ErrRollbackPending (and the Recovery says so): the
 // journal stays, and Run refuses to start anything until a later Recover completes it.
 func Recover(ctx context.Context, n Node) (Recovery, error) {
+	if err := n.Root.CheckStateDir(n.StateDir); err != nil {
+		return Recovery{}, err
+	}
 	txn, err := actions.Recover(n.Root, n.StateDir)
 	if err != nil {
 		return Recovery{}, err

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -440,4 +441,42 @@ func TestDryRunIsTheWholePlan(t *testing.T) {
 	assert.Equal(t, apply.OutcomeRefused, res.Outcome)
 	assert.Contains(t, res.Reason, "symlink")
 	assert.Empty(t, res.Writes)
+}
+
+// A node file far larger than any the server adds (sparse here) is neither read for the baseline
+// nor for the drift check: the change is planned from its size alone (adversarial run: 21 GB RSS).
+func TestHugeNodeFileIsNeverRead(t *testing.T) {
+	base := mcs.Base()
+	n := provision(t, base)
+	f, err := os.OpenFile(filepath.Join(n.dir, mcs.KubeletCA), os.O_WRONLY, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(8<<30))
+	require.NoError(t, f.Close())
+	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: base.Served(), Hash: "P", DryRun: true})
+	require.NoError(t, err)
+	require.Equal(t, apply.OutcomePlanned, res.Outcome, res.Reason)
+	require.Len(t, res.Writes, 1)
+	assert.Equal(t, mcs.KubeletCA, res.Writes[0].Path)
+	assert.Contains(t, strings.Join(res.Warnings, "\n"), "too large to compare")
+}
+
+// A state dir inside the root that passes through a symlink is refused before anything is read
+// or written there: the record and the payload (a pull secret) would land outside the root.
+func TestSymlinkedStateDirIsRefused(t *testing.T) {
+	base := mcs.Base()
+	n := provision(t, base)
+	outside := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(n.dir, "var/lib"), 0o755))
+	require.NoError(t, os.Symlink(outside, n.StateDir))
+	next := base.Clone()
+	next.Files[mcs.PullSecret] = mcs.File{Data: []byte(`{"auths":{"x":{}}}`), Mode: 0o600}
+	for _, dry := range []bool{true, false} {
+		_, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: next.Served(), Hash: "P2", DryRun: dry})
+		require.ErrorIs(t, err, actions.ErrSymlink)
+	}
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing written outside the root")
+	_, err = apply.Recover(context.Background(), n.Node)
+	assert.ErrorIs(t, err, actions.ErrSymlink)
 }
