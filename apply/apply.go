@@ -144,6 +144,9 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		return res, nil
 	}
 	ops, err := n.ops(p, des)
+	if errors.Is(err, ErrUnsafeHome) {
+		return refuseOnNode(res, err), nil
+	}
 	if err != nil {
 		res.Outcome, res.Reason = OutcomeFailed, err.Error()
 		return res, nil

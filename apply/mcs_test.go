@@ -480,3 +480,23 @@ func TestSymlinkedStateDirIsRefused(t *testing.T) {
 	_, err = apply.Recover(context.Background(), n.Node)
 	assert.ErrorIs(t, err, actions.ErrSymlink)
 }
+
+// core's home comes from the node's /etc/passwd; keys are written under /var/home/ or /home/ only,
+// never /root or a relative home (adversarial run: /root was created owned by core).
+func TestSSHKeysOnlyUnderAHome(t *testing.T) {
+	for _, home := range []string{"/root", "../../../tmp/x", "/var/home/../../etc", ""} {
+		base := mcs.Base()
+		n := provision(t, base)
+		passwd := "root:x:0:0:root:/root:/bin/bash\ncore:x:1000:1000:CoreOS Admin:" + home + ":/bin/bash\n"
+		require.NoError(t, os.WriteFile(filepath.Join(n.dir, "etc/passwd"), []byte(passwd), 0o644))
+		before := treeHashes(t, n.dir)
+		next := base.Clone()
+		next.SSHKeys = append(next.SSHKeys, "ssh-ed25519 AAAA second")
+		res := n.apply(t, next.Served(), "P2")
+		assert.Equal(t, apply.OutcomeRefused, res.Outcome, home)
+		assert.Contains(t, res.Reason, "not under /var/home/ or /home/", home)
+		assert.Equal(t, before, treeHashes(t, n.dir), home)
+		_, err := os.Stat(filepath.Join(n.dir, "root"))
+		assert.True(t, os.IsNotExist(err), home)
+	}
+}
