@@ -31,3 +31,19 @@ func TestAmbiguousKeysAreInvalid(t *testing.T) {
 		}
 	}
 }
+
+// Whatever a policy says, the agent acts on services only, and never on one that reboots, halts or
+// replaces the running system (adversarial run: a policy allowed reboot.target).
+func TestRebootUnitsAreNeverAllowed(t *testing.T) {
+	for _, u := range []string{"reboot.target", "poweroff.target", "kexec.target", "var.mount", "crio.socket",
+		"systemd-reboot.service", "systemd-reboot", "systemd-soft-reboot", "rpm-ostreed"} {
+		_, err := allowlist.NormalizeUnit(u)
+		assert.Error(t, err, u)
+		_, err = allowlist.ParsePolicy([]byte("allowedUnits: [crio.service, kubelet.service, coreos-update-ca-trust.service, " + u + "]\n"))
+		assert.Error(t, err, u)
+	}
+	for _, u := range []string{"crio", "crio.service", "update-ca-trust", "kubelet.service"} {
+		_, err := allowlist.NormalizeUnit(u)
+		assert.NoError(t, err, u)
+	}
+}
