@@ -221,9 +221,20 @@ func pending(in Inputs) Decision {
 	if err != nil {
 		return d
 	}
-	if last.Result == ResultFailed && in.Now.Before(last.NextAttempt) {
-		d.Wait = last.NextAttempt.Sub(in.Now)
-		return d
+	if last.Result == ResultFailed {
+		retryAsked := retryToken(in.Node) != last.RetryToken
+		if last.Attempts >= max(in.MaxAttempts, 1) && !retryAsked {
+			// The same cap as any failure: a unit that always fails is not restarted forever.
+			d.Report.Reason = fmt.Sprintf("%s (gave up after %d attempts; set the annotation %s to a new value to retry)",
+				reason, last.Attempts, AnnotationRetry)
+			d.Event = &Event{corev1.EventTypeWarning, EventFailed, "failed, giving up: " + d.Report.Reason}
+			d.EventKey += "/cap"
+			return d
+		}
+		if !retryAsked && in.Now.Before(last.NextAttempt) {
+			d.Wait = last.NextAttempt.Sub(in.Now)
+			return d
+		}
 	}
 	d.Action, d.Rules = ActRefresh, rules
 	return d
