@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os/signal"
 	"path/filepath"
 	"syscall"
+
+	"github.com/spf13/pflag"
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
@@ -22,7 +23,7 @@ type nodeFlags struct {
 	root, stateDir, policy, systemd *string
 }
 
-func addNodeFlags(fs *flag.FlagSet) nodeFlags {
+func addNodeFlags(fs *pflag.FlagSet) nodeFlags {
 	return nodeFlags{
 		root:     fs.String("root", "", "the node's filesystem root (/host in the DaemonSet)"),
 		stateDir: fs.String("state-dir", "", "the agent's state directory (default <root>/var/lib/refresh-agent)"),
@@ -68,16 +69,15 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, erro
 }
 
 func runApply(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("apply")
 	nf := addNodeFlags(fs)
 	desired := fs.String("desired", "", "the desired payload")
 	current := fs.String("current", "", "override the recorded current payload")
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	hash := fs.String("hash", "", "the desired payload's hash (default: its sha256)")
 	output := fs.String("output", "text", "text or json")
-	if err := fs.Parse(args); err != nil {
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if *desired == "" {
 		return fail(stderr, exitInvalid, "apply: --desired is required")
@@ -138,11 +138,10 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 
 // runRecover finishes or undoes an interrupted refresh and exits.
 func runRecover(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("recover", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("recover")
 	nf := addNodeFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	node, err := nf.open(context.Background(), slog.New(slog.NewJSONHandler(stderr, nil)))
 	if err != nil {
