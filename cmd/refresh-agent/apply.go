@@ -76,6 +76,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	hash := fs.String("hash", "", "the desired payload's hash (default: its sha256)")
 	output := fs.String("output", "text", "text or json")
+	newLog := addLogLevel(fs, "warn")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -88,7 +89,10 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	// SIGTERM lets a transaction finish: the context only bounds waits for unit jobs.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT)
 	defer stop()
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log, err := newLog(stderr)
+	if err != nil {
+		return fail(stderr, exitInvalid, "apply: %v", err)
+	}
 	node, err := nf.open(ctx, log)
 	if err != nil {
 		return fail(stderr, exitInvalid, "apply: %v", err)
@@ -140,10 +144,15 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 func runRecover(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("recover")
 	nf := addNodeFlags(fs)
+	newLog := addLogLevel(fs, "info")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	node, err := nf.open(context.Background(), slog.New(slog.NewJSONHandler(stderr, nil)))
+	log, err := newLog(stderr)
+	if err != nil {
+		return fail(stderr, exitInvalid, "recover: %v", err)
+	}
+	node, err := nf.open(context.Background(), log)
 	if err != nil {
 		return fail(stderr, exitInvalid, "recover: %v", err)
 	}

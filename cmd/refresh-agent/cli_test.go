@@ -50,6 +50,10 @@ func TestHelpPrintsToStdoutAndExitsZero(t *testing.T) {
 	for _, f := range []string{"--kubeconfig", "--context", "--log-level", "--metrics-cert-dir"} {
 		assert.Contains(t, out, f)
 	}
+	for _, c := range []string{"apply", "recover"} {
+		_, out, _ = cli(c, "--help")
+		assert.Contains(t, out, "--log-level", c)
+	}
 }
 
 func TestVersion(t *testing.T) {
@@ -105,6 +109,9 @@ func TestStatusAndPublishNeedAPoolOrName(t *testing.T) {
 	code, _, stderr = cli("run", "--node-name", "n", "--source", "volume", "--watch-dir", "/nonexistent", "--log-level", "loud")
 	assert.Equal(t, exitInvalid, code)
 	assert.Contains(t, stderr, "--log-level")
+	code, _, stderr = cli("recover", "--root", t.TempDir(), "--systemd", "none", "--log-level", "chatty")
+	assert.Equal(t, exitInvalid, code)
+	assert.Contains(t, stderr, `--log-level must be debug, info, warn or error, not "chatty"`)
 }
 
 func TestPoolFlagsNameTheConfigMap(t *testing.T) {
