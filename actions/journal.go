@@ -13,7 +13,10 @@ import (
 
 // Phase is how far a transaction got. Recovery reads it to decide: before Prepared nothing on the
 // node changed; from Prepared until Committed some targets may be replaced, so every one is restored;
-// from Committed on every target is new and only the unit actions and the record remain.
+// from Committed on every target is new and only the unit actions and the record remain. A rollback
+// goes RollingBack (originals being restored) → RolledBack (every original verified in place; the unit
+// actions to run again when the transaction had committed) and stays there until both are done, across
+// failures and restarts: the backups are never removed before.
 type Phase string
 
 const (
@@ -21,15 +24,21 @@ const (
 	PhasePrepared    Phase = "prepared"    // renames may be in progress
 	PhaseCommitted   Phase = "committed"   // every target is new; unit actions pending
 	PhaseDone        Phase = "done"        // unit actions ran; the record and cleanup remain
-	PhaseRollingBack Phase = "rollingback" // restoring the originals; unit actions to run again after
+	PhaseRollingBack Phase = "rollingback" // restoring the originals
+	PhaseRolledBack  Phase = "rolledback"  // every original verified in place; unit actions to run again
 )
 
 // Entry is one managed path in the journal. It never holds file contents.
 type Entry struct {
-	Path        string      `json:"path"`
-	Remove      bool        `json:"remove,omitempty"`
-	Temp        string      `json:"temp,omitempty"`   // node path of the new contents' temp file
-	Backup      string      `json:"backup,omitempty"` // file name in the backup dir
+	Path   string `json:"path"`
+	Remove bool   `json:"remove,omitempty"`
+	Temp   string `json:"temp,omitempty"` // node path of the new contents' temp file
+	// Backup is the node path of the original's backup: a hard link beside the target (journal
+	// version 2). In version 1 journals it is a file name in the state dir's backup directory.
+	Backup string `json:"backup,omitempty"`
+	// BackupCopy says the backup is a copy (the filesystem refused a hard link): it is restored by
+	// copy and checked by contents, mode and owner instead of by inode.
+	BackupCopy  bool        `json:"backupCopy,omitempty"`
 	HadOriginal bool        `json:"hadOriginal"`
 	OrigMode    fs.FileMode `json:"origMode,omitempty"`
 	OrigUID     int         `json:"origUID,omitempty"`
@@ -49,11 +58,19 @@ type journal struct {
 	Meta        Meta     `json:"meta"`
 	Entries     []Entry  `json:"entries"`
 	CreatedDirs []string `json:"createdDirs,omitempty"` // outermost first
+	// Committed is set with PhaseCommitted and kept through a rollback: the unit actions may have run
+	// on the new content, so they run again once the originals are back.
+	Committed bool `json:"committed,omitempty"`
+	// Finishing is set once the outcome is settled (done, rolled back, or abandoned before any target
+	// changed): only leftovers remain to be removed, so recovery removes them and does nothing else.
+	Finishing bool `json:"finishing,omitempty"`
 }
 
 const (
-	journalFile = "journal.json"
-	backupDir   = "backup"
+	journalFile    = "journal.json"
+	journalVersion = 2
+	// backupDir held version 1 journals' backups in the state dir.
+	backupDir = "backup"
 )
 
 // writeJournal replaces the journal atomically and durably.

@@ -17,17 +17,37 @@ import (
 	"github.com/openshift/refresh-agent/plan"
 )
 
-// Units runs unit actions. Implementations: *Systemd (D-Bus) and NoUnits.
+// Units runs a refresh's actions, one at a time, in the plan's order. Implementations: *Systemd
+// (D-Bus), LazyUnits and NoUnits. Another kind of action joins by an implementation that dispatches on
+// the action and runs it in the same order, forward and again on rollback (see RunAll).
 type Units interface {
 	Run(ctx context.Context, a plan.UnitAction) error
 	Close()
 }
 
-// NoUnits runs nothing (--systemd none).
+// NoUnits runs nothing (--systemd none): every action is skipped, never reported as run.
 type NoUnits struct{}
 
 func (NoUnits) Run(context.Context, plan.UnitAction) error { return nil }
 func (NoUnits) Close()                                     {}
+
+// Skips reports that it runs nothing.
+func (NoUnits) Skips() bool { return true }
+
+// Skips reports whether u skips every action rather than running it (--systemd none).
+func Skips(u Units) bool {
+	s, ok := u.(interface{ Skips() bool })
+	return ok && s.Skips()
+}
+
+// skipsAction reports whether u skips a rather than running it: per action when u dispatches
+// several kinds (Runner), else as Skips.
+func skipsAction(u Units, a plan.UnitAction) bool {
+	if s, ok := u.(interface{ SkipsAction(plan.UnitAction) bool }); ok {
+		return s.SkipsAction(a)
+	}
+	return Skips(u)
+}
 
 // Systemd runs unit actions over a private D-Bus connection to a systemd manager.
 type Systemd struct {
@@ -129,15 +149,21 @@ func (s *Systemd) Run(ctx context.Context, a plan.UnitAction) error {
 	return nil
 }
 
-// RunAll runs actions in order and stops at the first failure.
-func RunAll(ctx context.Context, u Units, actions []plan.UnitAction) error {
+// RunAll runs actions in order through u and stops at the first failure; it returns how many ran
+// (none when u skips them). The same list runs forward after the commit and again after a rollback,
+// so whatever kinds of action u dispatches keep one order both ways.
+func RunAll(ctx context.Context, u Units, actions []plan.UnitAction) (int, error) {
+	ran := 0
 	for _, a := range actions {
 		if err := u.Run(ctx, a); err != nil {
-			return err
+			return ran, err
+		}
+		if !skipsAction(u, a) {
+			ran++
 		}
 		CrashPoint("action")
 	}
-	return nil
+	return ran, nil
 }
 
 // ErrNoSystemd marks a --systemd mode that is not recognised.

@@ -9,7 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 )
@@ -36,25 +35,70 @@ type Txn struct {
 	j        journal
 }
 
-// tempName is the temp file beside a target. Its suffix keeps it out of readers that pick files by
-// extension (crio reads *.yaml and *.conf from its directories).
-func tempName(p string) string {
-	return path.Join(path.Dir(p), "."+path.Base(p)+".refresh-agent-tmp")
+// Files the transaction keeps beside a target, in the target's own directory (so on its filesystem):
+// the new contents, the original's backup (a hard link), and the original's new name while a restore
+// renames it into place. The suffixes keep them out of readers that pick files by extension (crio
+// reads *.yaml and *.conf from its directories).
+const (
+	tempSuffix    = ".refresh-agent-tmp"
+	backupSuffix  = ".refresh-agent-backup"
+	restoreSuffix = ".refresh-agent-restore"
+)
+
+func sideName(p, suffix string) string {
+	return path.Join(path.Dir(p), "."+path.Base(p)+suffix)
 }
+
+func tempName(p string) string { return sideName(p, tempSuffix) }
+
+// ErrReserved marks a managed path named like the agent's own side files.
+var ErrReserved = errors.New("the name is reserved for the agent's temp and backup files")
+
+// reservedName reports whether p could be a side file of some other target.
+func reservedName(p string) bool {
+	for _, s := range []string{tempSuffix, backupSuffix, restoreSuffix} {
+		if strings.HasSuffix(p, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrUnfinished marks a state dir whose last transaction is not finished: it must be recovered (rolled
+// forward or back, and cleaned up) before another can start.
+var ErrUnfinished = errors.New("an unfinished transaction is pending")
 
 // Prepare stages ops: it checks every path, writes the journal, creates missing parent directories,
 // writes each new file to a temp file beside its target (mode and owner set before any byte, then
-// fsynced) and backs up every original. No target is touched. On error it cleans up and returns it.
+// fsynced) and backs up every original beside it. No target is touched. On error it cleans up and
+// returns it. Removing a file whose parent directory does not exist is nothing to do: such an op is
+// dropped, and its parent is not created.
 func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
-	if j, err := readJournal(stateDir); err != nil || j != nil {
-		return nil, fmt.Errorf("state dir %s holds an unfinished transaction: recover first (%v)", stateDir, err)
+	if j, err := readJournal(stateDir); err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", stateDir, err)
+	} else if j != nil {
+		return nil, fmt.Errorf("state dir %s: %w (phase %s): recover first", stateDir, ErrUnfinished, j.Phase)
 	}
-	t := &Txn{root: root, stateDir: stateDir, j: journal{Version: 1, Phase: PhasePreparing, Meta: meta}}
+	t := &Txn{root: root, stateDir: stateDir, j: journal{Version: journalVersion, Phase: PhasePreparing, Meta: meta}}
 	dirs := map[string]Op{}
-	for i, op := range ops {
+	seen := map[string]bool{}
+	var kept []Op
+	for _, op := range ops {
 		missing, err := root.checkPath(op.Path)
 		if err != nil {
 			return nil, err
+		}
+		if seen[op.Path] {
+			return nil, fmt.Errorf("%s: more than one operation on the path", op.Path)
+		}
+		if reservedName(op.Path) {
+			// A managed file named like another's backup could overwrite it and a rollback would
+			// restore the wrong bytes.
+			return nil, fmt.Errorf("%s: %w", op.Path, ErrReserved)
+		}
+		seen[op.Path] = true
+		if op.Remove && len(missing) > 0 {
+			continue
 		}
 		for _, d := range missing {
 			if _, ok := dirs[d]; !ok {
@@ -62,24 +106,29 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 				t.j.CreatedDirs = append(t.j.CreatedDirs, d)
 			}
 		}
-		e := Entry{Path: op.Path, Remove: op.Remove, Backup: strconv.Itoa(i)}
+		e := Entry{Path: op.Path, Remove: op.Remove, Backup: sideName(op.Path, backupSuffix)}
 		if !op.Remove {
 			e.Temp = tempName(op.Path)
 		}
 		t.j.Entries = append(t.j.Entries, e)
+		kept = append(kept, op)
 	}
 	slices.SortFunc(t.j.CreatedDirs, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
 	// Only now, with every path checked, does anything get written (a refusal writes nothing).
 	if err := EnsureStateDir(stateDir); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(stateDir, backupDir), 0o700); err != nil {
-		return nil, fmt.Errorf("state dir: %w", err)
-	}
+	// The state dir may live inside the root (<root>/var/lib/refresh-agent): creating it may have
+	// created parents the entries need. Those are not the transaction's to create or remove.
+	t.j.CreatedDirs = slices.DeleteFunc(t.j.CreatedDirs, func(d string) bool {
+		rp, _ := rel(d)
+		fi, err := root.root.Lstat(rp)
+		return err == nil && fi.IsDir()
+	})
 	if err := writeJournal(stateDir, &t.j); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	if err := t.stage(ops, dirs); err != nil {
+	if err := t.stage(kept, dirs); err != nil {
 		return nil, errors.Join(err, t.discard())
 	}
 	t.j.Phase = PhasePrepared
@@ -100,6 +149,7 @@ func (t *Txn) stage(ops []Op, dirs map[string]Op) error {
 			return fmt.Errorf("%s: creating parent %s: %w", op.Path, d, err)
 		}
 	}
+	parents := map[string]bool{}
 	for i, op := range ops {
 		e := &t.j.Entries[i]
 		if !op.Remove {
@@ -119,13 +169,21 @@ func (t *Txn) stage(ops []Op, dirs map[string]Op) error {
 			return fmt.Errorf("%s: backup: %w", op.Path, err)
 		}
 		CrashPoint("backup")
+		parents[path.Dir(e.Path)] = true
 	}
-	return syncPath(filepath.Join(t.stateDir, backupDir))
+	// The backups' links must be durable before any rename can replace a target.
+	for d := range parents {
+		if err := t.root.syncDir(d); err != nil {
+			return fmt.Errorf("%s: fsync: %w", d, err)
+		}
+	}
+	return nil
 }
 
-// backup records the original's mode and owner and keeps its contents in the backup dir: a hard link
-// when the state dir shares the filesystem (free, and the rename leaves the old inode to the link),
-// else a copy.
+// backup records the original's mode and owner and gives it a second name beside the target: a
+// hard link, so the commit's rename leaves the original inode (contents, owner, mode, extended
+// attributes, SELinux label) to the backup, and a restore renames that very inode back. Only on a
+// filesystem that refuses hard links is it a copy (owner and mode kept, extended attributes not).
 func (t *Txn) backup(e *Entry) error {
 	rp, _ := rel(e.Path)
 	fi, err := t.root.root.Lstat(rp)
@@ -139,35 +197,32 @@ func (t *Txn) backup(e *Entry) error {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		e.OrigUID, e.OrigGID = int(st.Uid), int(st.Gid)
 	}
-	dst := filepath.Join(t.stateDir, backupDir, e.Backup)
-	_ = os.Remove(dst)
-	if err := os.Link(filepath.Join(t.root.Dir, rp), dst); err == nil {
+	br, _ := rel(e.Backup)
+	if err := t.root.removeRegular(br); err != nil {
+		return err
+	}
+	lerr := linkBackup(t.root.root, rp, br)
+	if lerr == nil {
 		return nil
 	}
-	src, err := t.root.root.Open(rp)
-	if err != nil {
-		return err
+	if err := t.root.copyFile(rp, br, e.OrigMode, e.OrigUID, e.OrigGID); err != nil {
+		return fmt.Errorf("link: %w; copy: %w", lerr, err)
 	}
-	defer src.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, src); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	e.BackupCopy = true
+	return nil
 }
 
+// linkBackup makes the backup's hard link; a variable so that a test can stand in for a filesystem
+// that refuses hard links.
+var linkBackup = (*os.Root).Link
+
 // Commit moves every new file into place (and removes the removed ones), makes the renames durable,
-// and records the transaction as committed. If a step fails, it restores every original and returns
-// the error; the caller then runs the unit actions again and calls Finish.
+// and records the transaction as committed. If a step fails it returns the error and the caller rolls
+// back (Rollback), which also undoes the renames already made.
 func (t *Txn) Commit() error {
+	if t.j.Phase != PhasePrepared {
+		return fmt.Errorf("commit in phase %s", t.j.Phase)
+	}
 	dirs := map[string]bool{}
 	for _, e := range t.j.Entries {
 		var err error
@@ -182,86 +237,85 @@ func (t *Txn) Commit() error {
 			err = t.root.root.Rename(tr, rp)
 		}
 		if err != nil {
-			return errors.Join(fmt.Errorf("%s: %w", e.Path, err), t.Rollback())
+			return fmt.Errorf("%s: %w", e.Path, err)
 		}
 		dirs[path.Dir(e.Path)] = true
 		CrashPoint("rename")
 	}
 	for d := range dirs {
 		if err := t.root.syncDir(d); err != nil {
-			return errors.Join(fmt.Errorf("%s: fsync: %w", d, err), t.Rollback())
+			return fmt.Errorf("%s: fsync: %w", d, err)
 		}
 	}
-	t.j.Phase = PhaseCommitted
+	t.j.Phase, t.j.Committed = PhaseCommitted, true
 	if err := writeJournal(t.stateDir, &t.j); err != nil {
-		return errors.Join(fmt.Errorf("journal: %w", err), t.Rollback())
+		t.j.Phase, t.j.Committed = PhasePrepared, false // the journal on disk still says so
+		return fmt.Errorf("journal: %w", err)
 	}
 	return nil
 }
 
 // MarkDone records that the unit actions ran, so recovery does not run them again.
 func (t *Txn) MarkDone() error {
+	if t.j.Phase != PhaseCommitted && t.j.Phase != PhaseDone {
+		return fmt.Errorf("mark done in phase %s", t.j.Phase)
+	}
 	t.j.Phase = PhaseDone
 	return writeJournal(t.stateDir, &t.j)
 }
 
-// Rollback restores every original (and removes files that did not exist before), durably. The
-// journal says rollingback until Finish, so a crash during it is resumed by Recover.
-func (t *Txn) Rollback() error {
-	t.j.Phase = PhaseRollingBack
-	if err := writeJournal(t.stateDir, &t.j); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	return t.restore()
-}
-
-func (t *Txn) restore() error {
-	var errs []error
-	dirs := map[string]bool{}
-	for _, e := range t.j.Entries {
-		rp, _ := rel(e.Path)
-		if e.HadOriginal {
-			data, err := os.ReadFile(filepath.Join(t.stateDir, backupDir, e.Backup))
-			if err == nil {
-				tmp := tempName(e.Path)
-				err = t.root.writeTemp(tmp, data, e.OrigMode, e.OrigUID, e.OrigGID)
-				if err == nil {
-					tr, _ := rel(tmp)
-					err = t.root.root.Rename(tr, rp)
-				}
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("restoring %s: %w", e.Path, err))
-			}
-		} else if err := t.root.root.Remove(rp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("removing %s: %w", e.Path, err))
-		}
-		dirs[path.Dir(e.Path)] = true
-	}
-	for d := range dirs {
-		if err := t.root.syncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("%s: fsync: %w", d, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// Finish removes what the transaction left: temp files, directories it created that stayed empty
-// (after a rollback), backups, and last the journal.
+// Finish removes what a settled transaction left: temp files, backups, directories it created that
+// stayed empty (after a rollback), and last the journal. It finishes only a transaction that is done,
+// rolled back with every original verified in place, or abandoned before any target changed; any other
+// is refused with ErrUnfinished, so the backups outlive every failed or interrupted rollback. Once it
+// starts removing, the journal says so (finishing), and recovery after a crash only completes the
+// removal.
 func (t *Txn) Finish() error {
-	for _, e := range t.j.Entries {
-		if e.Temp != "" {
-			tr, _ := rel(e.Temp)
-			_ = t.root.root.Remove(tr)
+	if !t.j.Finishing {
+		switch t.j.Phase {
+		case PhaseDone, PhasePreparing:
+		case PhaseRolledBack:
+			if err := t.verify(); err != nil {
+				return fmt.Errorf("keeping the backups: %w", err)
+			}
+		default:
+			return fmt.Errorf("phase %s: %w", t.j.Phase, ErrUnfinished)
+		}
+		t.j.Finishing = true
+		if err := writeJournal(t.stateDir, &t.j); err != nil {
+			t.j.Finishing = false
+			return fmt.Errorf("journal: %w", err)
 		}
 	}
-	if t.j.Phase == PhaseRollingBack || t.j.Phase == PhasePreparing {
+	var errs []error
+	for _, e := range t.j.Entries {
+		side := []string{e.Temp, sideName(e.Path, restoreSuffix)}
+		if !t.legacy() {
+			side = append(side, e.Backup)
+		}
+		for _, p := range side {
+			if p == "" {
+				continue
+			}
+			rp, _ := rel(p)
+			if fi, err := t.root.root.Lstat(rp); err == nil && !fi.Mode().IsRegular() {
+				continue // not one the transaction made: left alone
+			}
+			if err := t.root.removeRegular(rp); err != nil {
+				errs = append(errs, fmt.Errorf("removing %s: %w", p, err))
+			}
+		}
+	}
+	if t.j.Phase != PhaseDone {
 		for i := len(t.j.CreatedDirs) - 1; i >= 0; i-- {
 			dr, _ := rel(t.j.CreatedDirs[i])
 			_ = t.root.root.Remove(dr) // only succeeds when empty
 		}
 	}
 	CrashPoint("finish")
+	if err := errors.Join(errs...); err != nil {
+		return err // the journal stays: the next recovery removes the rest
+	}
 	if err := os.RemoveAll(filepath.Join(t.stateDir, backupDir)); err != nil {
 		return err
 	}
@@ -292,8 +346,14 @@ func (t *Txn) discard() error {
 // Phase reports how far the transaction got.
 func (t *Txn) Phase() Phase { return t.j.Phase }
 
+// Finishing reports that the outcome is settled and only leftovers remain (see Finish).
+func (t *Txn) Finishing() bool { return t.j.Finishing }
+
 // Meta returns what the transaction was started with.
 func (t *Txn) Meta() Meta { return t.j.Meta }
+
+// Len counts the files the transaction writes or removes (ops with nothing to do dropped).
+func (t *Txn) Len() int { return len(t.j.Entries) }
 
 // Paths lists the managed paths.
 func (t *Txn) Paths() []string {
@@ -304,58 +364,94 @@ func (t *Txn) Paths() []string {
 	return out
 }
 
-// Recover finishes or undoes an interrupted transaction found in stateDir. Before the prepared phase
-// nothing changed and it only cleans up; from prepared until committed it restores every original.
-// Either way it returns nil. A committed, done or rolling-back transaction is returned for the caller
-// to finish (run the unit actions, record, Finish): every target is then new, or, rolling back, old.
+// Recover reads the transaction an interrupted refresh left in stateDir (nil when there is none). One
+// abandoned while preparing changed no target: it is cleaned up here and nil is returned. Any other is
+// returned for the caller to settle: committed or done ones roll forward (unit actions, record, Finish);
+// prepared, rolling-back and rolled-back ones roll back (Rollback, unit actions again, Finish); a
+// finishing one only needs Finish.
 func Recover(root *Root, stateDir string) (*Txn, error) {
 	j, err := readJournal(stateDir)
 	if err != nil || j == nil {
 		return nil, err
 	}
-	t := &Txn{root: root, stateDir: stateDir, j: *j}
 	switch j.Phase {
-	case PhasePreparing:
-		return nil, t.discard()
-	case PhasePrepared:
-		if err := t.restore(); err != nil {
-			return nil, err
-		}
-		t.j.Phase = PhasePreparing // nothing left to undo: clean up like an abandoned prepare
-		return nil, t.Finish()
-	case PhaseRollingBack:
-		return t, t.restore()
-	case PhaseCommitted, PhaseDone:
-		return t, nil
+	case PhasePreparing, PhasePrepared, PhaseCommitted, PhaseDone, PhaseRollingBack, PhaseRolledBack:
 	default:
 		return nil, fmt.Errorf("journal in %s has unknown phase %q", stateDir, j.Phase)
 	}
+	t := &Txn{root: root, stateDir: stateDir, j: *j}
+	if j.Phase == PhasePreparing {
+		return nil, t.discard()
+	}
+	return t, nil
 }
 
-// writeTemp creates p (which must not be a symlink) with mode and owner set before any byte is
-// written, writes data and fsyncs it.
+// writeTemp creates p (replacing a regular file left there, never anything else) with mode and owner
+// set before any byte is written, writes data and fsyncs it.
 func (r *Root) writeTemp(p string, data []byte, mode fs.FileMode, uid, gid int) error {
 	rp, err := rel(p)
 	if err != nil {
 		return err
 	}
-	if fi, err := r.root.Lstat(rp); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s: exists and is not a regular file", p)
-		}
-		if err := r.root.Remove(rp); err != nil {
-			return err
-		}
-	}
-	f, err := r.root.OpenFile(rp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := r.create(rp, mode, uid, gid)
 	if err != nil {
 		return err
 	}
+	return writeAndClose(f, data)
+}
+
+// create makes a new file rp inside the root, replacing a regular file left there, with its owner and
+// mode set before any byte is written.
+func (r *Root) create(rp string, mode fs.FileMode, uid, gid int) (*os.File, error) {
+	if err := r.removeRegular(rp); err != nil {
+		return nil, err
+	}
+	f, err := r.root.OpenFile(rp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
 	if err := setOwnerMode(f, mode, uid, gid); err != nil {
 		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// copyFile copies src to a new file dst inside the root, durably, with the given mode and owner.
+func (r *Root) copyFile(src, dst string, mode fs.FileMode, uid, gid int) error {
+	in, err := r.root.Open(src)
+	if err != nil {
 		return err
 	}
-	return writeAndClose(f, data)
+	defer in.Close()
+	out, err := r.create(dst, mode, uid, gid)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return writeAndClose(out, nil)
+}
+
+// removeRegular removes rp when it is a regular file; absent is fine, anything else is an error (a
+// directory or symlink in the way of a side file is never removed).
+func (r *Root) removeRegular(rp string) error {
+	fi, err := r.root.Lstat(rp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("/%s: exists and is not a regular file", rp)
+	}
+	if err := r.root.Remove(rp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // setOwnerMode sets owner first (chown clears set-id bits) and then the exact mode (fchmod ignores

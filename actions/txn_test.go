@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/plan"
 )
 
 func newRoot(t *testing.T) (*actions.Root, string) {
@@ -75,7 +76,7 @@ func TestCommitWritesModesOwnersAndParents(t *testing.T) {
 func assertNoLeftovers(t *testing.T, dir, state string) {
 	t.Helper()
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		assert.NotContains(t, p, "refresh-agent-tmp")
+		assert.NotContains(t, p, ".refresh-agent-", "no temp, backup or restore file left")
 		return nil
 	})
 	_, err := os.Stat(filepath.Join(state, "journal.json"))
@@ -196,21 +197,25 @@ func TestRecoverPhases(t *testing.T) {
 	reg := filepath.Join(dir, "etc/containers/registries.conf")
 	ops := []actions.Op{{Path: "/etc/containers/registries.conf", Data: []byte("new"), Mode: 0o644}}
 
-	// Prepared but not committed: recovery restores the old file and cleans up.
+	// Prepared but not committed: recovery hands it back to roll back, with no unit action to rerun.
 	require.NoError(t, os.WriteFile(reg, []byte("old"), 0o644))
 	state := t.TempDir()
-	txn, err := actions.Prepare(r, state, ops, actions.Meta{Hash: "h1"})
+	_, err := actions.Prepare(r, state, ops, actions.Meta{Hash: "h1", Actions: crio})
 	require.NoError(t, err)
-	_ = txn
 	got, err := actions.Recover(r, state)
 	require.NoError(t, err)
-	assert.Nil(t, got)
+	require.NotNil(t, got)
+	assert.Equal(t, actions.PhasePrepared, got.Phase())
+	assert.ErrorIs(t, got.Finish(), actions.ErrUnfinished, "a prepared transaction is never just cleaned up")
+	require.NoError(t, got.Rollback())
+	assert.Empty(t, got.Rerun(), "no action ran before the commit")
+	require.NoError(t, got.Finish())
 	b, _ := os.ReadFile(reg)
 	assert.Equal(t, "old", string(b))
 	assertNoLeftovers(t, dir, state)
 
 	// Committed: recovery hands the transaction back to finish forward.
-	txn, err = actions.Prepare(r, state, ops, actions.Meta{Hash: "h2"})
+	txn, err := actions.Prepare(r, state, ops, actions.Meta{Hash: "h2", Actions: crio})
 	require.NoError(t, err)
 	require.NoError(t, txn.Commit())
 	got, err = actions.Recover(r, state)
@@ -220,11 +225,27 @@ func TestRecoverPhases(t *testing.T) {
 	assert.Equal(t, "h2", got.Meta().Hash)
 	b, _ = os.ReadFile(reg)
 	assert.Equal(t, "new", string(b))
+	assert.ErrorIs(t, got.Finish(), actions.ErrUnfinished, "a committed transaction is finished only once done")
+	require.NoError(t, got.MarkDone())
 	require.NoError(t, got.Finish())
+	assertNoLeftovers(t, dir, state)
+
+	// Preparing: nothing changed; recovery cleans up and returns nothing.
+	require.NoError(t, os.WriteFile(filepath.Join(state, "journal.json"),
+		[]byte(`{"version":2,"phase":"preparing","entries":[{"path":"/etc/containers/registries.conf","temp":"/etc/containers/.registries.conf.refresh-agent-tmp","backup":"/etc/containers/.registries.conf.refresh-agent-backup"}]}`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/containers/.registries.conf.refresh-agent-tmp"), []byte("half"), 0o600))
+	got, err = actions.Recover(r, state)
+	require.NoError(t, err)
+	assert.Nil(t, got)
+	assertNoLeftovers(t, dir, state)
+	b, _ = os.ReadFile(reg)
+	assert.Equal(t, "new", string(b))
 
 	// A second transaction cannot start over an unfinished one.
 	_, err = actions.Prepare(r, state, ops, actions.Meta{})
 	require.NoError(t, err)
 	_, err = actions.Prepare(r, state, ops, actions.Meta{})
-	assert.ErrorContains(t, err, "unfinished transaction")
+	assert.ErrorIs(t, err, actions.ErrUnfinished)
 }
+
+var crio = []plan.UnitAction{{Unit: "crio.service", Action: "Reload"}}

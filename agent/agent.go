@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/openshift/refresh-agent/actions"
-	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/kube"
 )
@@ -24,7 +27,12 @@ const (
 	EventRefused  = "RefreshRefused"
 	EventFailed   = "RefreshFailed"
 	EventDeferred = "RefreshDeferred"
+	EventDrift    = "RefreshDrift"
 )
+
+// GlobalPullSecretPath is the file HyperShift's global pull-secret syncer owns on Nodes labelled
+// api.LabelGlobalPullSecret=true.
+const GlobalPullSecretPath = "/var/lib/kubelet/config.json"
 
 // Config wires an Agent.
 type Config struct {
@@ -37,24 +45,38 @@ type Config struct {
 	Log      *slog.Logger
 	// ShutdownGrace bounds how long a refresh in progress may go on after the agent is asked to stop.
 	ShutdownGrace time.Duration
+	// MaxAttempts is how many times a failing payload is tried before the node stays Degraded until
+	// the content changes or the retry annotation does (default 3).
+	MaxAttempts int
+	// RetryBase and RetryMax bound the jittered exponential backoff between failed attempts
+	// (defaults 1 s and 5 min).
+	RetryBase, RetryMax time.Duration
+	// Drift is DriftReport, DriftHeal or DriftOff (default DriftReport).
+	Drift string
 }
 
 // Agent is the per-node loop.
 type Agent struct {
 	cfg      Config
 	log      *slog.Logger
-	wake     chan struct{}
 	desired  latest
 	nodes    *nodeWatch
 	reporter *reporter
-	// What the loop last concluded for a snapshot, so the same content is not redone after success
-	// or a refusal.
-	lastDigest, lastState string
-	lastProblem           string
-	deferredFor           string
-	started               atomic.Bool
-	busySince             atomic.Int64 // unix nanos when the current refresh began, 0 when idle
+	queue    workqueue.TypedRateLimitingInterface[string]
+	limiter  workqueue.TypedRateLimiter[string]
+	drift    *driftWatch
+	// last is what the loop last concluded; only the worker touches it.
+	last      Outcome
+	lastEvent string
+	lastHeal  string
+	following bool   // follow ran once
+	pool      string // the NodePool followed
+	started   atomic.Bool
+	busySince atomic.Int64 // unix nanos when the current refresh began, 0 when idle
 }
+
+// workKey is the loop's one work item: everything is decided afresh from the current state.
+const workKey = "node"
 
 // New builds an Agent.
 func New(cfg Config) *Agent {
@@ -64,157 +86,239 @@ func New(cfg Config) *Agent {
 	if cfg.ShutdownGrace == 0 {
 		cfg.ShutdownGrace = 90 * time.Second
 	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 3
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = time.Second
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = 5 * time.Minute
+	}
+	if cfg.Drift == "" {
+		cfg.Drift = DriftReport
+	}
 	if cfg.Metrics != nil {
 		if _, none := cfg.Node.Units.(actions.NoUnits); !none && cfg.Node.Units != nil {
 			cfg.Node.Units = countingUnits{Units: cfg.Node.Units, m: cfg.Metrics}
 		}
 	}
 	cfg.Node.Log = cfg.Log
-	a := &Agent{cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1)}
-	a.desired.wake = a.wake
+	a := &Agent{cfg: cfg, log: cfg.Log}
+	a.limiter = jitterLimiter{workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBase, cfg.RetryMax)}
+	a.queue = workqueue.NewTypedRateLimitingQueueWithConfig(a.limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: "refresh"})
+	a.desired.notify = a.enqueue
 	return a
 }
 
-// Run recovers any interrupted refresh, starts the watches and refreshes on every change until ctx
-// ends. A refresh in progress when ctx ends runs to completion (bounded by ShutdownGrace).
+// jitterLimiter spreads each delay by up to half of it, so that nodes failing on the same payload do
+// not retry (and restart their units) in lockstep.
+type jitterLimiter struct {
+	workqueue.TypedRateLimiter[string]
+}
+
+func (j jitterLimiter) When(item string) time.Duration {
+	return wait.Jitter(j.TypedRateLimiter.When(item), 0.5)
+}
+
+func (a *Agent) enqueue() { a.queue.Add(workKey) }
+
+// Run recovers any interrupted refresh, starts the watches and converges the node on every change
+// until ctx ends. A refresh in progress when ctx ends runs to completion (bounded by ShutdownGrace)
+// and its outcome is patched onto the Node before Run returns.
 func (a *Agent) Run(ctx context.Context) error {
 	if rec, err := apply.Recover(context.WithoutCancel(ctx), a.cfg.Node); err != nil {
 		a.log.Error("recovering an interrupted refresh failed", "err", err)
 	} else if rec.Found {
 		a.log.Info("recovered an interrupted refresh", "phase", rec.Phase, "outcome", rec.Outcome, "hash", rec.Hash)
 	}
-	nodes, err := watchNode(ctx, a.cfg.Client.REST(), a.cfg.NodeName, func() { signal(a.wake) })
+	if t := apply.RecordTime(a.cfg.Node.StateDir); !t.IsZero() && a.cfg.Metrics != nil {
+		a.cfg.Metrics.lastSuccess.Set(float64(t.UnixNano()) / 1e9)
+	}
+	a.reporter = newReporter(a.cfg.Client, a.cfg.NodeName, a.log, func() *corev1.Node { return a.nodes.get() })
+	nodes, err := watchNode(ctx, a.cfg.Client.REST(), a.cfg.NodeName, a.enqueue, a.reporter.poke)
 	if err != nil {
 		return fmt.Errorf("watching node %s: %w", a.cfg.NodeName, err)
 	}
 	a.nodes = nodes
-	a.reporter = newReporter(a.cfg.Client, a.cfg.NodeName, a.log, nodes.annotations)
 	go a.reporter.run(ctx)
-	a.report(a.initialStatus())
 	if err := a.cfg.Source.Start(ctx, a.desired.put); err != nil {
 		return fmt.Errorf("starting the source: %w", err)
 	}
+	a.follow()
+	if a.cfg.Drift != DriftOff {
+		a.drift = newDriftWatch(a.log, a.enqueue, a.driftFound)
+		go a.drift.run(ctx)
+	}
 	a.started.Store(true)
-	return a.loop(ctx)
-}
-
-// initialStatus reports what the node's record says before any payload is seen.
-func (a *Agent) initialStatus() Status {
-	cur := apply.CurrentHash(a.cfg.Node.StateDir)
-	if prev, ok := a.nodes.annotations(); ok && prev[AnnotationDesired] != "" && prev[AnnotationDesired] != cur {
-		return statusOf(prev) // a refresh toward it was under way: the loop picks it up again
+	go func() { <-ctx.Done(); a.queue.ShutDown() }()
+	a.enqueue()
+	for a.work(ctx) {
 	}
-	return Status{Current: cur, Desired: cur, State: StateDone}
-}
-
-func (a *Agent) loop(ctx context.Context) error {
-	b := newBackoff(time.Second, 5*time.Minute)
-	var retry <-chan time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-a.wake:
-		case <-retry:
-		}
-		if a.step(ctx) {
-			d := b.next()
-			a.log.Info("refresh will be retried", "in", d)
-			retry = time.After(d)
-		} else {
-			// Concluded (or nothing to do): a pending retry is moot and the next failure starts over.
-			retry = nil
-			b.reset()
-		}
+	// Stopping: the last refresh (if any) has concluded. Say so on the Node before exiting.
+	a.decideAndReport()
+	if err := a.reporter.flush(10 * time.Second); err != nil {
+		a.log.Warn("the final node state could not be patched", "err", err)
 	}
+	return nil
 }
 
-// step handles the newest snapshot once; it reports whether to retry later.
-func (a *Agent) step(ctx context.Context) bool {
-	snap, ok := a.desired.get()
+// follow points a pool-following source at the Node's NodePool. A snapshot of the pool followed
+// before is not this node's any more: it is dropped before the switch.
+func (a *Agent) follow() {
+	f, ok := a.cfg.Source.(PoolFollower)
 	if !ok {
-		return false
+		return
 	}
-	status, _ := a.reporter.current()
-	if snap.Problem != "" {
-		// Nothing on the node changes; say so once.
-		if snap.Problem != a.lastProblem {
-			a.lastProblem = snap.Problem
-			a.log.Warn("no desired payload", "problem", snap.Problem)
-			a.event(corev1.EventTypeWarning, EventFailed, "no desired payload: "+snap.Problem)
-		}
-		return false
+	n := a.nodes.get()
+	if n == nil && a.following {
+		return // the Node is gone for now (or being recreated): keep the pool it had
 	}
-	a.lastProblem = ""
-	if reason := deferReason(a.nodes.get()); reason != "" {
-		if a.deferredFor != snap.Hash+reason {
-			a.deferredFor = snap.Hash + reason
-			a.cfg.Metrics.observe(ResultDeferred, time.Time{})
-			a.event(corev1.EventTypeNormal, EventDeferred, "refresh deferred: "+reason)
-			a.log.Info("refresh deferred", "hash", snap.Hash, "reason", reason)
-		}
-		a.report(Status{Current: status.Current, Desired: snap.Hash, State: StateWorking, Reason: "deferred: " + reason})
-		return false
+	pool := ""
+	if n != nil {
+		pool = n.Labels[api.LabelNodePool]
 	}
-	a.deferredFor = ""
-	if snap.digest() == a.lastDigest && (a.lastState == StateDone || a.lastState == StateUnreconcilable) {
-		return false // already concluded for this content
+	if a.following && pool == a.pool {
+		return
 	}
-	return a.refresh(ctx, snap)
+	a.desired.clear()
+	a.following, a.pool = true, pool
+	f.Follow(pool)
+	a.log.Info("following the NodePool's payload", "pool", pool)
 }
 
-// refresh applies one snapshot and reports the outcome.
-func (a *Agent) refresh(ctx context.Context, snap Snapshot) bool {
+// work handles the work item once; false when the queue shut down.
+func (a *Agent) work(ctx context.Context) bool {
+	key, shutdown := a.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer a.queue.Done(key)
+	a.follow()
+	for i := 0; ; i++ { // decide, refresh, decide again on the outcome
+		d, snap := a.decideAndReport()
+		if d.Wait > 0 {
+			a.queue.AddAfter(key, d.Wait)
+		}
+		if d.Action == ActHeal && ctx.Err() == nil {
+			a.heal(ctx, snap, d)
+			continue
+		}
+		if d.Action != ActRefresh || ctx.Err() != nil {
+			return true
+		}
+		if i == 2 {
+			a.queue.AddRateLimited(key) // still not settled: come back later rather than spin
+			return true
+		}
+		a.refresh(ctx, snap, d) // the snapshot decided on, even if a newer one arrived meanwhile
+	}
+}
+
+// decideAndReport decides on the current state, emits the decision's Event once and sets the
+// report.
+func (a *Agent) decideAndReport() (Decision, Snapshot) {
+	in := Inputs{RecordHash: apply.CurrentHash(a.cfg.Node.StateDir), Node: a.nodes.get(), Last: a.last,
+		MaxAttempts: a.cfg.MaxAttempts, Now: time.Now()}
+	snap, ok := a.desired.get()
+	if ok {
+		in.Snapshot = &snap
+	}
+	if a.drift != nil {
+		a.drift.load(a.cfg.Node, in.RecordHash, delegated(in.Node))
+		in.Drift = a.drift.report()
+		if in.Drift == "" {
+			a.lastHeal = ""
+		}
+		in.Heal, in.LastHeal = a.cfg.Drift == DriftHeal, a.lastHeal
+	}
+	d := Decide(in)
+	if d.Event != nil && d.EventKey != a.lastEvent {
+		a.event(d.Event.Type, d.Event.Reason, d.Event.Message)
+		if d.Event.Reason == EventDeferred {
+			a.cfg.Metrics.observe(ResultDeferred, time.Time{})
+		}
+		if d.Event.Type == corev1.EventTypeWarning {
+			a.log.Warn("refresh problem", "reason", d.Event.Reason, "message", d.Event.Message)
+		}
+	}
+	a.lastEvent = d.EventKey
+	if d.Report != nil {
+		a.report(*d.Report)
+	}
+	return d, snap
+}
+
+// refresh applies one snapshot and records the outcome.
+func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) {
 	started := time.Now()
 	a.busySince.Store(started.UnixNano())
 	defer a.busySince.Store(0)
-	current := apply.CurrentHash(a.cfg.Node.StateDir)
-	if current != snap.Hash {
-		a.report(Status{Current: current, Desired: snap.Hash, State: StateWorking})
-	}
-	rules, err := allowlist.ParseRules(snap.NoRebootPaths)
-	if err != nil {
-		return a.conclude(snap, current, StateDegraded, "no-reboot-paths: "+err.Error(), ResultFailed, started, false)
+	node := a.nodes.get()
+	if a.drift != nil {
+		a.drift.setBusy(true)
+		defer a.drift.setBusy(false)
 	}
 	// A refresh in progress finishes even when the agent is told to stop, within ShutdownGrace.
 	rctx, cancel := graceContext(ctx, a.cfg.ShutdownGrace)
 	defer cancel()
-	res, err := apply.Run(rctx, a.cfg.Node, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: rules})
+	res, err := apply.Run(rctx, a.cfg.Node, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
+		Delegated: delegated(node)})
 	var inv *apply.InvalidError
+	var result, reason string
 	switch {
 	case errors.As(err, &inv):
-		a.event(corev1.EventTypeWarning, EventFailed, "invalid payload: "+err.Error())
-		return a.conclude(snap, current, StateDegraded, "invalid payload: "+err.Error(), ResultFailed, started, false)
+		result, reason = resultInvalid, err.Error()
 	case err != nil:
-		a.event(corev1.EventTypeWarning, EventFailed, err.Error())
-		return a.conclude(snap, current, StateDegraded, err.Error(), ResultFailed, started, true)
-	}
-	a.countResult(res)
-	switch res.Outcome {
-	case apply.OutcomeApplied:
-		a.event(corev1.EventTypeNormal, EventApplied, appliedMessage(res))
-		return a.conclude(snap, snap.Hash, StateDone, "", ResultApplied, started, false)
-	case apply.OutcomeNoop:
-		return a.conclude(snap, snap.Hash, StateDone, "", ResultNoop, started, false)
-	case apply.OutcomeRefused:
-		a.event(corev1.EventTypeWarning, EventRefused, "refused: "+res.Reason)
-		return a.conclude(snap, current, StateUnreconcilable, res.Reason, ResultRefused, started, false)
+		result, reason = ResultFailed, err.Error()
 	default:
-		a.event(corev1.EventTypeWarning, EventFailed, "failed: "+res.Reason)
-		return a.conclude(snap, current, StateDegraded, res.Reason, ResultFailed, started, true)
+		a.countResult(res)
+		switch res.Outcome {
+		case apply.OutcomeApplied:
+			result = ResultApplied
+		case apply.OutcomeNoop:
+			result = ResultNoop
+		case apply.OutcomeRefused:
+			result, reason = ResultRefused, res.Reason
+		default:
+			result, reason = ResultFailed, res.Reason
+		}
 	}
-}
-
-func (a *Agent) conclude(snap Snapshot, current, state, reason, result string, started time.Time, retry bool) bool {
-	a.lastDigest, a.lastState = snap.digest(), state
-	desired := snap.Hash
-	a.report(Status{Current: current, Desired: desired, State: state, Reason: reason})
-	a.cfg.Metrics.observe(result, started)
-	a.log.Info("refresh concluded", "hash", desired, "state", state, "result", result, "reason", reason,
+	out := nextOutcome(a.last, snap.digest(), snap.Hash, result, reason, node)
+	if result == ResultFailed {
+		if out.Attempts == 1 {
+			a.limiter.Forget(workKey) // a new failure (or an operator's retry) starts the backoff over
+		}
+		out.NextAttempt = time.Now().Add(a.limiter.When(workKey))
+	} else {
+		a.limiter.Forget(workKey)
+	}
+	if result == ResultApplied || (result == ResultNoop && len(delegatedChanges(res)) > 0) {
+		out.Message = appliedMessage(res)
+	}
+	a.last = out
+	metric := result
+	if metric == resultInvalid {
+		metric = ResultFailed
+	}
+	a.cfg.Metrics.observe(metric, started)
+	if (result == ResultApplied || result == ResultNoop) && a.cfg.Metrics != nil {
+		a.cfg.Metrics.lastSuccess.SetToCurrentTime()
+	}
+	a.log.Info("refresh concluded", "hash", snap.Hash, "result", result, "reason", reason, "attempt", out.Attempts,
 		"duration", time.Since(started).Round(time.Millisecond))
 	// Idle from here on, possibly for weeks: give the refresh's garbage back to the node now.
 	debug.FreeOSMemory()
-	return retry
+}
+
+// delegated lists the files someone else owns on this Node: on a Node labelled for HyperShift's
+// global pull-secret syncer, the kubelet's pull secret.
+func delegated(n *corev1.Node) map[string]string {
+	if n == nil || n.Labels[api.LabelGlobalPullSecret] != "true" {
+		return nil
+	}
+	return map[string]string{GlobalPullSecretPath: "owned by HyperShift's global pull-secret syncer (node label " +
+		api.LabelGlobalPullSecret + "=true)"}
 }
 
 func (a *Agent) countResult(res *apply.Result) {
@@ -248,7 +352,28 @@ func (a *Agent) event(kind, reason, msg string) {
 }
 
 func appliedMessage(r *apply.Result) string {
-	return fmt.Sprintf("applied %s: %d files, %d unit actions, no reboot", r.Hash, r.FilesWritten, len(r.Actions))
+	msg := fmt.Sprintf("applied %s: %d files, %d unit actions, no reboot", r.Hash, r.FilesWritten, len(r.Actions))
+	if r.ActionsSkipped && len(r.Actions) > 0 {
+		msg = fmt.Sprintf("applied %s: %d files, %d unit actions skipped, no reboot", r.Hash, r.FilesWritten, len(r.Actions))
+	}
+	if d := delegatedChanges(r); len(d) > 0 {
+		msg += fmt.Sprintf("; %d delegated, not written: %s", len(d), strings.Join(d, "; "))
+	}
+	return msg
+}
+
+// delegatedChanges describes the plan's delegated changes (path and owner).
+func delegatedChanges(r *apply.Result) []string {
+	if r == nil || r.Plan == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range r.Changes {
+		if c.Delegated {
+			out = append(out, c.Path+" ("+c.Reason+")")
+		}
+	}
+	return out
 }
 
 // graceContext is ctx for a refresh: it survives ctx's cancellation for at most grace.

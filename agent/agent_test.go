@@ -31,8 +31,8 @@ func TestSnapshotFromData(t *testing.T) {
 }
 
 func TestLatestKeepsOnlyTheNewest(t *testing.T) {
-	wake := make(chan struct{}, 1)
-	l := latest{wake: wake}
+	notified := 0
+	l := latest{notify: func() { notified++ }}
 	_, ok := l.get()
 	assert.False(t, ok)
 	for _, h := range []string{"v1", "v2", "v3"} {
@@ -41,7 +41,10 @@ func TestLatestKeepsOnlyTheNewest(t *testing.T) {
 	s, ok := l.get()
 	require.True(t, ok)
 	assert.Equal(t, "v3", s.Hash)
-	assert.Len(t, wake, 1, "one pending wake-up for three puts")
+	assert.Equal(t, 3, notified)
+	l.clear()
+	_, ok = l.get()
+	assert.False(t, ok, "cleared when the source changes")
 }
 
 func TestDeferReason(t *testing.T) {
@@ -73,11 +76,16 @@ func TestBackoff(t *testing.T) {
 	for i := 0; i < 11; i++ {
 		got = append(got, b.next())
 	}
-	assert.Equal(t, time.Second, got[0])
-	assert.Equal(t, 2*time.Second, got[1])
-	assert.Equal(t, 5*time.Minute, got[10], "capped")
+	within := func(d, base time.Duration) {
+		t.Helper()
+		assert.GreaterOrEqual(t, d, base)
+		assert.LessOrEqual(t, d, base+base/2, "jitter is at most half")
+	}
+	within(got[0], time.Second)
+	within(got[1], 2*time.Second)
+	within(got[10], 5*time.Minute) // capped
 	b.reset()
-	assert.Equal(t, time.Second, b.next())
+	within(b.next(), time.Second)
 }
 
 func patches(c *fake.Clientset) int {
@@ -100,15 +108,23 @@ func (f fakePatcher) PatchNode(ctx context.Context, name string, patch []byte) e
 
 func TestReporterPatchesOnlyOnChange(t *testing.T) {
 	existing := Status{Current: "h1", Desired: "h1", State: StateDone}
-	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: existing.annotations()}})
-	observed := func() (map[string]string, bool) {
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{AnnotationCurrent: "h1", AnnotationDesired: "h1", AnnotationState: StateDone, AnnotationReason: ""}}})
+	// The fake clientset stands in for the watch: the reporter reads the Node as it is now.
+	current := func() *corev1.Node {
 		n, err := client.CoreV1().Nodes().Get(context.Background(), "n", metav1.GetOptions{})
 		if err != nil {
+			return nil
+		}
+		return n
+	}
+	observed := func() (map[string]string, bool) {
+		n := current()
+		if n == nil {
 			return nil, false
 		}
 		return n.Annotations, true
 	}
-	r := newReporter(fakePatcher{client}, "n", slog.New(slog.DiscardHandler), observed)
+	r := newReporter(fakePatcher{client}, "n", slog.New(slog.DiscardHandler), current)
 	ctx := context.Background()
 
 	r.set(existing)
@@ -136,4 +152,38 @@ func TestReporterPatchesOnlyOnChange(t *testing.T) {
 	require.NoError(t, r.sync(ctx))
 	ann, _ = observed()
 	assert.LessOrEqual(t, len(ann[AnnotationReason]), MaxReasonLen)
+
+	// Edited by hand: the reporter compares with the Node, not with what it sent, and corrects it.
+	n := current()
+	n.Annotations[AnnotationState] = StateDegraded
+	n.Annotations[AnnotationCurrent] = "edited"
+	n.ResourceVersion = "edited" // the fake clientset does not bump it as the API server does
+	_, err := client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	before := patches(client)
+	require.NoError(t, r.sync(ctx))
+	assert.Equal(t, before+1, patches(client))
+	ann, _ = observed()
+	assert.Equal(t, StateDone, ann[AnnotationState])
+	assert.Equal(t, "h2", ann[AnnotationCurrent])
+
+	// Recreated without annotations: written again.
+	require.NoError(t, client.CoreV1().Nodes().Delete(ctx, "n", metav1.DeleteOptions{}))
+	require.NoError(t, r.sync(ctx), "no Node: nothing to patch, no error")
+	_, err = client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", ResourceVersion: "recreated"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, r.sync(ctx))
+	ann, _ = observed()
+	assert.Equal(t, StateDone, ann[AnnotationState])
+
+	// Drift is its own annotation, removed (null in the merge patch) when there is none.
+	r.set(Status{Current: "h2", Desired: "h2", State: StateDone, Drift: "/etc/a,/etc/b"})
+	require.NoError(t, r.sync(ctx))
+	ann, _ = observed()
+	assert.Equal(t, "/etc/a,/etc/b", ann[AnnotationDrift])
+	r.set(Status{Current: "h2", Desired: "h2", State: StateDone})
+	require.NoError(t, r.sync(ctx))
+	ann, _ = observed()
+	_, has := ann[AnnotationDrift]
+	assert.False(t, has, "removed")
 }

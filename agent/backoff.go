@@ -1,8 +1,12 @@
 package agent
 
-import "time"
+import (
+	"math/rand/v2"
+	"time"
+)
 
-// backoff doubles from min to max; reset starts over.
+// backoff doubles from min to max, each delay jittered up by as much as half of it so that many
+// nodes retrying the same failure do not do it in lockstep; reset starts over.
 type backoff struct {
 	min, max, cur time.Duration
 }
@@ -15,7 +19,15 @@ func (b *backoff) next() time.Duration {
 	} else {
 		b.cur = min(b.cur*2, b.max)
 	}
-	return b.cur
+	return jitter(b.cur)
 }
 
 func (b *backoff) reset() { b.cur = 0 }
+
+// jitter returns d plus a random part of up to d/2.
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	return d + rand.N(d/2+1)
+}

@@ -52,7 +52,7 @@ func NewMetrics(version string) *Metrics {
 		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "refresh_agent_state",
 			Help: "1 for the node's current refresh state (Done, Working, Degraded, Unreconcilable)."}, []string{"state"}),
 		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Name: "refresh_agent_last_success_timestamp_seconds",
-			Help: "When the node last reached Done."}),
+			Help: "When the node last completed a refresh (applied or nothing to do); at start, when its record was written."}),
 	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "refresh_agent_build_info",
 		Help: "Build information."}, []string{"version"})
@@ -72,9 +72,6 @@ func (m *Metrics) setState(s string) {
 			v = 1
 		}
 		m.state.WithLabelValues(st).Set(v)
-	}
-	if s == StateDone {
-		m.lastSuccess.SetToCurrentTime()
 	}
 }
 

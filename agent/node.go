@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"sync/atomic"
+
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/openshift/refresh-agent/api"
 )
 
 // Machine-config daemon annotations that say an in-place upgrade is in progress.
@@ -35,48 +38,55 @@ func deferReason(n *corev1.Node) string {
 	return ""
 }
 
-// nodeWatch keeps the agent's own Node in an informer restricted to its name.
+// nodeWatch keeps the agent's own Node (a watch restricted to its name) and calls changed on every
+// change the agent acts on: the Node appearing or going, its NodePool or pull-secret label, the
+// machine-config daemon's annotations, the agent's own annotations (corrected when edited by hand)
+// and the retry annotation. Heartbeats and status updates wake nothing.
 type nodeWatch struct {
-	informer cache.SharedIndexInformer
-	name     string
+	w    *oneWatch
+	name string
+	last atomic.Pointer[corev1.Node]
 }
 
-func watchNode(ctx context.Context, client cache.Getter, name string, changed func()) (*nodeWatch, error) {
-	lw := cache.NewListWatchFromClient(client, "nodes", "", fields.OneTermEqualSelector("metadata.name", name))
-	w := &nodeWatch{informer: cache.NewSharedIndexInformer(lw, &corev1.Node{}, 0, cache.Indexers{}), name: name}
-	_, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { changed() },
-		UpdateFunc: func(old, cur any) {
-			// Heartbeats and status updates are no reason to wake: only what deferral reads is.
-			o, n := old.(*corev1.Node), cur.(*corev1.Node)
-			if deferReason(o) != deferReason(n) {
-				changed()
-			}
-		},
+func watchNode(ctx context.Context, client cache.Getter, name string, changed func(), observed func()) (*nodeWatch, error) {
+	nw := &nodeWatch{name: name}
+	nw.w = watchOne(ctx, client, "nodes", "", name, &corev1.Node{}, func(obj any) {
+		n, _ := obj.(*corev1.Node)
+		old := nw.last.Swap(n)
+		if observed != nil {
+			observed()
+		}
+		if relevantChange(old, n) {
+			changed()
+		}
 	})
-	if err != nil {
-		return nil, err
-	}
-	go w.informer.Run(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), w.informer.HasSynced) {
+	if !nw.w.waitSynced(ctx) {
 		return nil, ctx.Err()
 	}
-	return w, nil
+	return nw, nil
+}
+
+// relevantChange says whether the loop must look again after the Node went from old to cur.
+func relevantChange(old, cur *corev1.Node) bool {
+	if old == nil || cur == nil {
+		return old != cur
+	}
+	if old.UID != cur.UID {
+		return true // recreated
+	}
+	for _, l := range []string{api.LabelNodePool, api.LabelGlobalPullSecret} {
+		if old.Labels[l] != cur.Labels[l] {
+			return true
+		}
+	}
+	return deferReason(old) != deferReason(cur) || statusOf(old.Annotations) != statusOf(cur.Annotations) ||
+		old.Annotations[AnnotationRetry] != cur.Annotations[AnnotationRetry]
 }
 
 // get returns the node as last seen, or nil.
 func (w *nodeWatch) get() *corev1.Node {
-	obj, ok, err := w.informer.GetStore().GetByKey(w.name)
-	if err != nil || !ok {
+	if w == nil {
 		return nil
 	}
-	return obj.(*corev1.Node)
-}
-
-func (w *nodeWatch) annotations() (map[string]string, bool) {
-	n := w.get()
-	if n == nil {
-		return nil, false
-	}
-	return n.Annotations, true
+	return w.last.Load()
 }

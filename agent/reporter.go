@@ -6,23 +6,31 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
-// reporter keeps the node's annotations equal to the newest Status: one merge patch of the four
-// annotations, sent only when they differ from what the node already says, retried with backoff
-// while the API server is unreachable (the loop never waits for it).
+// reporter keeps the node's annotations equal to the newest Status. It compares with the Node as
+// the watch last saw it, not with what it sent: a recreated Node or a hand-edited annotation is
+// corrected. It sends one merge patch of the agent's annotations, only when they differ, retried
+// with jittered backoff while the API server is unreachable (the loop never waits for it).
 type reporter struct {
 	client   nodePatcher
 	nodeName string
 	log      *slog.Logger
-	observed func() (map[string]string, bool) // the node's annotations as the informer last saw them
+	node     func() *corev1.Node // the Node as the watch last saw it, nil when it does not exist
 
-	mu      sync.Mutex
-	want    Status
-	has     bool
-	written Status // the last status patched (or found on the node at start)
-	primed  bool   // written is known
-	wake    chan struct{}
+	mu   sync.Mutex
+	want Status
+	has  bool
+	wake chan struct{}
+
+	// syncMu makes sync one at a time (the run loop, and the final flush on shutdown).
+	syncMu sync.Mutex
+	// The last patch sent and the Node's resourceVersion when it was sent: until the watch shows a
+	// newer Node, that patch is taken as applied rather than sent again.
+	sent   Status
+	sentRV string
 }
 
 // nodePatcher is the one API call the reporter makes (kube.Client implements it).
@@ -30,13 +38,14 @@ type nodePatcher interface {
 	PatchNode(ctx context.Context, name string, patch []byte) error
 }
 
-func newReporter(client nodePatcher, nodeName string, log *slog.Logger, observed func() (map[string]string, bool)) *reporter {
-	return &reporter{client: client, nodeName: nodeName, log: log, observed: observed, wake: make(chan struct{}, 1)}
+func newReporter(client nodePatcher, nodeName string, log *slog.Logger, node func() *corev1.Node) *reporter {
+	return &reporter{client: client, nodeName: nodeName, log: log, node: node, wake: make(chan struct{}, 1)}
 }
 
 // set records the status to publish.
 func (r *reporter) set(s Status) {
 	s.Reason = truncate(s.Reason, MaxReasonLen)
+	s.Drift = truncate(s.Drift, MaxReasonLen)
 	r.mu.Lock()
 	r.want, r.has = s, true
 	r.mu.Unlock()
@@ -50,9 +59,12 @@ func (r *reporter) current() (Status, bool) {
 	return r.want, r.has
 }
 
+// poke makes the reporter compare again (the Node changed).
+func (r *reporter) poke() { signal(r.wake) }
+
 func (r *reporter) run(ctx context.Context) {
 	// Capped lower than refresh retries: a patch is tiny, and the node's state should show soon after
-	// the API server comes back.
+	// the API server comes back. Jittered, so a fleet does not retry in lockstep.
 	b := newBackoff(time.Second, 30*time.Second)
 	var retry <-chan time.Time
 	for {
@@ -73,25 +85,23 @@ func (r *reporter) run(ctx context.Context) {
 	}
 }
 
-// sync patches when the wanted status differs from the last one written. The first comparison is
-// against what the node already shows, so a restarted agent sends nothing when nothing changed.
+// sync patches when the wanted status differs from what the Node shows.
 func (r *reporter) sync(ctx context.Context) error {
-	r.mu.Lock()
-	want, has, written, primed := r.want, r.has, r.written, r.primed
-	r.mu.Unlock()
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	want, has := r.current()
 	if !has {
 		return nil
 	}
-	if !primed {
-		if ann, ok := r.observed(); ok {
-			written = statusOf(ann)
-			r.mu.Lock()
-			r.written, r.primed = written, true
-			r.mu.Unlock()
-		}
+	n := r.node()
+	if n == nil {
+		return nil // no Node to annotate; its creation wakes the reporter
 	}
-	if written == want {
+	if statusOf(n.Annotations) == want {
 		return nil
+	}
+	if r.sent == want && r.sentRV == n.ResourceVersion {
+		return nil // sent; the watch has not delivered the result yet
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": want.annotations()}})
 	if err != nil {
@@ -99,12 +109,27 @@ func (r *reporter) sync(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	err = r.client.PatchNode(ctx, r.nodeName, patch)
-	if err != nil {
+	if err := r.client.PatchNode(ctx, r.nodeName, patch); err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.written, r.primed = want, true
-	r.mu.Unlock()
+	r.sent, r.sentRV = want, n.ResourceVersion
 	return nil
+}
+
+// flush patches the wanted status now, retrying for up to timeout: the last word before exit.
+func (r *reporter) flush(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	b := newBackoff(100*time.Millisecond, 2*time.Second)
+	for {
+		err := r.sync(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(b.next()):
+		}
+	}
 }

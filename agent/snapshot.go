@@ -8,13 +8,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+
+	"github.com/openshift/refresh-agent/api"
 )
 
-// The ConfigMap's keys.
+// The ConfigMap's keys (aliases of package api's).
 const (
-	KeyConfig        = "config"
-	KeyHash          = "hash"
-	KeyNoRebootPaths = "no-reboot-paths"
+	KeyConfig        = api.KeyConfig
+	KeyHash          = api.KeyHash
+	KeyNoRebootPaths = api.KeyNoRebootPaths
 )
 
 // Snapshot is one observation of the desired state.
@@ -25,6 +27,8 @@ type Snapshot struct {
 	Config        []byte
 	Hash          string
 	NoRebootPaths []byte
+	// NoPool is set when the Node has no NodePool label and no fixed ConfigMap was given.
+	NoPool bool
 	// Version identifies the observation (resourceVersion or content digest) for logs.
 	Version string
 }
@@ -63,17 +67,26 @@ func (s Snapshot) digest() string {
 // latest holds only the newest snapshot: a source that changes while a refresh runs replaces what
 // is waiting, so the next refresh is always for the newest content, never a queue of stale ones.
 type latest struct {
-	mu   sync.Mutex
-	snap Snapshot
-	has  bool
-	wake chan<- struct{}
+	mu     sync.Mutex
+	snap   Snapshot
+	has    bool
+	notify func()
 }
 
 func (l *latest) put(s Snapshot) {
 	l.mu.Lock()
 	l.snap, l.has = s, true
 	l.mu.Unlock()
-	signal(l.wake)
+	if l.notify != nil {
+		l.notify()
+	}
+}
+
+// clear forgets the snapshot (the source changed: the old one is not this node's any more).
+func (l *latest) clear() {
+	l.mu.Lock()
+	l.snap, l.has = Snapshot{}, false
+	l.mu.Unlock()
 }
 
 func (l *latest) get() (Snapshot, bool) {

@@ -77,21 +77,49 @@ func (s *VolumeSource) emit(out func(Snapshot)) {
 	}
 }
 
+// read reads the keys from one generation of the volume: kubelet's `..data` symlink is resolved once
+// and every key is read from the directory it names, so a swap in between cannot mix two versions.
+// When the link moved while reading, the read starts over on the new generation.
 func (s *VolumeSource) read() Snapshot {
 	where := "ConfigMap volume " + s.Dir
 	if _, err := os.Stat(s.Dir); err != nil {
 		return Snapshot{Problem: fmt.Sprintf("%s: %v", where, err)}
 	}
-	data := map[string][]byte{} // bytes, not strings: a 10 MiB payload is not copied on the way
-	for _, k := range []string{KeyConfig, KeyHash, KeyNoRebootPaths} {
-		b, err := os.ReadFile(filepath.Join(s.Dir, k))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+	for try := 0; ; try++ {
+		gen, dir, err := s.generation()
 		if err != nil {
 			return Snapshot{Problem: fmt.Sprintf("%s: %v", where, err)}
 		}
-		data[k] = b
+		data := map[string][]byte{} // bytes, not strings: a 10 MiB payload is not copied on the way
+		for _, k := range []string{KeyConfig, KeyHash, KeyNoRebootPaths} {
+			b, err := os.ReadFile(filepath.Join(dir, k))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return Snapshot{Problem: fmt.Sprintf("%s: %v", where, err)}
+			}
+			data[k] = b
+		}
+		if again, _, _ := s.generation(); again != gen && try < 5 {
+			continue // swapped while reading: read the new generation whole
+		}
+		return snapshotFromData(where, nil, data)
 	}
-	return snapshotFromData(where, nil, data)
+}
+
+// generation resolves `..data` to the timestamped directory it names (gen) and returns where to read
+// the keys. A directory without `..data` (not a kubelet volume) is read as is.
+func (s *VolumeSource) generation() (gen, dir string, err error) {
+	target, err := os.Readlink(filepath.Join(s.Dir, "..data"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", s.Dir, nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if !filepath.IsLocal(target) {
+		return "", "", fmt.Errorf("..data points outside the volume (%s)", target)
+	}
+	return target, filepath.Join(s.Dir, target), nil
 }

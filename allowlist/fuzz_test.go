@@ -1,35 +1,60 @@
 package allowlist_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/openshift/refresh-agent/allowlist"
 )
 
-// FuzzParseRules: no input panics; accepted rules filter and resolve without panicking, and no
-// accepted rule ever allows a denied path or names a unit outside the allowed ones.
+// FuzzParseRules: no input panics; accepted rules name each path once and carry no control
+// characters; they filter and resolve without panicking; no honoured rule lies outside the ceiling,
+// allows a denied path or names a unit the ceiling does not allow; and probes outside the test's
+// own copy of the ceiling are never allowed by them.
 func FuzzParseRules(f *testing.F) {
 	for _, s := range []string{
 		`[{"path": "/etc/containers/registries.conf", "action": "Reload", "services": ["crio"]}]`,
 		`[{"path": "/etc/ssh/", "action": "None"}, {"path": "/etc/x", "action": "Restart", "services": ["crio; reboot"]}]`,
 		`[{"path": "/var/lib/kubelet/x", "action": "Restart", "services": ["update-ca-trust", "../../x.service"]}]`,
 		`null`, `[]`, `[{}]`, `[[[[[[`, `{"path": 1}`,
+		`[{"path": "/etc/foo/a", "action": "Reload", "services": ["crio"]}, {"path": "/etc/foo/a", "action": "None"}]`,
+		`[{"path": "/etc/foo/", "action": "Restart", "services": ["kubelet"]}, {"path": "/etc/foo/cron.d/", "action": "None"}]`,
+		"[{\"path\": \"/etc/foo/a\\u0000\", \"action\": \"None\"}]", "[{\"path\": \"/etc/foo/\xff\", \"action\": \"None\"}]",
 	} {
 		f.Add([]byte(s), "/etc/ssh/sshd_config")
+		f.Add([]byte(s), "/etc/foo/a")
 	}
-	pol := allowlist.Default()
+	pol, err := allowlist.ParsePolicy([]byte("configMapCeiling: [{prefix: /etc/foo/, actions: [None, Reload], units: [crio]}]"))
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte, probe string) {
 		rules, err := allowlist.ParseRules(data)
 		if err != nil {
 			return
 		}
+		paths := map[string]bool{}
+		for _, r := range rules {
+			if paths[r.Path] {
+				t.Fatalf("two entries for %q accepted", r.Path)
+			}
+			paths[r.Path] = true
+			for _, c := range r.Path {
+				if c < 0x20 || c == 0x7f || c == 0xfffd {
+					t.Fatalf("path %q accepted", r.Path)
+				}
+			}
+		}
 		extra, _ := pol.Extra(rules)
 		for _, r := range extra {
-			if _, denied := allowlist.Denied(r.Path); denied {
-				t.Fatalf("denied path accepted: %s", r.Path)
+			if !strings.HasPrefix(r.Path, "/etc/foo/") {
+				t.Fatalf("entry outside the ceiling honoured: %s", r.Path)
+			}
+			if r.Action == allowlist.ActionRestart {
+				t.Fatalf("action above the ceiling honoured: %+v", r)
 			}
 			for _, u := range r.Services {
-				if !pol.UnitAllowed(u) {
+				if u != "crio.service" {
 					t.Fatalf("unit %q accepted", u)
 				}
 			}
@@ -37,6 +62,9 @@ func FuzzParseRules(f *testing.F) {
 		d := pol.Resolve(probe, extra)
 		if _, denied := allowlist.Denied(probe); denied && d.Allowed {
 			t.Fatalf("denied path %q allowed", probe)
+		}
+		if d.Allowed && d.Source != "policy" && !strings.HasPrefix(probe, "/etc/foo/") {
+			t.Fatalf("path %q outside the ceiling allowed", probe)
 		}
 	})
 }
@@ -47,9 +75,13 @@ func FuzzParsePolicy(f *testing.F) {
 		"paths:\n  - {path: /etc/containers/registries.conf, action: Reload, services: [crio]}\nallowedUnits: [crio]\n",
 		`{"allowedUnits": ["crio.service", "kubelet.service", "coreos-update-ca-trust.service"], "coreSSHKeys": false}`,
 		"paths: [{path: /etc/, action: None}]", "- a", "{", "",
+		"configMapCeiling: [{prefix: /etc/, actions: [None]}]",
+		"configMapCeiling: [{prefix: /etc/foo/, actions: [None, Reload], units: [crio]}, {prefix: /etc/cron.d/, actions: [None]}]",
+		"configMapCeiling: [{prefix: \"/etc/a\\0/\", actions: [None]}]",
 	} {
 		f.Add([]byte(s))
 	}
+	everything := []allowlist.Rule{{Path: "/etc/", Action: allowlist.ActionNone}, {Path: "/var/", Action: allowlist.ActionNone}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := allowlist.ParsePolicy(data)
 		if err != nil {
@@ -60,8 +92,22 @@ func FuzzParsePolicy(f *testing.F) {
 				t.Fatalf("policy rule under a denied prefix accepted: %s", r.Path)
 			}
 		}
-		if p.Resolve("/etc/ssh/sshd_config", nil).Allowed || p.Resolve("/boot/x", nil).Allowed {
-			t.Fatal("denied path allowed by a policy file")
+		prefixes := map[string]bool{}
+		for _, c := range p.Ceiling {
+			if prefixes[c.Prefix] {
+				t.Fatalf("two ceiling entries for %q", c.Prefix)
+			}
+			prefixes[c.Prefix] = true
+			for _, u := range c.Units {
+				if !p.UnitAllowed(u) {
+					t.Fatalf("ceiling unit %q is not an allowed unit", u)
+				}
+			}
+		}
+		for _, denied := range []string{"/etc/ssh/sshd_config", "/boot/x", "/etc/cron.d/x", "/etc/ld.so.preload", "/var/lib/kubelet/kubeconfig"} {
+			if p.Resolve(denied, everything).Allowed {
+				t.Fatalf("denied path %s allowed by a policy file", denied)
+			}
 		}
 	})
 }

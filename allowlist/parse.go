@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -16,8 +15,9 @@ import (
 const MaxRulesSize = 1 << 20
 
 // ParseRules parses a no-reboot-paths JSON array. It checks structure only (every entry has a clean
-// absolute path, a known action, services for Restart and Reload, none for None) and fails naming the
-// entry's index; which paths and units the node accepts is decided by Extra. Empty input is no rules.
+// absolute path without control characters, a known action, services for Restart and Reload, none for
+// None, and no two entries name the same path) and fails naming the entry's index; which entries the
+// node honours is decided by Extra against the node policy's ceiling. Empty input is no rules.
 func ParseRules(data []byte) ([]Rule, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || string(data) == "null" {
@@ -38,72 +38,50 @@ func ParseRules(data []byte) ([]Rule, error) {
 		}
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
+	seen := map[string]int{}
 	for i, r := range rules {
 		if err := checkRule(r); err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i, err)
 		}
+		// Two entries for one path, equal or not, are ambiguous: which one the node honours would
+		// depend on their order.
+		if j, dup := seen[r.Path]; dup {
+			return nil, fmt.Errorf("entries %d and %d both name path %q: one entry per path", j, i, r.Path)
+		}
+		seen[r.Path] = i
 	}
 	return rules, nil
 }
 
 func checkRule(r Rule) error {
-	if r.Path == "" {
-		return errors.New("path is empty")
+	if err := checkRulePath(r.Path); err != nil {
+		return err
 	}
-	if !path.IsAbs(r.Path) {
-		return fmt.Errorf("path %q is not absolute", r.Path)
-	}
-	if trimmed := strings.TrimSuffix(r.Path, "/"); trimmed != "" && path.Clean(trimmed) != trimmed || r.Path == "/" {
-		return fmt.Errorf("path %q is not clean (no \"..\", \".\", \"//\", and not the root)", r.Path)
+	for _, pod := range r.Pods {
+		if err := checkPod(pod); err != nil {
+			return fmt.Errorf("path %q: %w", r.Path, err)
+		}
 	}
 	switch r.Action {
 	case ActionNone:
-		if len(r.Services) > 0 {
-			return fmt.Errorf("path %q: action None takes no services", r.Path)
+		if len(r.Services) > 0 || len(r.Pods) > 0 {
+			return fmt.Errorf("path %q: action None takes no services or pods", r.Path)
 		}
-	case ActionReload, ActionRestart:
+	case ActionReload:
 		if len(r.Services) == 0 {
 			return fmt.Errorf("path %q: action %s needs at least one service", r.Path, r.Action)
+		}
+		if len(r.Pods) > 0 {
+			return fmt.Errorf("path %q: pods can only be restarted, not reloaded", r.Path)
+		}
+	case ActionRestart:
+		if len(r.Services) == 0 && len(r.Pods) == 0 {
+			return fmt.Errorf("path %q: action %s needs at least one service or pod", r.Path, r.Action)
 		}
 	default:
 		return fmt.Errorf("path %q: action %q is not one of None, Restart, Reload", r.Path, r.Action)
 	}
 	return nil
-}
-
-// Extra filters the ConfigMap's rules through the node policy: an entry outside /etc/ and
-// /var/lib/kubelet/, under a denied prefix, or naming a unit the node does not allow is dropped with a
-// warning, so its paths count as not allowlisted. Service names come back normalised.
-func (p *Policy) Extra(rules []Rule) ([]Rule, []string) {
-	var out []Rule
-	var warnings []string
-	for i, r := range rules {
-		if d, ok := Denied(r.Path); ok {
-			warnings = append(warnings, fmt.Sprintf("no-reboot-paths entry %d: path %s is under denied prefix %s: ignored", i, r.Path, d))
-			continue
-		}
-		if !underAny(r.Path, extraRoots) {
-			warnings = append(warnings, fmt.Sprintf("no-reboot-paths entry %d: path %s is outside /etc/ and /var/lib/kubelet/: ignored", i, r.Path))
-			continue
-		}
-		units, bad := p.normalizeUnits(r.Services)
-		if bad != "" {
-			warnings = append(warnings, fmt.Sprintf("no-reboot-paths entry %d: path %s: %s: ignored", i, r.Path, bad))
-			continue
-		}
-		r.Services = units
-		out = append(out, r)
-	}
-	return out, warnings
-}
-
-func underAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if strings.HasPrefix(p, r) && len(p) > len(r) {
-			return true
-		}
-	}
-	return false
 }
 
 // normalizeUnits normalises names and checks each against the allowed units; bad says why not.
@@ -126,11 +104,14 @@ type policyFile struct {
 	Paths        *[]Rule   `json:"paths"`
 	AllowedUnits *[]string `json:"allowedUnits"`
 	CoreSSHKeys  *bool     `json:"coreSSHKeys"`
+	// ConfigMapCeiling bounds the ConfigMap's no-reboot-paths (none when absent).
+	ConfigMapCeiling []CeilingRule `json:"configMapCeiling"`
 }
 
 // LoadPolicy reads a node-local policy file (YAML or JSON). It may replace the path map, the allowed
-// units and whether core's SSH keys may change; the denied prefixes stay in force, so a rule under
-// one is an error, as is a rule naming a unit the policy does not allow.
+// units and whether core's SSH keys may change, and declare the ConfigMap ceiling; the denied
+// prefixes stay in force, so a rule or ceiling prefix under one is an error, as is a rule or ceiling
+// naming a unit the policy does not allow.
 func LoadPolicy(file string) (*Policy, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -171,10 +152,15 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	}
 	if f.Paths != nil {
 		p.Rules = nil
+		seen := map[string]int{}
 		for i, r := range *f.Paths {
 			if err := checkRule(r); err != nil {
 				return nil, fmt.Errorf("paths[%d]: %w", i, err)
 			}
+			if j, dup := seen[r.Path]; dup {
+				return nil, fmt.Errorf("paths[%d] and paths[%d] both name path %s", j, i, r.Path)
+			}
+			seen[r.Path] = i
 			if d, ok := Denied(r.Path); ok {
 				return nil, fmt.Errorf("paths[%d]: %s is under denied prefix %s", i, r.Path, d)
 			}
@@ -196,5 +182,77 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	if f.CoreSSHKeys != nil {
 		p.CoreSSHKeys = *f.CoreSSHKeys
 	}
+	ceiling, err := p.parseCeiling(f.ConfigMapCeiling)
+	if err != nil {
+		return nil, err
+	}
+	p.Ceiling = ceiling
 	return p, nil
+}
+
+// parseCeiling checks the configMapCeiling entries: a clean prefix not under a denied prefix (one
+// that covers a denied prefix is fine: the deny list still wins for every path), known actions,
+// allowed units (at least one when Reload or Restart is allowed), one entry per prefix.
+func (p *Policy) parseCeiling(in []CeilingRule) ([]CeilingRule, error) {
+	var out []CeilingRule
+	seen := map[string]int{}
+	for i, c := range in {
+		name := fmt.Sprintf("configMapCeiling[%d]", i)
+		if err := checkRulePath(c.Prefix); err != nil {
+			return nil, fmt.Errorf("%s: prefix %s", name, strings.TrimPrefix(err.Error(), "path "))
+		}
+		if d, ok := deniedUnder(c.Prefix, true); ok {
+			return nil, fmt.Errorf("%s: prefix %s is under denied prefix %s", name, c.Prefix, d)
+		}
+		// /etc/foo and /etc/foo/ overlap exactly where they would tie: one of them, not both.
+		key := strings.TrimSuffix(c.Prefix, "/")
+		if j, dup := seen[key]; dup {
+			return nil, fmt.Errorf("configMapCeiling[%d] and [%d] both name prefix %s", j, i, key)
+		}
+		seen[key] = i
+		if len(c.Actions) == 0 {
+			return nil, fmt.Errorf("%s (%s): actions is empty", name, c.Prefix)
+		}
+		needsUnits := false
+		for _, a := range c.Actions {
+			switch a {
+			case ActionNone:
+			case ActionReload, ActionRestart:
+				needsUnits = true
+			default:
+				return nil, fmt.Errorf("%s (%s): action %q is not one of None, Restart, Reload", name, c.Prefix, a)
+			}
+		}
+		units, bad := p.normalizeUnits(c.Units)
+		if bad != "" {
+			return nil, fmt.Errorf("%s (%s): %s", name, c.Prefix, bad)
+		}
+		if needsUnits && len(units) == 0 {
+			return nil, fmt.Errorf("%s (%s): Reload or Restart needs at least one unit", name, c.Prefix)
+		}
+		c.Units = units
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// checkPod accepts a static pod reference "namespace/name" made of DNS labels.
+func checkPod(ref string) error {
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok || !dnsName(ns) || !dnsName(name) {
+		return fmt.Errorf("pod %q is not namespace/name", ref)
+	}
+	return nil
+}
+
+func dnsName(s string) bool {
+	if s == "" || len(s) > 253 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 // Package allowlist is the node-side policy: which paths a refresh may write, which units it may
 // reload or restart, and which paths are denied whatever anyone says. The ConfigMap's
-// no-reboot-paths can add paths within narrow bounds; it can never widen the units or the denials.
+// no-reboot-paths asks; it never grants: an entry is honoured only within the node policy's
+// ConfigMap ceiling (none by default), and never under a denied prefix.
 package allowlist
 
 import (
@@ -22,6 +23,9 @@ type Rule struct {
 	Path     string   `json:"path"`
 	Action   Action   `json:"action"`
 	Services []string `json:"services,omitempty"`
+	// Pods are static pods ("namespace/name" as in the manifest) restarted through the CRI after
+	// the files are in place, for readers that never re-read their config (HAProxy).
+	Pods []string `json:"pods,omitempty"`
 }
 
 // Policy is the node's own allowlist.
@@ -30,14 +34,19 @@ type Policy struct {
 	AllowedUnits []string
 	// CoreSSHKeys allows changes to the core user's SSH authorized keys.
 	CoreSSHKeys bool
+	// Ceiling bounds what the ConfigMap's no-reboot-paths may add: the prefixes, and the actions
+	// and units allowed under each. Empty (the default): every entry outside the rules is ignored.
+	Ceiling []CeilingRule
 }
 
 // Well-known units.
 const (
-	UnitCrio        = "crio.service"
-	UnitKubelet     = "kubelet.service"
-	UnitUpdateCA    = "coreos-update-ca-trust.service"
-	containersGPGPK = "/etc/machine-config-daemon/no-reboot/containers-gpg.pub"
+	UnitCrio     = "crio.service"
+	UnitKubelet  = "kubelet.service"
+	UnitUpdateCA = "coreos-update-ca-trust.service"
+	// PodAPIServerProxy is HyperShift's HAProxy static pod in front of the hosted API server.
+	PodAPIServerProxy = "kube-system/kube-apiserver-proxy"
+	containersGPGPK   = "/etc/machine-config-daemon/no-reboot/containers-gpg.pub"
 )
 
 // Default is the built-in policy.
@@ -50,7 +59,13 @@ func Default() *Policy {
 			none("/etc/kubernetes/kubelet-ca.crt"),
 			none("/etc/mco/internal-registry-pull-secret.json"),
 			none("/etc/kubernetes/manifests/kube-apiserver-proxy.yaml"),
-			none("/etc/kubernetes/apiserver-proxy-config/haproxy.cfg"),
+			// haproxy -f never re-reads its config: the static pod is restarted through the CRI.
+			{Path: "/etc/kubernetes/apiserver-proxy-config/haproxy.cfg", Action: ActionRestart, Pods: []string{PodAPIServerProxy}},
+			// Written by the MCS when serving; the MCD's certificate writer rewrites all three in
+			// place with no service action: kubelet reloads its client CA file by itself, and
+			// CRI-O reads certs.d at every pull.
+			none("/etc/kubernetes/static-pod-resources/configmaps/cloud-config/ca-bundle.pem"),
+			none("/etc/docker/certs.d/"),
 			none("/etc/nmstate/openshift/"),
 			reloadCrio("/etc/containers/registries.conf"),
 			reloadCrio("/etc/containers/policy.json"),
@@ -67,42 +82,103 @@ func Default() *Policy {
 }
 
 // deniedPrefixes can never be written by a refresh, whatever the policy file or the ConfigMap say.
+// Entries match component-wise (/etc/ssh covers /etc/ssh/x, not /etc/sshd); an entry ending in "*"
+// matches every path that starts with the rest (/etc/cron* covers /etc/crontab and /etc/cron.d/x).
+// Each one is a way to run code as root, to change how the node boots or authenticates, or to
+// corrupt the state of the agent or the machine-config daemon.
 var deniedPrefixes = []string{
-	"/boot", "/usr", "/sysroot", "/ostree", "/proc", "/sys", "/dev", "/run",
-	"/etc/kernel", "/etc/modprobe.d", "/etc/modules-load.d", "/etc/dracut.conf.d", "/etc/sysctl.d",
-	"/etc/systemd", "/etc/selinux", "/etc/fstab", "/etc/crypttab", "/etc/passwd", "/etc/shadow",
-	"/etc/group", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh",
-	"/etc/machine-config-daemon",
-	"/etc/mcs-machine-config-content.json", "/etc/ignition-machine-config-encapsulated.json",
-	"/etc/mcd-currentconfig.json",
+	"/boot", "/sysroot", "/ostree", // the OS tree and boot loader
+	"/usr",                          // read-only OS content (and /usr/local, /usr/share/containers/oci/hooks.d)
+	"/proc", "/sys", "/dev", "/run", // kernel and runtime state, never files on disk
+	"/etc/kernel",                       // kernel install hooks and the kernel command line
+	"/etc/modprobe.d",                   // kernel module options and install commands
+	"/etc/modules-load.d",               // kernel modules loaded at boot
+	"/etc/dracut.conf*",                 // dracut.conf and dracut.conf.d: the initramfs
+	"/etc/sysctl.d", "/etc/sysctl.conf", // kernel parameters
+	"/etc/systemd",                // units, drop-ins, generators, the manager's own settings
+	"/etc/xdg/systemd",            // user units
+	"/etc/containers/systemd",     // Quadlet: files here become systemd units
+	"/etc/selinux",                // the SELinux policy and mode
+	"/etc/fstab", "/etc/crypttab", // mounts and encrypted volumes
+	"/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", // accounts
+	"/etc/subuid", "/etc/subgid", // user namespace mappings
+	"/etc/sudoers", "/etc/sudoers.d", // root for anyone listed
+	"/etc/ssh",                    // sshd's configuration and host keys
+	"/etc/pam.d", "/etc/security", // the authentication stack and its limits and access rules
+	"/etc/polkit-1",                       // privilege grants over D-Bus
+	"/etc/login.defs",                     // login defaults (umask, UID ranges)
+	"/etc/nsswitch.conf",                  // name services, which load shared libraries
+	"/etc/hosts.allow", "/etc/hosts.deny", // TCP wrappers access control
+	"/etc/cron*", "/etc/anacrontab", "/var/spool/cron", "/var/spool/at", // scheduled commands run as root
+	"/etc/ld.so*",                               // ld.so.preload, ld.so.conf(.d), ld.so.cache: libraries loaded into every process
+	"/etc/profile*",                             // profile and profile.d: run by every login shell, root's included
+	"/etc/bashrc",                               // run by every interactive bash
+	"/etc/environment*",                         // environment of every PAM session and systemd user manager
+	"/etc/sysconfig",                            // EnvironmentFile= of system services (crio, kubelet among them)
+	"/etc/udev",                                 // udev rules run programs as root on device events
+	"/etc/tmpfiles.d",                           // creates, removes and re-permissions arbitrary paths at boot
+	"/etc/binfmt.d",                             // registers interpreters run on exec
+	"/etc/rc.d", "/etc/rc.local", "/etc/init.d", // legacy boot scripts
+	"/etc/audit",                                   // audit rules: hiding what happens on the node
+	"/etc/NetworkManager/dispatcher.d",             // scripts run as root on network events
+	"/etc/containers/oci/hooks.d",                  // OCI hooks run as root around every container
+	"/etc/containers/containers.conf*",             // runtimes and hook directories of the container engines
+	"/etc/crio/crio.conf", "/etc/crio/crio.conf.d", // crio's runtimes, hooks and default capabilities
+	"/etc/cni", "/etc/kubernetes/cni", "/var/lib/cni", // CNI configuration names binaries crio runs as root
+	"/etc/kubernetes/manifests",                           // static pods run privileged (one exception, below)
+	"/etc/kubernetes/kubelet-plugins",                     // volume plugins the kubelet executes as root
+	"/etc/kubernetes/kubeconfig",                          // the kubelet's bootstrap credentials and API server
+	"/var/lib/kubelet/kubeconfig", "/var/lib/kubelet/pki", // the kubelet's identity
+	"/var/lib/containers",                          // image and container storage: a planted binary runs in pods
+	"/var/usrlocal",                                // /usr/local: scripts that system units run as root
+	"/etc/ostree",                                  // OS update remotes and their keys
+	"/root", "/var/roothome", "/home", "/var/home", // home directories (core's SSH keys have their own path)
+	"/etc/machine-config-daemon",                                                             // the MCD's own state (one exception, below)
+	"/etc/mcs-machine-config-content.json", "/etc/ignition-machine-config-encapsulated.json", // embedded MachineConfigs
+	"/etc/mcd-currentconfig.json", // the MCD's baseline: written only with the checked MachineConfig
+	"/var/lib/refresh-agent",      // the agent's own journal, backups and record
 }
 
-// extraRoots bound where the ConfigMap's no-reboot-paths may add paths.
-var extraRoots = []string{"/etc/", "/var/lib/kubelet/"}
+// Files under a denied prefix that a refresh may write, by exact path only (the built-in rules).
+const kubeAPIServerProxy = "/etc/kubernetes/manifests/kube-apiserver-proxy.yaml"
+
+var deniedExceptions = []string{containersGPGPK, kubeAPIServerProxy}
 
 // under reports whether path is prefix itself or lies below it (component-wise: /etc/sshd is not
-// under /etc/ssh).
+// under /etc/ssh). A prefix ending in "*" matches by string.
 func under(path, prefix string) bool {
+	if raw, ok := strings.CutSuffix(prefix, "*"); ok {
+		return strings.HasPrefix(path, raw)
+	}
 	prefix = strings.TrimSuffix(prefix, "/")
 	return path == prefix || strings.HasPrefix(path, prefix+"/")
 }
 
-// Denied returns the denied prefix that covers path, if any. The path is expected to be clean; a
-// path is also denied when its directory-prefix form (a rule "…/") is covered.
-func Denied(path string) (string, bool) {
-	if path == containersGPGPK {
-		return "", false // the one file under /etc/machine-config-daemon a refresh may write
+// deniedUnder returns the denied prefix that path (a file, or a directory prefix ending in "/") lies
+// under, if any. The exceptions are for the node policy's rules only: with forConfigMap they do not
+// apply, so the ConfigMap can never reach them, whatever the ceiling.
+func deniedUnder(path string, forConfigMap bool) (string, bool) {
+	if !forConfigMap && slices.Contains(deniedExceptions, path) {
+		return "", false
 	}
 	for _, d := range deniedPrefixes {
 		if under(strings.TrimSuffix(path, "/"), d) {
-			return d, true
+			return strings.TrimSuffix(d, "*"), true
 		}
 	}
-	// A prefix rule such as "/etc/" covers denied paths below it; such a rule is denied too.
+	return "", false
+}
+
+// Denied returns the denied prefix that covers path, if any. The path is expected to be clean; a
+// prefix rule ("…/") is also denied when a denied prefix lies below it, since it would cover it.
+func Denied(path string) (string, bool) {
+	if d, ok := deniedUnder(path, false); ok {
+		return d, true
+	}
 	if strings.HasSuffix(path, "/") {
 		for _, d := range deniedPrefixes {
-			if under(d, path) {
-				return d, true
+			if raw := strings.TrimSuffix(d, "*"); strings.HasPrefix(raw+"/", path) {
+				return raw, true
 			}
 		}
 	}
@@ -143,20 +219,28 @@ type Decision struct {
 	Reason   string // why not, when not allowed
 	Action   Action
 	Services []string
+	Pods     []string
 	Source   string // "policy" or "no-reboot-paths"
 }
 
 // Resolve decides a path. Denied prefixes win over everything; then the node policy's most specific
 // rule; only paths the node policy does not cover can be allowed by the ConfigMap's extra rules (as
-// returned by Extra), so the ConfigMap can never weaken the action the node requires.
+// returned by Extra), so the ConfigMap can never weaken the action the node requires, and an extra
+// rule counts only while the ceiling allows it (checked again here, whoever built extra).
 func (p *Policy) Resolve(path string, extra []Rule) Decision {
+	if err := checkPathChars(path); err != nil {
+		return Decision{Reason: "path " + err.Error()}
+	}
 	if d, ok := Denied(path); ok {
 		return Decision{Reason: "path is under denied prefix " + d}
 	}
 	if r, ok := longestMatch(p.Rules, path); ok {
-		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "policy"}
+		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Pods: r.Pods, Source: "policy"}
 	}
-	if r, ok := longestMatch(extra, path); ok {
+	if _, denied := deniedUnder(path, true); denied {
+		return Decision{Reason: "path is not in the node allowlist"} // an exception for the node's rules only
+	}
+	if r, ok := longestMatch(extra, path); ok && p.ceilingAllows(r) == "" {
 		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "no-reboot-paths"}
 	}
 	return Decision{Reason: "path is not in the node allowlist"}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
@@ -31,8 +32,13 @@ type Node struct {
 	Root     *actions.Root
 	StateDir string
 	Units    actions.Units
-	Policy   *allowlist.Policy
-	Log      *slog.Logger
+	// Pods restarts static pods through the CRI; nil skips pod actions.
+	Pods   *actions.CRI
+	Policy *allowlist.Policy
+	Log    *slog.Logger
+	// RollbackTimeout bounds a rollback (restore, unit actions again, cleanup), which runs under its
+	// own context: the caller's may be cancelled already (SIGTERM, shutdown grace over). Default 5m.
+	RollbackTimeout time.Duration
 }
 
 // Request is one desired state.
@@ -40,6 +46,8 @@ type Request struct {
 	Desired       []byte // the payload as received
 	Hash          string // the ConfigMap's hash; the payload's sha256 when empty
 	NoRebootPaths []allowlist.Rule
+	// Delegated maps paths someone else owns on the node to the reason (plan.Inputs.Delegated).
+	Delegated map[string]string
 	// Current overrides the recorded current state (the --current flag).
 	Current *diff.Payload
 }
@@ -47,17 +55,28 @@ type Request struct {
 // Result is the plan plus what happened. Its JSON form is the CLI's output.
 type Result struct {
 	*plan.Plan
-	Outcome    Outcome `json:"outcome"`
-	Applied    bool    `json:"applied"`
-	RolledBack bool    `json:"rolledBack"`
-	Hash       string  `json:"hash"`
-	Reason     string  `json:"reason,omitempty"`
+	Outcome Outcome `json:"outcome"`
+	Applied bool    `json:"applied"`
+	// RolledBack says a failed refresh was undone completely: every original verified back in place,
+	// the unit actions run again on them, the backups and journal removed.
+	RolledBack bool `json:"rolledBack"`
+	// RollbackIncomplete says a failed refresh could not be undone completely (Reason names the path
+	// or unit): the node may hold new files under the old record, the journal and every backup are
+	// kept, and the rollback is retried by the next Run or Recover, which refuse anything else until it
+	// succeeds. The outcome is failed (the agent reports Degraded).
+	RollbackIncomplete bool   `json:"rollbackIncomplete,omitempty"`
+	Hash               string `json:"hash"`
+	Reason             string `json:"reason,omitempty"`
 	// FilesWritten counts the files written or removed (metrics).
 	FilesWritten int `json:"filesWritten"`
 	// Drift counts planned files found changed by hand (metrics).
 	Drift int `json:"drift"`
-	// ActionsSkipped is set when no systemd manager was asked to run the actions (--systemd none).
+	// ActionsSkipped is set when no systemd manager was asked to run the actions (--systemd none):
+	// none of them ran, forward or on rollback.
 	ActionsSkipped bool `json:"actionsSkipped,omitempty"`
+	// ActionsRun counts the planned unit actions that ran successfully on the new content (0 when
+	// skipped; fewer than len(Actions) when one failed).
+	ActionsRun int `json:"actionsRun"`
 }
 
 // InvalidError marks input that cannot be planned at all (exit 2).
@@ -75,6 +94,7 @@ func invalid(format string, args ...any) error {
 // included, is a Result.
 func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	log := n.logger()
+	// An interrupted refresh is settled first; while a rollback stays incomplete nothing else starts.
 	if _, err := Recover(ctx, n); err != nil {
 		return nil, fmt.Errorf("recovering an interrupted refresh: %w", err)
 	}
@@ -82,19 +102,22 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	if hash == "" {
 		hash = PayloadHash(req.Desired)
 	}
-	cur := req.Current
+	cur, fromMachineConfig := req.Current, false
 	if cur == nil {
 		c, err := LoadCurrent(n.Root, n.StateDir)
 		if err != nil {
 			return nil, invalid("%w", err)
 		}
-		cur = c.Payload
+		cur, fromMachineConfig = c.Payload, c.Hash == ""
 	}
 	des, err := diff.DecodeAgainst(req.Desired, cur)
 	if err != nil {
 		return nil, invalid("desired payload: %w", err)
 	}
-	p, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: n.Policy})
+	if fromMachineConfig {
+		cur = withDiskBaseline(n.Root, cur, des)
+	}
+	p, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: n.Policy, Delegated: req.Delegated})
 	if err != nil {
 		return nil, invalid("%w", err)
 	}
@@ -115,20 +138,28 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		res.Outcome, res.Applied = OutcomeNoop, true
 		return res, n.record(req.Desired, hash)
 	}
+	if err := ctx.Err(); err != nil {
+		// Told to stop (SIGTERM) before anything was written: start nothing.
+		res.Outcome, res.Reason = OutcomeFailed, "not started: "+err.Error()
+		return res, nil
+	}
 	meta := actions.Meta{Hash: hash, PayloadFile: payloadName(req.Desired), Actions: p.Actions}
 	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions))
 	return n.transact(ctx, res, ops, meta, req.Desired)
 }
 
 // transact stages and commits the files, runs the unit actions and records; on any failure it
-// restores every original and runs the actions again so units come back on the old content.
+// rolls back (see rollback).
 func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta actions.Meta, raw []byte) (*Result, error) {
+	// Whatever happens next, no planned action runs when the node's manager is "none".
+	res.ActionsSkipped = n.skips(meta.Actions)
 	txn, err := actions.Prepare(n.Root, n.StateDir, ops, meta)
-	if errors.Is(err, actions.ErrSymlink) {
-		// A symlinked component on the node is refused, never followed: retrying cannot help.
+	if errors.Is(err, actions.ErrSymlink) || errors.Is(err, actions.ErrReserved) {
+		// A symlinked component on the node is refused, never followed, and a name reserved for the
+		// agent's own side files is never written: retrying cannot help.
 		res.Eligible, res.Files, res.SSHKeys, res.Actions = false, nil, nil, []plan.UnitAction{}
 		res.Refused = append(res.Refused, plan.Refusal{Kind: diff.KindFile, Reason: err.Error()})
-		res.Outcome, res.Reason = OutcomeRefused, err.Error()
+		res.Outcome, res.Reason, res.ActionsSkipped = OutcomeRefused, err.Error(), false
 		return res, nil
 	}
 	if err != nil {
@@ -142,36 +173,63 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 	if err := txn.Commit(); err != nil {
 		return n.failed(ctx, res, txn, err), nil
 	}
-	if err := actions.RunAll(ctx, n.Units, meta.Actions); err != nil {
+	ran, err := actions.RunAll(ctx, n.runner(), meta.Actions)
+	res.ActionsRun = ran
+	if err != nil {
 		return n.failed(ctx, res, txn, err), nil
 	}
 	if err := n.finish(txn); err != nil {
 		return nil, err
 	}
-	res.Outcome, res.Applied, res.FilesWritten = OutcomeApplied, true, len(ops)
-	_, res.ActionsSkipped = n.Units.(actions.NoUnits)
-	n.logger().Info("refresh applied", "hash", meta.Hash, "files", len(ops), "actions", len(meta.Actions))
+	res.Outcome, res.Applied, res.FilesWritten = OutcomeApplied, true, txn.Len()
+	n.logger().Info("refresh applied", "hash", meta.Hash, "files", txn.Len(), "actions", len(meta.Actions), "actionsRun", ran)
 	return res, nil
 }
 
-// failed rolls back after err and fills res.
+// failed rolls back after cause and fills res honestly: rolled back only when the rollback completed.
 func (n Node) failed(ctx context.Context, res *Result, txn *actions.Txn, cause error) *Result {
-	res.Outcome, res.RolledBack = OutcomeFailed, true
+	res.Outcome = OutcomeFailed
+	if err := n.rollback(ctx, txn); err != nil {
+		res.RollbackIncomplete = true
+		res.Reason = fmt.Sprintf("%v; %v", cause, err)
+		n.logger().Error("refresh failed and its rollback is incomplete", "hash", txn.Meta().Hash, "reason", res.Reason)
+		return res
+	}
+	res.RolledBack = true
 	res.Reason = cause.Error() + "; rolled back"
-	if txn.Phase() != actions.PhaseRollingBack {
-		if err := txn.Rollback(); err != nil {
-			res.Reason += fmt.Sprintf(" (restore failed: %v)", err)
-		}
-	}
-	if err := actions.RunAll(ctx, n.Units, txn.Meta().Actions); err != nil {
-		res.Reason += fmt.Sprintf(" (unit actions after restore failed: %v)", err)
-	}
-	if err := txn.Finish(); err != nil {
-		res.Reason += fmt.Sprintf(" (cleanup failed: %v)", err)
-	}
-	dropPayload(n.StateDir, txn.Meta().PayloadFile)
 	n.logger().Warn("refresh failed and rolled back", "hash", txn.Meta().Hash, "reason", res.Reason)
 	return res
+}
+
+// ErrRollbackPending marks a rollback that could not complete: the journal and the backups are kept,
+// and nothing else may start until a later recovery completes it.
+var ErrRollbackPending = errors.New("rollback incomplete; the journal and backups are kept and recovery is retried")
+
+// rollback puts every original back and checks it, runs the unit actions again when they may have
+// run on the new content, and only then removes the backups and the journal. On any failure it
+// returns an error wrapping ErrRollbackPending, naming the path or unit, and leaves the journal for
+// the next recovery. It runs under its own context and deadline, not the caller's.
+func (n Node) rollback(ctx context.Context, txn *actions.Txn) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.rollbackTimeout())
+	defer cancel()
+	if err := txn.Rollback(); err != nil {
+		return fmt.Errorf("%w: %w", ErrRollbackPending, err)
+	}
+	if _, err := actions.RunAll(ctx, n.runner(), txn.Rerun()); err != nil {
+		return fmt.Errorf("%w: files restored, but the unit actions on them failed: %w", ErrRollbackPending, err)
+	}
+	if err := txn.Finish(); err != nil {
+		return fmt.Errorf("%w: cleanup: %w", ErrRollbackPending, err)
+	}
+	dropPayload(n.StateDir, txn.Meta().PayloadFile)
+	return nil
+}
+
+func (n Node) rollbackTimeout() time.Duration {
+	if n.RollbackTimeout > 0 {
+		return n.RollbackTimeout
+	}
+	return 5 * time.Minute
 }
 
 // finish marks the actions done, records the new state and cleans up.
@@ -199,14 +257,21 @@ func (n Node) record(raw []byte, hash string) error {
 
 // Recovery says what Recover found.
 type Recovery struct {
-	Found   bool
-	Phase   actions.Phase
-	Outcome Outcome // applied (rolled forward) or failed (rolled back); empty when nothing was found
-	Hash    string
+	Found   bool          `json:"found"`
+	Phase   actions.Phase `json:"phase,omitempty"`
+	Outcome Outcome       `json:"outcome,omitempty"` // applied (rolled forward) or failed (rolled back); empty when nothing was found
+	Hash    string        `json:"hash,omitempty"`
+	// RolledBack and RollbackIncomplete mean what they mean in Result; Reason says why it rolled back
+	// or what is still pending.
+	RolledBack         bool   `json:"rolledBack,omitempty"`
+	RollbackIncomplete bool   `json:"rollbackIncomplete,omitempty"`
+	Reason             string `json:"reason,omitempty"`
 }
 
 // Recover finishes an interrupted refresh: committed ones roll forward (the pending unit actions
-// run, then the record), ones interrupted earlier roll back.
+// run, then the record), ones interrupted earlier or while rolling back roll back. A rollback that
+// cannot complete returns an error wrapping ErrRollbackPending (and the Recovery says so): the
+// journal stays, and Run refuses to start anything until a later Recover completes it.
 func Recover(ctx context.Context, n Node) (Recovery, error) {
 	txn, err := actions.Recover(n.Root, n.StateDir)
 	if err != nil {
@@ -217,23 +282,44 @@ func Recover(ctx context.Context, n Node) (Recovery, error) {
 	}
 	rec := Recovery{Found: true, Phase: txn.Phase(), Hash: txn.Meta().Hash}
 	n.logger().Info("recovering an interrupted refresh", "phase", txn.Phase(), "hash", rec.Hash)
+	cause := fmt.Errorf("interrupted in phase %s", txn.Phase())
 	switch txn.Phase() {
-	case actions.PhaseRollingBack:
-		rec.Outcome = OutcomeFailed
-		if err := actions.RunAll(ctx, n.Units, txn.Meta().Actions); err != nil {
-			n.logger().Warn("unit actions after restore failed", "err", err)
-		}
-		return rec, txn.Finish()
+	case actions.PhaseRollingBack, actions.PhaseRolledBack:
+		cause = fmt.Errorf("an incomplete rollback resumed (phase %s)", txn.Phase())
+	case actions.PhaseDone:
+		rec.Outcome = OutcomeApplied
+		return rec, n.finish(txn)
 	case actions.PhaseCommitted:
-		if err := actions.RunAll(ctx, n.Units, txn.Meta().Actions); err != nil {
-			rec.Outcome = OutcomeFailed
-			res := n.failed(ctx, &Result{}, txn, err)
-			n.logger().Warn("recovered refresh failed", "reason", res.Reason)
-			return rec, nil
+		_, err := actions.RunAll(ctx, n.runner(), txn.Meta().Actions)
+		if err == nil {
+			rec.Outcome = OutcomeApplied
+			return rec, n.finish(txn)
+		}
+		cause = err
+	}
+	rec.Outcome = OutcomeFailed
+	if err := n.rollback(ctx, txn); err != nil {
+		rec.RollbackIncomplete, rec.Reason = true, fmt.Sprintf("%v; %v", cause, err)
+		n.logger().Error("recovery could not complete the rollback", "hash", rec.Hash, "reason", rec.Reason)
+		return rec, fmt.Errorf("refresh to %s: %w", rec.Hash, err)
+	}
+	rec.RolledBack, rec.Reason = true, cause.Error()+"; rolled back"
+	n.logger().Warn("recovered refresh rolled back", "hash", rec.Hash, "reason", rec.Reason)
+	return rec, nil
+}
+
+// runner runs a plan's actions: unit jobs on n.Units, static pod restarts on n.Pods.
+func (n Node) runner() actions.Units { return actions.Runner{Units: n.Units, Pods: n.Pods} }
+
+// skips reports whether any of these actions will not run: unit jobs with --systemd none, pod
+// restarts without a CRI runtime (--cri-socket none).
+func (n Node) skips(list []plan.UnitAction) bool {
+	for _, a := range list {
+		if a.Pod != "" && n.Pods == nil || a.Pod == "" && actions.Skips(n.Units) {
+			return true
 		}
 	}
-	rec.Outcome = OutcomeApplied
-	return rec, n.finish(txn)
+	return false
 }
 
 func (n Node) logger() *slog.Logger {

@@ -18,18 +18,26 @@ import (
 	"github.com/openshift/refresh-agent/test/fixture"
 )
 
-// fakeUnits records the actions it runs and fails those listed in fail.
+// fakeUnits records the actions it runs and fails a unit's next fail[unit] runs (always when < 0).
+// hook, when set, runs first and may fail the action itself.
 type fakeUnits struct {
 	mu   sync.Mutex
 	ran  []plan.UnitAction
-	fail map[string]bool
+	fail map[string]int
+	hook func(ctx context.Context, a plan.UnitAction) error
 }
 
-func (f *fakeUnits) Run(_ context.Context, a plan.UnitAction) error {
+func (f *fakeUnits) Run(ctx context.Context, a plan.UnitAction) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.ran = append(f.ran, a)
-	if f.fail[a.Unit] {
+	if f.hook != nil {
+		if err := f.hook(ctx, a); err != nil {
+			return err
+		}
+	}
+	if n := f.fail[a.Unit]; n != 0 {
+		f.fail[a.Unit] = n - 1
 		return errors.New(string(a.Action) + " " + a.Unit + ": job result \"failed\"")
 	}
 	return nil
@@ -67,7 +75,7 @@ func newNode(t *testing.T) *node {
 	root, err := actions.OpenRoot(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { root.Close() })
-	n := &node{dir: dir, units: &fakeUnits{fail: map[string]bool{}}}
+	n := &node{dir: dir, units: &fakeUnits{fail: map[string]int{}}}
 	n.Node = apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: n.units}
 	res := n.run(t, v1().JSON(), "v1")
 	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
@@ -137,10 +145,12 @@ func TestApplyRollsBackWhenAUnitFails(t *testing.T) {
 	n := newNode(t)
 	before, err := fixture.TreeHash(n.dir)
 	require.NoError(t, err)
-	n.units.fail["crio.service"] = true
+	n.units.fail["crio.service"] = 1 // the reload fails on the new content, not on the old
 	res := n.run(t, v2().JSON(), "v2")
 	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
 	assert.True(t, res.RolledBack)
+	assert.False(t, res.RollbackIncomplete)
+	assert.Zero(t, res.ActionsRun)
 	assert.False(t, res.Applied)
 	assert.Contains(t, res.Reason, "crio.service")
 	assert.Contains(t, res.Reason, `"failed"`)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/diff"
@@ -148,4 +149,14 @@ func CurrentHash(stateDir string) string {
 		return ""
 	}
 	return rec.Hash
+}
+
+// RecordTime is when the record was last written (zero when there is none): the agent's last
+// success survives its restarts.
+func RecordTime(stateDir string) time.Time {
+	fi, err := os.Stat(filepath.Join(stateDir, currentFile))
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }

@@ -39,14 +39,25 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	switch r.Outcome {
 	case OutcomeApplied:
-		fmt.Fprintf(&b, "result: applied %s (%d files, %d unit actions, no reboot)\n", short(r.Hash), r.FilesWritten, len(r.Actions))
+		fmt.Fprintf(&b, "result: applied %s (%d files, %s, no reboot)\n", short(r.Hash), r.FilesWritten, r.actionsSummary())
 	case OutcomeNoop:
 		fmt.Fprintf(&b, "result: nothing to do; %s recorded as current\n", short(r.Hash))
 	default:
 		fmt.Fprintf(&b, "result: failed: %s\n", r.Reason)
+		if r.RollbackIncomplete {
+			fmt.Fprintf(&b, "result: rollback incomplete: journal and backups kept; run `refresh-agent recover` (every later apply retries it first)\n")
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// actionsSummary counts the unit actions as what they were: run, or skipped (--systemd none).
+func (r *Result) actionsSummary() string {
+	if r.ActionsSkipped {
+		return fmt.Sprintf("%d unit actions skipped (--systemd none)", len(r.Actions))
+	}
+	return fmt.Sprintf("%d unit actions", r.ActionsRun)
 }
 
 func short(h string) string {

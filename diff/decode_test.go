@@ -2,6 +2,7 @@ package diff_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -137,13 +138,41 @@ func TestDecodeBoundsDecompressedSize(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exceeds")
 
-	// The same bound holds for a compressed file inside the config.
+	// The same bound holds for a compressed file inside the config, whichever the form.
 	c := fixture.Ignition("").GzipFile("/etc/containers/policy.json", make([]byte, 4<<20), 0o644)
+	for _, raw := range [][]byte{c.JSON(), fixture.GzipBase64(c.JSON())} {
+		_, err = diff.Decode(raw)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "/etc/containers/policy.json")
+		assert.Contains(t, err.Error(), "exceeds")
+	}
+	// And for FileContents on its own.
+	diff.MaxPayloadSize = 8 << 20
 	p, err := diff.Decode(c.JSON())
 	require.NoError(t, err)
+	diff.MaxPayloadSize = 1 << 20
 	_, err = diff.FileContents(p.Config.Storage.Files[0])
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exceeds")
+}
+
+// The budget is one total across the payload and all its files: files that each fit but together do
+// not are refused.
+func TestDecodeBudgetIsATotal(t *testing.T) {
+	old := diff.MaxPayloadSize
+	diff.MaxPayloadSize = 1 << 20
+	t.Cleanup(func() { diff.MaxPayloadSize = old })
+	c := fixture.Ignition("")
+	for i := range 3 {
+		c.GzipFile(fmt.Sprintf("/etc/containers/f%d", i), make([]byte, 400<<10), 0o644)
+	}
+	_, err := diff.Decode(c.JSON())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "/etc/containers/f2")
+	assert.Contains(t, err.Error(), "budget")
+	c.Storage.Files = c.Storage.Files[:2]
+	_, err = diff.Decode(c.JSON())
+	require.NoError(t, err)
 }
 
 func TestDecodeRefusesTooManyLayers(t *testing.T) {
@@ -168,7 +197,7 @@ func TestDirtyPathsAreKeptForThePlanner(t *testing.T) {
 func TestDecodeRejectsTwoVersions(t *testing.T) {
 	_, err := diff.Decode([]byte(`{"ignition":{"version":"3.5.0"},"ignition":{"version":"3.0.0"}}`))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "more than once")
+	assert.Contains(t, err.Error(), `duplicate key "ignition" at /ignition`)
 }
 
 func TestDecodeAgainstValidatesWhatChanged(t *testing.T) {

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
@@ -65,7 +66,9 @@ func diffFiles(cur, des *Payload) ([]Change, error) {
 	return out, nil
 }
 
-// fileDifferences names what differs between two entries for the same path.
+// fileDifferences names what differs between two entries for the same path. Every field of the
+// entry is compared (see Compared): contents by their decoded bytes, mode, owner and overwrite by
+// their effective values (Ignition's defaults applied), the rest as written, slices as a whole.
 func fileDifferences(c, d types.File) ([]string, error) {
 	var what []string
 	same, err := contentsEqual(c, d)
@@ -75,17 +78,50 @@ func fileDifferences(c, d types.File) ([]string, error) {
 	if !same {
 		what = append(what, "contents")
 	}
-	if len(d.Append) > 0 && len(fieldsChanged(c.Append, d.Append)) > 0 {
+	if !ptrEq(c.Contents.Verification.Hash, d.Contents.Verification.Hash) {
+		what = append(what, "contents.verification")
+	}
+	if !sameSlice(c.Contents.HTTPHeaders, d.Contents.HTTPHeaders) {
+		what = append(what, "contents.httpHeaders")
+	}
+	if !sameSlice(c.Append, d.Append) {
 		what = append(what, "append")
 	}
 	if cm, dm := FileMode(c), FileMode(d); cm != dm {
 		what = append(what, fmt.Sprintf("mode %04o -> %04o", cm, dm))
 	}
-	if co, do := ownerString(c.User.ID, c.User.Name), ownerString(d.User.ID, d.User.Name); co != do {
-		what = append(what, fmt.Sprintf("owner %s -> %s", co, do))
+	if ownerKey(c.User.ID, c.User.Name) != ownerKey(d.User.ID, d.User.Name) {
+		what = append(what, fmt.Sprintf("owner %s -> %s", ownerString(c.User.ID, c.User.Name), ownerString(d.User.ID, d.User.Name)))
 	}
-	if cg, dg := ownerString(c.Group.ID, c.Group.Name), ownerString(d.Group.ID, d.Group.Name); cg != dg {
-		what = append(what, fmt.Sprintf("group %s -> %s", cg, dg))
+	if ownerKey(c.Group.ID, c.Group.Name) != ownerKey(d.Group.ID, d.Group.Name) {
+		what = append(what, fmt.Sprintf("group %s -> %s", ownerString(c.Group.ID, c.Group.Name), ownerString(d.Group.ID, d.Group.Name)))
+	}
+	if co, do := c.Overwrite != nil && *c.Overwrite, d.Overwrite != nil && *d.Overwrite; co != do {
+		what = append(what, fmt.Sprintf("overwrite %t -> %t", co, do))
 	}
 	return what, nil
+}
+
+// ownerKey identifies an owner for comparison: a name, or a numeric id (unset, and the name root, are
+// id 0: root is uid and gid 0 on every node). A name and an id are different owners even when they
+// print alike ("5" the name, 5 the id).
+func ownerKey(id *int, name *string) string {
+	switch {
+	case name != nil && *name == "root":
+		return "id:0"
+	case name != nil && *name != "":
+		return "name:" + *name
+	case id != nil:
+		return fmt.Sprintf("id:%d", *id)
+	default:
+		return "id:0"
+	}
+}
+
+// sameSlice compares two slices as a whole (elements deep-equal, in order); nil and empty are equal.
+func sameSlice[T any](a, b []T) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return reflect.DeepEqual(a, b)
 }

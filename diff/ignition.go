@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	ignerrors "github.com/coreos/ignition/v2/config/shared/errors"
@@ -15,7 +16,6 @@ import (
 	v33tr "github.com/coreos/ignition/v2/config/v3_3/translate"
 	v33 "github.com/coreos/ignition/v2/config/v3_3/types"
 	v34tr "github.com/coreos/ignition/v2/config/v3_4/translate"
-	v34 "github.com/coreos/ignition/v2/config/v3_4/types"
 	v35tr "github.com/coreos/ignition/v2/config/v3_5/translate"
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"github.com/coreos/ignition/v2/config/validate"
@@ -24,13 +24,17 @@ import (
 	"github.com/coreos/go-semver/semver"
 )
 
-// parseIgnition parses an Ignition config, whose ignition.version the caller has read, of spec 3.0.0 to 3.5.0 into 3.5 types, the way
-// v3_5.ParseCompatibleVersion does (unmarshal into the config's own version, translate up, validate
-// with Ignition's own rules), with two differences that matter to a refresh:
+// parseIgnition parses an Ignition config, whose ignition.version the caller has read, of spec 3.0.0
+// to 3.5.0 into 3.5 types exactly as v3_5.ParseCompatibleVersion does: unmarshal into the config's own
+// version with encoding/json, validate that version's config with Ignition's own rules, translate up.
+// The caller has refused duplicate keys, the one thing encoding/json resolves silently. Differences,
+// each on purpose (FuzzDifferential holds the rest equal):
 //   - an entry whose path Ignition rejects as relative or unclean does not fail the whole decode: it is
 //     recorded so that the planner refuses it by name (a refusal, not an unreadable payload);
 //   - the position-tracking re-parse Ignition uses only to report unused keys is skipped: it costs
-//     several times the parse itself on a 10 MiB payload and reports warnings only.
+//     several times the parse itself on a 10 MiB payload and reports warnings only;
+//   - inline contents are also checked against their verification hash and counted against the
+//     decode's memory budget (Ignition does both only when it writes the file).
 func (d *decoder) parseIgnition(raw []byte, versionField *string) (types.Config, map[string]bool, error) {
 	if versionField == nil {
 		return types.Config{}, nil, errors.New("ignition.version is missing or not a semantic version")
@@ -39,79 +43,90 @@ func (d *decoder) parseIgnition(raw []byte, versionField *string) (types.Config,
 	if err != nil {
 		return types.Config{}, nil, errors.New("ignition.version is missing or not a semantic version")
 	}
-	if version.Major != 3 || version.Minor > 5 || version.PreRelease != "" || version.Patch != 0 {
+	// Ignition compares the whole version, build metadata included, with each spec's own.
+	if *version != (semver.Version{Major: 3, Minor: version.Minor}) || version.Minor > 5 {
 		return types.Config{}, nil, fmt.Errorf("unknown Ignition version %q (supported: 3.0.0 to 3.5.0)", version.String())
 	}
-	cfg, err := unmarshalTranslate(raw, version.Minor)
+	cfg, rpt, err := d.unmarshalValidate(raw, version.Minor)
 	if err != nil {
 		return types.Config{}, nil, jsonError(raw, err)
 	}
-	if cfg.Ignition.Version != types.MaxVersion.String() {
-		// Translation sets 3.5.0; anything else means a second "ignition" key overrode the first.
-		return types.Config{}, nil, errors.New("ignition.version is given more than once")
+	dirty, err := checkReport(cfg, rpt)
+	if err != nil {
+		return types.Config{}, nil, err
 	}
-	dirty, err := checkReport(cfg, validate.ValidateWithContext(d.forValidation(cfg), nil))
-	return cfg, dirty, err
+	if err := d.checkContents(cfg); err != nil {
+		return types.Config{}, nil, err
+	}
+	return cfg, dirty, nil
 }
 
 // trustedSource is what a known-valid data URL is replaced with for validation.
 var trustedSource = "data:,"
 
-// forValidation returns cfg with every file whose contents equal an already-validated entry's
-// carrying a trivial data URL instead (same indices, so report paths still point at cfg's entries).
-func (d *decoder) forValidation(cfg types.Config) types.Config {
+// forValidation returns cfg (a Config of any 3.x spec, whose files all have the same shape) with every
+// file whose contents equal an already-validated entry's carrying a trivial data URL instead (same
+// indices, so report paths still point at cfg's entries).
+func forValidation[C any](d *decoder, cfg C) C {
 	if len(d.known) == 0 {
 		return cfg
 	}
-	files := make([]types.File, len(cfg.Storage.Files))
-	copy(files, cfg.Storage.Files)
-	for i, f := range files {
-		if k, ok := d.known[f.Path]; ok && ptrEq(k.Source, f.Contents.Source) && ptrEq(k.Compression, f.Contents.Compression) &&
-			f.Contents.Source != nil && strings.HasPrefix(*f.Contents.Source, "data:") {
-			files[i].Contents.Source = &trustedSource
-			files[i].Contents.Compression = nil
+	v := reflect.ValueOf(&cfg).Elem()
+	files := v.FieldByName("Storage").FieldByName("Files")
+	copied := reflect.MakeSlice(files.Type(), files.Len(), files.Len())
+	reflect.Copy(copied, files)
+	index := func(names ...string) []int { // field indices, looked up once per call
+		var idx []int
+		t := files.Type().Elem()
+		for _, n := range names {
+			f, _ := t.FieldByName(n)
+			idx, t = append(idx, f.Index...), f.Type
+		}
+		return idx
+	}
+	pathIdx, sourceIdx, compIdx := index("Path"), index("Contents", "Source"), index("Contents", "Compression")
+	for i := range copied.Len() {
+		f := copied.Index(i)
+		source := f.FieldByIndex(sourceIdx).Interface().(*string)
+		compression := f.FieldByIndex(compIdx)
+		k, ok := d.known[f.FieldByIndex(pathIdx).String()]
+		if ok && ptrEq(k.Source, source) && ptrEq(k.Compression, compression.Interface().(*string)) && source != nil && strings.HasPrefix(*source, "data:") {
+			f.FieldByIndex(sourceIdx).Set(reflect.ValueOf(&trustedSource))
+			compression.Set(reflect.Zero(compression.Type()))
 		}
 	}
-	cfg.Storage.Files = files
+	files.Set(copied)
 	return cfg
 }
 
-func unmarshalTranslate(raw []byte, minor int64) (types.Config, error) {
+// parseSpec unmarshals raw into spec C's types, validates them as that spec's Parse does, and
+// translates the result to 3.5.
+func parseSpec[C any](d *decoder, raw []byte, translate func(C) types.Config) (types.Config, report.Report, error) {
+	var c C
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return types.Config{}, report.Report{}, err
+	}
+	return translate(c), validate.ValidateWithContext(forValidation(d, c), nil), nil
+}
+
+func (d *decoder) unmarshalValidate(raw []byte, minor int64) (types.Config, report.Report, error) {
 	switch minor {
 	case 0:
-		var c v30.Config
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return types.Config{}, err
-		}
-		return v35tr.Translate(v34tr.Translate(v33tr.Translate(v32tr.Translate(v31tr.Translate(c))))), nil
+		return parseSpec(d, raw, func(c v30.Config) types.Config {
+			return v35tr.Translate(v34tr.Translate(v33tr.Translate(v32tr.Translate(v31tr.Translate(c)))))
+		})
 	case 1:
-		var c v31.Config
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return types.Config{}, err
-		}
-		return v35tr.Translate(v34tr.Translate(v33tr.Translate(v32tr.Translate(c)))), nil
+		return parseSpec(d, raw, func(c v31.Config) types.Config {
+			return v35tr.Translate(v34tr.Translate(v33tr.Translate(v32tr.Translate(c))))
+		})
 	case 2:
-		var c v32.Config
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return types.Config{}, err
-		}
-		return v35tr.Translate(v34tr.Translate(v33tr.Translate(c))), nil
+		return parseSpec(d, raw, func(c v32.Config) types.Config { return v35tr.Translate(v34tr.Translate(v33tr.Translate(c))) })
 	case 3:
-		var c v33.Config
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return types.Config{}, err
-		}
-		return v35tr.Translate(v34tr.Translate(c)), nil
+		return parseSpec(d, raw, func(c v33.Config) types.Config { return v35tr.Translate(v34tr.Translate(c)) })
 	case 4:
-		var c v34.Config
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return types.Config{}, err
-		}
-		return v35tr.Translate(c), nil
+		return parseSpec(d, raw, v35tr.Translate)
 	default:
-		var c types.Config
-		err := json.Unmarshal(raw, &c)
-		return c, err
+		return parseSpec(d, raw, func(c types.Config) types.Config { return c })
 	}
 }
 
@@ -176,7 +191,7 @@ func (d *decoder) decodeIgnition(js []byte, version *string) (*Payload, error) {
 	}
 	p := &Payload{Config: cfg, dirtyPaths: dirty}
 	for _, f := range cfg.Storage.Files {
-		if !IsMetadataPath(f.Path) {
+		if !isMachineConfigPath(f.Path) {
 			continue
 		}
 		data, err := FileContents(f)
@@ -192,15 +207,24 @@ func (d *decoder) decodeIgnition(js []byte, version *string) (*Payload, error) {
 	return p, nil
 }
 
-// Metadata files: the machine-config server embeds the rendered MachineConfig in every Ignition
-// payload. They describe the machine; they are never written or planned as ordinary files.
+// Metadata files: the machine-config server adds them to every payload it serves. Two embed the
+// rendered MachineConfig (the reboot-class fields are read from them); node-annotations.json holds
+// the machine-config daemon's currentConfig/desiredConfig annotations, "rendered-<pool>-<hash>", and
+// so changes with every change. They describe the machine for the daemon's first boot; a refresh
+// never writes, diffs or refuses them.
 const (
 	MachineConfigContentPath      = "/etc/mcs-machine-config-content.json"
 	MachineConfigEncapsulatedPath = "/etc/ignition-machine-config-encapsulated.json"
+	NodeAnnotationsPath           = "/etc/machine-config-daemon/node-annotations.json"
 )
 
-// IsMetadataPath reports whether path is one of the embedded MachineConfig files.
+// IsMetadataPath reports whether path is one of the machine-config server's metadata files.
 func IsMetadataPath(path string) bool {
+	return isMachineConfigPath(path) || path == NodeAnnotationsPath
+}
+
+// isMachineConfigPath reports whether path is one of the embedded MachineConfig files.
+func isMachineConfigPath(path string) bool {
 	return path == MachineConfigContentPath || path == MachineConfigEncapsulatedPath
 }
 

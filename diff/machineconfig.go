@@ -6,22 +6,35 @@ import (
 	"fmt"
 	"slices"
 
+	k8sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
 // machineConfig is the subset of machineconfiguration.openshift.io/v1 MachineConfig the agent reads.
 // A local type keeps the machine-config-operator's API (and its dependency tree) out of the binary.
-type machineConfig struct {
+type machineConfig = machineConfigOf[json.RawMessage]
+
+// machineConfigOf is machineConfig with spec.config of type C: a cross-check reads the rest without
+// copying the config.
+type machineConfigOf[C any] struct {
 	APIVersion string `json:"apiVersion,omitempty"`
 	Kind       string `json:"kind,omitempty"`
 	Spec       struct {
-		Config          json.RawMessage `json:"config,omitempty"`
-		OSImageURL      string          `json:"osImageURL,omitempty"`
-		KernelArguments []string        `json:"kernelArguments,omitempty"`
-		FIPS            bool            `json:"fips,omitempty"`
-		KernelType      string          `json:"kernelType,omitempty"`
-		Extensions      []string        `json:"extensions,omitempty"`
+		Config          C        `json:"config,omitempty"`
+		OSImageURL      string   `json:"osImageURL,omitempty"`
+		KernelArguments []string `json:"kernelArguments,omitempty"`
+		FIPS            bool     `json:"fips,omitempty"`
+		KernelType      string   `json:"kernelType,omitempty"`
+		Extensions      []string `json:"extensions,omitempty"`
 	} `json:"spec"`
+}
+
+// present records whether a JSON value other than null was there, without keeping it.
+type present bool
+
+func (p *present) UnmarshalJSON(b []byte) error {
+	*p = string(b) != "null"
+	return nil
 }
 
 // MachineView is the reboot-class part of a MachineConfig, as one source states it.
@@ -34,17 +47,38 @@ type MachineView struct {
 	Extensions      []string
 }
 
+// parseMachineConfig reads a MachineConfig, JSON or YAML, checking it for duplicate keys.
 func parseMachineConfig(data []byte) (*machineConfig, error) {
-	var mc machineConfig
 	if len(data) > 0 && data[0] != '{' {
-		js, err := yaml.YAMLToJSON(data)
+		js, err := yaml.YAMLToJSONStrict(data)
 		if err != nil {
-			return nil, fmt.Errorf("MachineConfig is neither JSON nor YAML: %w", err)
+			return nil, fmt.Errorf("MachineConfig is neither JSON nor YAML: %s", oneLine(err))
 		}
 		data = js
 	}
-	if err := json.Unmarshal(data, &mc); err != nil {
-		return nil, jsonError(data, err)
+	if err := checkKeys(data); err != nil {
+		return nil, err
+	}
+	return unmarshalMachineConfig(data)
+}
+
+// unmarshalMachineConfig reads a MachineConfig JSON already checked for duplicate keys. The machine-
+// config operator reads it case-sensitively (Kubernetes' JSON), encoding/json case-insensitively: a
+// key that only one of them matches to a field (e.g. "Spec" or "FIPS") is invalid.
+func unmarshalMachineConfig(js []byte) (*machineConfig, error) {
+	var mc machineConfig
+	if err := json.Unmarshal(js, &mc); err != nil {
+		return nil, jsonError(js, err)
+	}
+	var cs machineConfigOf[present]
+	if err := k8sjson.UnmarshalCaseSensitivePreserveInts(js, &cs); err != nil {
+		return nil, jsonError(js, err)
+	}
+	hasConfig := len(mc.Spec.Config) > 0 && string(mc.Spec.Config) != "null"
+	if mc.APIVersion != cs.APIVersion || mc.Kind != cs.Kind || hasConfig != bool(cs.Spec.Config) ||
+		mc.Spec.OSImageURL != cs.Spec.OSImageURL || !slices.Equal(mc.Spec.KernelArguments, cs.Spec.KernelArguments) ||
+		mc.Spec.FIPS != cs.Spec.FIPS || mc.Spec.KernelType != cs.Spec.KernelType || !slices.Equal(mc.Spec.Extensions, cs.Spec.Extensions) {
+		return nil, fmt.Errorf("MachineConfig key %s differs from a field name only in case (the machine-config operator reads keys case-sensitively)", caseVariantKey(js))
 	}
 	if mc.Kind != "" && mc.Kind != "MachineConfig" {
 		return nil, fmt.Errorf("kind is %q, want MachineConfig", mc.Kind)
@@ -52,7 +86,30 @@ func parseMachineConfig(data []byte) (*machineConfig, error) {
 	return &mc, nil
 }
 
-func (mc *machineConfig) view(source string) MachineView {
+// caseVariantKey names the first key of a MachineConfig that matches one of its fields only when
+// case is ignored (error path only).
+func caseVariantKey(js []byte) string {
+	check := func(data []byte, ptr string, fields ...string) (string, map[string]json.RawMessage) {
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(data, &m)
+		for k := range m {
+			for _, f := range fields {
+				if k != f && keyIs(k, f) {
+					return ptr + "/" + escapePointer(k), nil
+				}
+			}
+		}
+		return "", m
+	}
+	if k, top := check(js, "", "apiVersion", "kind", "spec"); k != "" {
+		return k
+	} else if k, _ := check(top["spec"], "/spec", "config", "osImageURL", "kernelArguments", "fips", "kernelType", "extensions"); k != "" {
+		return k
+	}
+	return "(unknown)"
+}
+
+func (mc *machineConfigOf[C]) view(source string) MachineView {
 	kt := mc.Spec.KernelType
 	if kt == "" {
 		kt = "default" // the machine-config operator treats an empty kernelType as the default kernel
@@ -71,7 +128,8 @@ func (mc *machineConfig) view(source string) MachineView {
 
 // decodeMachineConfig reads a MachineConfig whose spec.config holds the Ignition config.
 func (d *decoder) decodeMachineConfig(js []byte) (*Payload, error) {
-	mc, err := parseMachineConfig(js)
+	mc, err := unmarshalMachineConfig(js) // decodeJSON checked the whole document's keys
+
 	if err != nil {
 		return nil, err
 	}

@@ -12,14 +12,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"sigs.k8s.io/yaml"
 )
 
-// MaxPayloadSize bounds every decoded payload and every decompressed file, so that a gzip bomb is
-// refused before it can exhaust the node's memory.
-var MaxPayloadSize int64 = 256 << 20
+// MaxPayloadSize is the memory budget of one decode: the payload as read, every encoding layer's
+// output and every file's decoded contents together. Sizes are counted while streaming, before
+// anything is allocated, so a gzip bomb is refused having cost only CPU. The default fits the
+// DaemonSet's memory limit with room for the decoded config itself; --max-payload-bytes sets it.
+var MaxPayloadSize int64 = 64 << 20
 
 // maxLayers bounds how many encodings (gzip, base64) may wrap a payload.
 const maxLayers = 4
@@ -50,7 +53,11 @@ func Decode(raw []byte) (*Payload, error) {
 
 // DecodeForm is Decode that also reports the form it found.
 func DecodeForm(raw []byte) (*Payload, Form, error) {
-	return (&decoder{}).decode(raw, 0)
+	d := newDecoder()
+	if err := d.charge(int64(len(raw)), "payload"); err != nil {
+		return nil, "", err
+	}
+	return d.decode(raw, 0)
 }
 
 // DecodeAgainst is Decode for a payload that will be diffed against known (the node's current
@@ -59,7 +66,10 @@ func DecodeForm(raw []byte) (*Payload, Form, error) {
 // and dominates the cost of a large payload: those exact bytes were validated already. Everything
 // else is validated as by Decode.
 func DecodeAgainst(raw []byte, known *Payload) (*Payload, error) {
-	d := &decoder{}
+	d := newDecoder()
+	if err := d.charge(int64(len(raw)), "payload"); err != nil {
+		return nil, err
+	}
 	if known != nil {
 		d.known = make(map[string]types.Resource, len(known.Config.Storage.Files))
 		for _, f := range known.Config.Storage.Files {
@@ -70,25 +80,36 @@ func DecodeAgainst(raw []byte, known *Payload) (*Payload, error) {
 	return p, err
 }
 
-// decoder carries what a decode may trust.
+// decoder carries what a decode may trust and the memory it may still use.
 type decoder struct {
-	known map[string]types.Resource // contents already validated, by path
+	known  map[string]types.Resource // contents already validated, by path
+	budget int64                     // bytes this decode may still hold (see MaxPayloadSize)
+}
+
+func newDecoder() *decoder { return &decoder{budget: MaxPayloadSize} }
+
+// charge takes n bytes from the decode's budget, failing (before the caller allocates them) when the
+// budget cannot cover them.
+func (d *decoder) charge(n int64, what string) error {
+	if n > d.budget {
+		return fmt.Errorf("%s exceeds the %d byte payload budget (--max-payload-bytes: payload and all decoded file contents together)", what, MaxPayloadSize)
+	}
+	d.budget -= n
+	return nil
 }
 
 func (d *decoder) decode(raw []byte, layer int) (*Payload, Form, error) {
-	if int64(len(raw)) > MaxPayloadSize {
-		return nil, "", fmt.Errorf("payload is larger than %d bytes", MaxPayloadSize)
-	}
 	if layer > maxLayers {
 		return nil, "", fmt.Errorf("payload is wrapped in more than %d encodings", maxLayers)
 	}
-	trimmed := bytes.TrimSpace(raw)
+	// JSON's whitespace only: Ignition rejects a document that starts with any other.
+	trimmed := bytes.Trim(raw, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, "", errors.New("payload is empty")
 	}
 	switch {
 	case bytes.HasPrefix(trimmed, []byte{0x1f, 0x8b}):
-		inner, err := gunzip(trimmed)
+		inner, err := d.gunzip(trimmed, "decompressed size")
 		if err != nil {
 			return nil, "", fmt.Errorf("gzip: %w", err)
 		}
@@ -96,15 +117,19 @@ func (d *decoder) decode(raw []byte, layer int) (*Payload, Form, error) {
 	case trimmed[0] == '{':
 		return d.decodeJSON(trimmed)
 	case isBase64(trimmed):
-		inner, err := decodeBase64(trimmed)
+		inner, err := d.decodeBase64(trimmed)
 		if err != nil {
 			return nil, "", fmt.Errorf("base64: %w", err)
 		}
 		return wrap(d.decode(inner, layer+1))("base64")
 	default:
-		js, err := yaml.YAMLToJSON(trimmed)
+		// Strict: a key given twice in YAML is invalid, as in JSON.
+		js, err := yaml.YAMLToJSONStrict(trimmed)
 		if err != nil {
-			return nil, "", fmt.Errorf("payload is neither JSON, YAML, gzip nor base64: %w", err)
+			return nil, "", fmt.Errorf("payload is neither JSON, YAML, gzip nor base64: %s", oneLine(err))
+		}
+		if err := d.charge(int64(len(js)), "JSON converted from YAML"); err != nil {
+			return nil, "", err
 		}
 		if len(js) == 0 || js[0] != '{' {
 			return nil, "", errors.New("payload is neither JSON, YAML, gzip nor base64")
@@ -118,6 +143,11 @@ func (d *decoder) decode(raw []byte, layer int) (*Payload, Form, error) {
 		}
 		return p, "machineconfig-yaml", nil
 	}
+}
+
+// oneLine joins a multi-line error (the YAML parser's) into one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
 }
 
 // wrap prefixes the inner form with the name of the encoding around it.
@@ -158,10 +188,14 @@ func probeJSON(js []byte) (probe, error) {
 		if err != nil {
 			return pr, err
 		}
-		switch tok {
-		case "ignition":
+		// Ignition matches keys case-insensitively (encoding/json); checkKeys has made sure no key
+		// is given twice, so the first match is the only one.
+		if key, _ := tok.(string); keyIs(key, "ignition") {
 			pr.Ignition = &ignitionHeader{}
 			return pr, dec.Decode(pr.Ignition)
+		}
+		// The MachineConfig is read as the machine-config operator reads it: case-sensitively.
+		switch tok {
 		case "kind":
 			if err := dec.Decode(&pr.Kind); err != nil {
 				return pr, err
@@ -183,6 +217,9 @@ func probeJSON(js []byte) (probe, error) {
 
 // decodeJSON tells an Ignition config from a MachineConfig by their top-level keys.
 func (d *decoder) decodeJSON(js []byte) (*Payload, Form, error) {
+	if err := checkKeys(js); err != nil {
+		return nil, "", err
+	}
 	pr, err := probeJSON(js)
 	if err != nil {
 		return nil, "", jsonError(js, err)
@@ -228,23 +265,51 @@ func lineCol(js []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
-func gunzip(b []byte) ([]byte, error) {
+// gunzip decompresses b within the decode's budget.
+func (d *decoder) gunzip(b []byte, what string) ([]byte, error) {
+	n, err := gunzipSize(b, d.budget, io.Discard)
+	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			return nil, d.charge(d.budget+1, what)
+		}
+		return nil, err
+	}
+	if err := d.charge(n, what); err != nil {
+		return nil, err
+	}
+	return gunzipN(b, n)
+}
+
+var errTooLarge = errors.New("too large")
+
+// gunzipSize streams b through gzip into w (io.Discard to only count), returning the decompressed
+// size; more than limit bytes is errTooLarge. The size is known before a byte is allocated for it.
+func gunzipSize(b []byte, limit int64, w io.Writer) (int64, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return 0, err
+	}
+	defer zr.Close()
+	n, err := io.Copy(w, io.LimitReader(zr, limit+1))
+	if err != nil {
+		return 0, err
+	}
+	if n > limit {
+		return 0, errTooLarge
+	}
+	return n, nil
+}
+
+// gunzipN decompresses b, whose decompressed size gunzipSize found to be n, into exactly n bytes.
+func gunzipN(b []byte, n int64) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
 		return nil, err
 	}
 	defer zr.Close()
-	return readBounded(zr)
-}
-
-// readBounded reads r fully, failing once more than MaxPayloadSize bytes come out.
-func readBounded(r io.Reader) ([]byte, error) {
-	out, err := io.ReadAll(io.LimitReader(r, MaxPayloadSize+1))
-	if err != nil {
+	out := make([]byte, n)
+	if _, err := io.ReadFull(zr, out); err != nil {
 		return nil, err
-	}
-	if int64(len(out)) > MaxPayloadSize {
-		return nil, fmt.Errorf("decompressed size exceeds the %d byte limit", MaxPayloadSize)
 	}
 	return out, nil
 }
@@ -263,7 +328,7 @@ func isBase64(b []byte) bool {
 }
 
 // decodeBase64 accepts standard or URL alphabets, padded or not, with line breaks.
-func decodeBase64(b []byte) ([]byte, error) {
+func (d *decoder) decodeBase64(b []byte) ([]byte, error) {
 	clean := bytes.Map(func(r rune) rune {
 		if r == '\n' || r == '\r' || r == ' ' || r == '\t' {
 			return -1
@@ -274,6 +339,9 @@ func decodeBase64(b []byte) ([]byte, error) {
 	enc := base64.RawStdEncoding
 	if bytes.ContainsAny(clean, "-_") {
 		enc = base64.RawURLEncoding
+	}
+	if err := d.charge(int64(len(clean)+enc.DecodedLen(len(clean))), "decoded size"); err != nil {
+		return nil, err
 	}
 	out := make([]byte, enc.DecodedLen(len(clean)))
 	n, err := enc.Decode(out, clean)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/openshift/refresh-agent/agent"
+	"github.com/openshift/refresh-agent/api"
 )
 
 // Condition types.
@@ -57,21 +57,21 @@ const (
 // Read returns a node's status from its annotations.
 func Read(n corev1.Node) NodeStatus {
 	a := n.Annotations
-	return NodeStatus{Name: n.Name, Current: a[agent.AnnotationCurrent], Desired: a[agent.AnnotationDesired],
-		State: a[agent.AnnotationState], Reason: a[agent.AnnotationReason]}
+	return NodeStatus{Name: n.Name, Current: a[api.AnnotationCurrent], Desired: a[api.AnnotationDesired],
+		State: a[api.AnnotationState], Reason: a[api.AnnotationReason]}
 }
 
 // PhaseOf places a node relative to hash. A node whose annotations speak of another hash has not
 // picked up the new one yet: it is still refreshing, whatever it said about the old one.
 func (s NodeStatus) PhaseOf(hash string) Phase {
 	switch {
-	case s.Current == hash && s.State == agent.StateDone:
+	case s.Current == hash && s.State == api.StateDone:
 		return PhaseComplete
 	case s.Desired != hash:
 		return PhaseRefreshing
-	case s.State == agent.StateDegraded:
+	case s.State == api.StateDegraded:
 		return PhaseDegraded
-	case s.State == agent.StateUnreconcilable:
+	case s.State == api.StateUnreconcilable:
 		return PhaseUnreconcilable
 	default:
 		return PhaseRefreshing

@@ -11,12 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/openshift/refresh-agent/agent"
+	"github.com/openshift/refresh-agent/api"
 )
 
 func node(name, current, desired, state, reason string) corev1.Node {
 	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
-		agent.AnnotationCurrent: current, agent.AnnotationDesired: desired, agent.AnnotationState: state, agent.AnnotationReason: reason}}}
+		api.AnnotationCurrent: current, api.AnnotationDesired: desired, api.AnnotationState: state, api.AnnotationReason: reason}}}
 }
 
 type want struct {
@@ -25,7 +25,7 @@ type want struct {
 }
 
 func TestConditions(t *testing.T) {
-	done := func(n, h string) corev1.Node { return node(n, h, h, agent.StateDone, "") }
+	done := func(n, h string) corev1.Node { return node(n, h, h, api.StateDone, "") }
 	cases := []struct {
 		name  string
 		nodes []corev1.Node
@@ -34,24 +34,24 @@ func TestConditions(t *testing.T) {
 	}{
 		{"new hash seen by no node yet", []corev1.Node{done("a", "h1"), done("b", "h1"), done("c", "h1")}, "h2",
 			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, map[string]string{ConditionProgressing: "Refreshing 3/3 nodes", ConditionComplete: "0/3 nodes run h2"}}},
-		{"progressing", []corev1.Node{node("a", "h1", "h2", agent.StateWorking, ""), done("b", "h1"), done("c", "h1")}, "h2",
+		{"progressing", []corev1.Node{node("a", "h1", "h2", api.StateWorking, ""), done("b", "h1"), done("c", "h1")}, "h2",
 			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, nil}},
-		{"per-node completion", []corev1.Node{done("a", "h2"), node("b", "h1", "h2", agent.StateWorking, ""), done("c", "h1"), done("d", "h1"), done("e", "h1")}, "h2",
+		{"per-node completion", []corev1.Node{done("a", "h2"), node("b", "h1", "h2", api.StateWorking, ""), done("c", "h1"), done("d", "h1"), done("e", "h1")}, "h2",
 			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, map[string]string{ConditionProgressing: "Refreshing 4/5 nodes", ConditionComplete: "1/5 nodes run h2"}}},
 		{"all complete", []corev1.Node{done("a", "h2"), done("b", "h2"), done("c", "h2")}, "h2",
 			want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, map[string]string{ConditionComplete: "All 3 nodes run h2"}}},
-		{"a failure", []corev1.Node{done("a", "h2"), node("b", "h1", "h2", agent.StateDegraded, "Reload crio.service: job result \"failed\"; rolled back"), done("c", "h2")}, "h2",
+		{"a failure", []corev1.Node{done("a", "h2"), node("b", "h1", "h2", api.StateDegraded, "Reload crio.service: job result \"failed\"; rolled back"), done("c", "h2")}, "h2",
 			want{metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, map[string]string{ConditionDegraded: `b (Degraded: Reload crio.service: job result "failed"; rolled back)`}}},
-		{"a refusal", []corev1.Node{done("a", "h1"), node("b", "h1", "h2", agent.StateUnreconcilable, "FIPS mode change requires a reboot (false -> true)"), node("c", "h1", "h2", agent.StateWorking, "")}, "h2",
+		{"a refusal", []corev1.Node{done("a", "h1"), node("b", "h1", "h2", api.StateUnreconcilable, "FIPS mode change requires a reboot (false -> true)"), node("c", "h1", "h2", api.StateWorking, "")}, "h2",
 			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionTrue, map[string]string{ConditionDegraded: "b (Unreconcilable: FIPS mode change"}}},
-		{"deferred node is still refreshing", []corev1.Node{done("a", "h2"), node("b", "h1", "h2", agent.StateWorking, "deferred: an in-place upgrade is in progress")}, "h2",
+		{"deferred node is still refreshing", []corev1.Node{done("a", "h2"), node("b", "h1", "h2", api.StateWorking, "deferred: an in-place upgrade is in progress")}, "h2",
 			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, map[string]string{ConditionProgressing: "Refreshing 1/2 nodes"}}},
 		{"node added mid-refresh", []corev1.Node{done("a", "h2"), done("b", "h2"), node("new", "", "", "", "")}, "h2",
 			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, map[string]string{ConditionProgressing: "Refreshing 1/3 nodes"}}},
 		{"node removed mid-refresh", []corev1.Node{done("a", "h2"), done("b", "h2")}, "h2",
 			want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, nil}},
 		{"new hash supersedes an unfinished one", []corev1.Node{
-			node("a", "h1", "h2", agent.StateDegraded, "old failure"), done("b", "h2"), node("c", "h1", "h2", agent.StateWorking, "")}, "h3",
+			node("a", "h1", "h2", api.StateDegraded, "old failure"), done("b", "h2"), node("c", "h1", "h2", api.StateWorking, "")}, "h3",
 			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, map[string]string{ConditionProgressing: "Refreshing 3/3 nodes"}}},
 		{"no nodes", nil, "h1", want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, map[string]string{ConditionProgressing: "No nodes"}}},
 	}
@@ -76,18 +76,18 @@ func TestConditions(t *testing.T) {
 
 func TestTransitionTimesAreKept(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	nodes := []corev1.Node{node("a", "h1", "h2", agent.StateWorking, "")}
+	nodes := []corev1.Node{node("a", "h1", "h2", api.StateWorking, "")}
 	conds := Conditions(nodes, "h2", nil, t0)
 	conds = Conditions(nodes, "h2", conds, t0.Add(time.Minute))
 	assert.Equal(t, t0, meta.FindStatusCondition(conds, ConditionProgressing).LastTransitionTime.Time.UTC(), "unchanged status keeps its time")
-	conds = Conditions([]corev1.Node{node("a", "h2", "h2", agent.StateDone, "")}, "h2", conds, t0.Add(2*time.Minute))
+	conds = Conditions([]corev1.Node{node("a", "h2", "h2", api.StateDone, "")}, "h2", conds, t0.Add(2*time.Minute))
 	assert.Equal(t, t0.Add(2*time.Minute), meta.FindStatusCondition(conds, ConditionComplete).LastTransitionTime.Time.UTC())
 }
 
 func TestDegradedMessageIsBounded(t *testing.T) {
 	var nodes []corev1.Node
 	for i := 0; i < 200; i++ {
-		nodes = append(nodes, node("node-"+strings.Repeat("x", 20)+string(rune('a'+i%26)), "h1", "h2", agent.StateDegraded, strings.Repeat("reason ", 100)))
+		nodes = append(nodes, node("node-"+strings.Repeat("x", 20)+string(rune('a'+i%26)), "h1", "h2", api.StateDegraded, strings.Repeat("reason ", 100)))
 	}
 	c := meta.FindStatusCondition(Conditions(nodes, "h2", nil, time.Now()), ConditionDegraded)
 	assert.LessOrEqual(t, len(c.Message), MaxMessageLen)

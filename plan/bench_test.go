@@ -27,6 +27,9 @@ func benchPayloads(n int) (cur, des []byte) {
 // (validating what differs from the current one, already decoded), diff it against the current one,
 // and plan.
 func BenchmarkPlan(b *testing.B) {
+	old := diff.MaxPayloadSize
+	diff.MaxPayloadSize = 1 << 30 // files=5000 is a ~130 MiB payload, over the default budget
+	b.Cleanup(func() { diff.MaxPayloadSize = old })
 	for _, n := range []int{50, 500, 5000} {
 		curRaw, desRaw := benchPayloads(n)
 		cur, err := diff.Decode(curRaw)

@@ -39,7 +39,15 @@ type Change struct {
 	Eligible bool      `json:"eligible"`
 	Action   string    `json:"action,omitempty"`
 	Services []string  `json:"services,omitempty"`
+	Pods     []string  `json:"pods,omitempty"`
 	Detail   string    `json:"detail,omitempty"`
+	// Skipped is set, with the reason, for a change a refresh leaves alone without refusing the
+	// payload (a first-boot-only file): it is neither written nor a refusal.
+	Skipped string `json:"skipped,omitempty"`
+	// Delegated is set on a file change another owner applies (Inputs.Delegated): it is neither
+	// written nor refused; Reason says who owns the file.
+	Delegated bool   `json:"delegated,omitempty"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // Refusal says why a change cannot be applied without a reboot or outside the policy.
@@ -51,9 +59,11 @@ type Refusal struct {
 	Reason string    `json:"reason"`
 }
 
-// UnitAction is one systemd job to run after the files are in place.
+// UnitAction is one action to run after the files are in place: a systemd job on Unit, or a
+// restart of the static pod Pod ("namespace/name") through the CRI.
 type UnitAction struct {
-	Unit   string           `json:"unit"`
+	Unit   string           `json:"unit,omitempty"`
+	Pod    string           `json:"pod,omitempty"`
 	Action allowlist.Action `json:"action"`
 }
 
@@ -68,6 +78,7 @@ type FileOp struct {
 	Group    types.NodeGroup
 	Action   allowlist.Action
 	Services []string
+	Pods     []string
 }
 
 // SSHKeysOp replaces core's authorized keys.
@@ -76,12 +87,18 @@ type SSHKeysOp struct {
 	Keys []string
 }
 
+// ActionDelegated is the action of a delegated change.
+const ActionDelegated = "Delegated"
+
 // Inputs are what a plan is computed from.
 type Inputs struct {
 	Current, Desired *diff.Payload
 	// NoRebootPaths are the ConfigMap's rules as parsed by allowlist.ParseRules.
 	NoRebootPaths []allowlist.Rule
 	Policy        *allowlist.Policy
+	// Delegated maps paths someone else owns on this node to the reason: a change to one is listed
+	// (action "Delegated") but neither written nor refused.
+	Delegated map[string]string
 }
 
 // Build diffs the payloads and plans the result. It fails only when a payload's contents cannot be
@@ -98,10 +115,17 @@ func Build(in Inputs) (*Plan, error) {
 	extra, warnings := pol.Extra(in.NoRebootPaths)
 	p := &Plan{Changes: []Change{}, Actions: []UnitAction{}, Refused: []Refusal{}, Warnings: append([]string{}, warnings...)}
 	for i := range changes {
+		if reason, ok := in.Delegated[changes[i].Path]; ok && changes[i].Kind == diff.KindFile {
+			c := changes[i]
+			p.Changes = append(p.Changes, Change{Kind: c.Kind, Op: c.Op, Path: c.Path, Eligible: true, Action: ActionDelegated,
+				Detail: c.Detail, Delegated: true, Reason: reason})
+			continue
+		}
 		if err := p.add(&changes[i], pol, extra); err != nil {
 			return nil, err
 		}
 	}
+	p.checkMachineConfig(in.Current, in.Desired)
 	p.Eligible = len(p.Refused) == 0
 	if p.Eligible {
 		p.Actions = orderActions(p.Files)
@@ -120,6 +144,10 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 	}
 	switch c.Kind {
 	case diff.KindFile:
+		if why := allowlist.FirstBootOnly(c.Path); why != "" {
+			out.Eligible, out.Skipped = true, why
+			break
+		}
 		op, reason, err := planFile(c, pol, extra)
 		if err != nil {
 			return err
@@ -128,7 +156,7 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 			refuse(reason)
 			return nil
 		}
-		out.Eligible, out.Action, out.Services = true, string(op.Action), op.Services
+		out.Eligible, out.Action, out.Services, out.Pods = true, string(op.Action), op.Services, op.Pods
 		p.Files = append(p.Files, op)
 	case diff.KindSSHKeys:
 		if !pol.CoreSSHKeys {
@@ -143,6 +171,23 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 	}
 	p.Changes = append(p.Changes, out)
 	return nil
+}
+
+// checkMachineConfig refuses a desired payload whose MachineConfig cannot be trusted: apply writes it
+// verbatim to the machine-config daemon's baseline, so it must say what the outer config says; and
+// a payload that drops the MachineConfig hides its reboot-class fields.
+func (p *Plan) checkMachineConfig(cur, des *diff.Payload) {
+	refuse := func(detail, reason string) {
+		p.Changes = append(p.Changes, Change{Kind: diff.KindMachineConfig, Op: diff.OpModify, Detail: detail})
+		p.Refused = append(p.Refused, Refusal{Kind: diff.KindMachineConfig, Reason: reason})
+	}
+	if diff.MachineConfigDropped(cur, des) {
+		refuse("MachineConfig metadata removed",
+			"the desired payload carries no MachineConfig while the current one does: cannot verify reboot-class fields")
+	}
+	if why := diff.CheckEmbedded(des); why != "" {
+		refuse("embedded MachineConfig disagrees with the Ignition config", why)
+	}
 }
 
 // refusalReason words the refusal of every change kind the agent never applies.
@@ -176,6 +221,9 @@ func refusalReason(c *diff.Change) string {
 // planFile checks one file change against the policy and the entry's own safety rules, and decodes
 // the contents to write. reason is non-empty when the change is refused.
 func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (FileOp, string, error) {
+	if err := allowlist.CheckPayloadPath(c.Path); err != nil {
+		return FileOp{}, "file path " + err.Error(), nil
+	}
 	if c.DirtyPath || !path.IsAbs(c.Path) || path.Clean(c.Path) != c.Path {
 		return FileOp{}, fmt.Sprintf("file %s: path is not absolute and clean", c.Path), nil
 	}
@@ -183,7 +231,7 @@ func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (Fi
 	if !d.Allowed {
 		return FileOp{}, fmt.Sprintf("file %s: %s", c.Path, d.Reason), nil
 	}
-	op := FileOp{Path: c.Path, Action: d.Action, Services: d.Services}
+	op := FileOp{Path: c.Path, Action: d.Action, Services: d.Services, Pods: d.Pods}
 	if c.New == nil {
 		op.Remove = true
 		return op, "", nil
@@ -236,8 +284,30 @@ func rank(u string) int {
 }
 
 // orderActions deduplicates the files' unit actions (a unit asked to reload and restart is restarted
-// once) and orders them deterministically.
+// once) and orders them deterministically: units first, then static pods, which may depend on them
+// (a pod restart needs crio).
 func orderActions(files []FileOp) []UnitAction {
+	return append(orderUnits(files), orderPods(files)...)
+}
+
+func orderPods(files []FileOp) []UnitAction {
+	var pods []string
+	for _, f := range files {
+		for _, p := range f.Pods {
+			if !slices.Contains(pods, p) {
+				pods = append(pods, p)
+			}
+		}
+	}
+	slices.Sort(pods)
+	out := make([]UnitAction, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, UnitAction{Pod: p, Action: allowlist.ActionRestart})
+	}
+	return out
+}
+
+func orderUnits(files []FileOp) []UnitAction {
 	want := map[string]allowlist.Action{}
 	for _, f := range files {
 		for _, u := range f.Services {

@@ -163,7 +163,10 @@ func TestRefusals(t *testing.T) {
 			mutate func(*fixture.Config)
 			kind   diff.Kind
 			reason string
-		}{file(registries, func(f *types.File) { f.Contents.Source = str(scheme) }), diff.KindFile, "contents come from a remote source (" + scheme[:strings.Index(scheme, ":")] + ")"}
+		}{func(c *fixture.Config) {
+			file(registries, func(f *types.File) { f.Contents.Source = str(scheme) })(c)
+			c.Ignition.Version = "3.4.0" // arn: sources exist since spec 3.4; Ignition rejects them before
+		}, diff.KindFile, "contents come from a remote source (" + scheme[:strings.Index(scheme, ":")] + ")"}
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -190,20 +193,95 @@ func TestDeniedPrefixBeatsNoRebootPaths(t *testing.T) {
 	assert.Len(t, p.Warnings, 2)
 }
 
-func TestNoRebootPathsAddPaths(t *testing.T) {
-	des := base().File("/etc/myapp/app.conf", []byte("x"), 0o644).File("/etc/other/other.conf", []byte("y"), 0o644)
-	p := build(t, base(), des, `[{"path": "/etc/myapp/", "action": "Restart", "services": ["kubelet"]},
-		{"path": "/etc/other/other.conf", "action": "Reload", "services": ["sshd"]}]`)
-	assert.False(t, p.Eligible, "an entry naming a unit outside the allowlist leaves its path not allowlisted")
+// The built-in policy has no ceiling: no-reboot-paths cannot add a path, only warn.
+func TestNoRebootPathsGrantNothingByDefault(t *testing.T) {
+	des := base().File("/etc/myapp/app.conf", []byte("x"), 0o644)
+	p := build(t, base(), des, `[{"path": "/etc/myapp/", "action": "Restart", "services": ["kubelet"]}]`)
+	assert.False(t, p.Eligible)
 	require.Len(t, p.Refused, 1)
-	assert.Equal(t, "/etc/other/other.conf", p.Refused[0].Path)
+	assert.Equal(t, "file /etc/myapp/app.conf: path is not in the node allowlist", p.Refused[0].Reason)
 	require.Len(t, p.Warnings, 1)
-	assert.Contains(t, p.Warnings[0], "sshd.service is not an allowed unit")
+	assert.Contains(t, p.Warnings[0], "entry 0 (/etc/myapp/ Restart kubelet): path is outside the node policy's configMapCeiling: ignored")
+}
 
-	des = base().File("/etc/myapp/app.conf", []byte("x"), 0o644)
-	p = build(t, base(), des, `[{"path": "/etc/myapp/", "action": "Restart", "services": ["kubelet"]}]`)
+// Within the node policy's ceiling the ConfigMap chooses; above it, it is ignored with a warning.
+func TestNoRebootPathsWithinTheCeiling(t *testing.T) {
+	pol, err := allowlist.ParsePolicy([]byte("configMapCeiling: [{prefix: /etc/foo/, actions: [None, Reload], units: [crio]}]"))
+	require.NoError(t, err)
+	plan1 := func(rules string, des *fixture.Config) *plan.Plan {
+		c, err := diff.Decode(base().JSON())
+		require.NoError(t, err)
+		d, err := diff.Decode(des.JSON())
+		require.NoError(t, err)
+		parsed, err := allowlist.ParseRules([]byte(rules))
+		require.NoError(t, err)
+		p, err := plan.Build(plan.Inputs{Current: c, Desired: d, NoRebootPaths: parsed, Policy: pol})
+		require.NoError(t, err)
+		return p
+	}
+	des := base().File("/etc/foo/a.conf", []byte("x"), 0o644)
+	p := plan1(`[{"path": "/etc/foo/a.conf", "action": "Reload", "services": ["crio"]}]`, des)
 	require.True(t, p.Eligible)
-	assert.Equal(t, []plan.UnitAction{{Unit: "kubelet.service", Action: allowlist.ActionRestart}}, p.Actions)
+	assert.Equal(t, []plan.UnitAction{{Unit: "crio.service", Action: allowlist.ActionReload}}, p.Actions)
+	assert.Empty(t, p.Warnings)
+
+	p = plan1(`[{"path": "/etc/foo/a.conf", "action": "Restart", "services": ["kubelet"]}]`, des)
+	assert.False(t, p.Eligible)
+	require.Len(t, p.Warnings, 1)
+	assert.Contains(t, p.Warnings[0], "no-reboot-paths entry 0 (/etc/foo/a.conf Restart kubelet): action Restart is not allowed under configMapCeiling prefix /etc/foo/")
+	assert.Empty(t, p.Actions)
+}
+
+func TestControlCharactersInPayloadPathsAreRefused(t *testing.T) {
+	pol, err := allowlist.ParsePolicy([]byte("configMapCeiling: [{prefix: /etc/foo/, actions: [None]}]"))
+	require.NoError(t, err)
+	for _, path := range []string{`/etc/foo/a\nb`, `/etc/foo/a\u0000`, `/etc/foo/\u001b[2Jx`, `/etc/foo/a\u0085`, `/etc/foo/a\u007f`} {
+		raw := strings.Replace(string(base().File("/etc/foo/PLACEHOLDER", []byte("x"), 0o644).JSON()), "/etc/foo/PLACEHOLDER", path, 1)
+		c, err := diff.Decode(base().JSON())
+		require.NoError(t, err)
+		d, err := diff.Decode([]byte(raw))
+		require.NoError(t, err, path)
+		rules, err := allowlist.ParseRules([]byte(`[{"path": "/etc/foo/", "action": "None"}]`))
+		require.NoError(t, err)
+		p, err := plan.Build(plan.Inputs{Current: c, Desired: d, NoRebootPaths: rules, Policy: pol})
+		require.NoError(t, err)
+		assert.False(t, p.Eligible, path)
+		require.Len(t, p.Refused, 1, path)
+		assert.Contains(t, p.Refused[0].Reason, "contains control character", path)
+		assert.NotContains(t, p.Refused[0].Reason, "\n", "quoted, never raw")
+		assert.NotContains(t, p.Refused[0].Reason, "\x1b", "quoted, never raw")
+		assert.Empty(t, p.Files)
+	}
+}
+
+func TestEmbeddedMachineConfigMustAgree(t *testing.T) {
+	// The embedded MachineConfig carries a unit the outer config does not: what would land in the
+	// machine-config daemon's baseline was never checked.
+	smuggled := fixture.Ignition("3.5.0").File(pullSecret, []byte(`{"auths":{"x":{}}}`), 0o600).Unit("evil.service", "[Service]\nExecStart=/bin/sh\n")
+	des := base().File(pullSecret, []byte(`{"auths":{"x":{}}}`), 0o600)
+	des.File(diff.MachineConfigContentPath, fixture.MachineConfigJSON(fixture.DefaultMachine(), smuggled.JSON()), 0o644)
+	p := build(t, base(), des, "")
+	assert.False(t, p.Eligible)
+	require.Len(t, p.Refused, 1)
+	assert.Equal(t, diff.KindMachineConfig, p.Refused[0].Kind)
+	assert.Equal(t, "embedded MachineConfig /etc/mcs-machine-config-content.json: unit evil.service is not in the outer config", p.Refused[0].Reason)
+	assert.Empty(t, p.Files)
+
+	// The same change with an agreeing embedded copy is eligible.
+	agreeing := fixture.Ignition("3.5.0").File(pullSecret, []byte(`{"auths":{"x":{}}}`), 0o600)
+	des.File(diff.MachineConfigContentPath, fixture.MachineConfigJSON(fixture.DefaultMachine(), agreeing.JSON()), 0o644)
+	assert.True(t, build(t, base(), des, "").Eligible)
+}
+
+func TestDroppedMachineConfigIsRefused(t *testing.T) {
+	des := fixture.Ignition("3.2.0").File(registries, []byte("old mirrors"), 0o644).
+		File(pullSecret, []byte(`{"auths":{}}`), 0o600).SSHKeys("ssh-ed25519 AAAA one")
+	p := build(t, base(), des, "")
+	assert.False(t, p.Eligible)
+	assert.Equal(t, []diff.Kind{diff.KindMachineConfig}, refusedKinds(p))
+	assert.Contains(t, p.Refused[0].Reason, "cannot verify reboot-class fields")
+	// Without MachineConfig on either side there is nothing to verify.
+	assert.True(t, build(t, des, des.Clone(), "").Eligible)
 }
 
 func TestPolicyWithoutSSHKeys(t *testing.T) {

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/openshift/refresh-agent/allowlist"
@@ -21,7 +22,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		verb = "held back, would" // eligible alone, but the payload is refused whole
 	}
 	for _, c := range p.Changes {
-		if !c.Eligible {
+		if !c.Eligible || c.Skipped != "" {
 			continue
 		}
 		switch c.Kind {
@@ -35,7 +36,16 @@ func (p *Plan) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "%s write SSH authorized keys for %s (%s%s)\n", verb, c.User, c.Op, detail(c.Detail))
 		}
 	}
+	for _, c := range p.Changes {
+		if c.Skipped != "" {
+			fmt.Fprintf(&b, "skip %s (%s): %s\n", c.Path, c.Op, c.Skipped)
+		}
+	}
 	for _, a := range p.Actions {
+		if a.Pod != "" {
+			fmt.Fprintf(&b, "would restart static pod %s (through the CRI)\n", a.Pod)
+			continue
+		}
 		fmt.Fprintf(&b, "would %s %s\n", strings.ToLower(string(a.Action)), a.Unit)
 	}
 	for _, w := range p.Warnings {
@@ -64,5 +74,9 @@ func unitsNote(c Change) string {
 	if c.Action == "" || c.Action == string(allowlist.ActionNone) {
 		return ", no unit action"
 	}
-	return fmt.Sprintf(", %s %s", strings.ToLower(c.Action), strings.Join(c.Services, ", "))
+	targets := slices.Clone(c.Services)
+	for _, p := range c.Pods {
+		targets = append(targets, "static pod "+p)
+	}
+	return fmt.Sprintf(", %s %s", strings.ToLower(c.Action), strings.Join(targets, ", "))
 }

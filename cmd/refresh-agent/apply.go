@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -20,7 +21,7 @@ import (
 
 // nodeFlags are the flags every command acting on a node shares.
 type nodeFlags struct {
-	root, stateDir, policy, systemd *string
+	root, stateDir, policy, systemd, cri, nodeName *string
 }
 
 func addNodeFlags(fs *pflag.FlagSet) nodeFlags {
@@ -29,6 +30,8 @@ func addNodeFlags(fs *pflag.FlagSet) nodeFlags {
 		stateDir: fs.String("state-dir", "", "the agent's state directory (default <root>/var/lib/refresh-agent)"),
 		policy:   fs.String("policy", "", "node-local policy file (YAML or JSON); default: built-in"),
 		systemd:  fs.String("systemd", "system", "systemd manager for unit actions: system, user or none"),
+		cri:      fs.String("cri-socket", actions.DefaultCRISocket, "CRI runtime socket for static pod restarts, or none"),
+		nodeName: fs.String("node-name", os.Getenv("NODE_NAME"), "the node's name, to find its static pods' sandboxes (default $NODE_NAME)"),
 	}
 }
 
@@ -65,7 +68,13 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, erro
 		dialCtx := context.WithoutCancel(ctx)
 		units = &actions.LazyUnits{Connect: func() (actions.Units, error) { return actions.ConnectUnits(dialCtx, mode) }}
 	}
-	return apply.Node{Root: root, StateDir: stateDir, Units: units, Policy: pol, Log: log}, nil
+	var pods *actions.CRI
+	if *f.cri != "none" && *f.cri != "" {
+		if pods, err = actions.DialCRI(*f.cri, *f.nodeName); err != nil {
+			return apply.Node{}, err
+		}
+	}
+	return apply.Node{Root: root, StateDir: stateDir, Units: units, Pods: pods, Policy: pol, Log: log}, nil
 }
 
 func runApply(args []string, stdout, stderr io.Writer) int {
@@ -76,6 +85,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	hash := fs.String("hash", "", "the desired payload's hash (default: its sha256)")
 	output := fs.String("output", "text", "text or json")
+	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
 	newLog := addLogLevel(fs, "warn")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -86,8 +96,9 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	if *output != "text" && *output != "json" {
 		return fail(stderr, exitInvalid, "apply: --output must be text or json, not %q", *output)
 	}
-	// SIGTERM lets a transaction finish: the context only bounds waits for unit jobs.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT)
+	// SIGINT and SIGTERM never kill a transaction midway: they cancel the waits for unit jobs, and a
+	// refresh in progress then either finishes or rolls back under its own deadline before exiting.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	log, err := newLog(stderr)
 	if err != nil {
@@ -99,6 +110,9 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	}
 	defer node.Root.Close()
 	defer node.Units.Close()
+	if node.Pods != nil {
+		defer node.Pods.Close()
+	}
 
 	raw, err := readInput(*desired, diff.MaxPayloadSize)
 	if err != nil {
@@ -158,12 +172,15 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 	}
 	defer node.Root.Close()
 	defer node.Units.Close()
+	if node.Pods != nil {
+		defer node.Pods.Close()
+	}
 	rec, err := apply.Recover(context.Background(), node)
+	if werr := writeJSON(stdout, rec); werr != nil {
+		return exitFailed
+	}
 	if err != nil {
 		return fail(stderr, exitFailed, "recover: %v", err)
-	}
-	if err := writeJSON(stdout, rec); err != nil {
-		return exitFailed
 	}
 	return exitOK
 }

@@ -93,23 +93,41 @@ func TestApplyCommandInvalid(t *testing.T) {
 }
 
 func TestApplyCommandFailsOnUnreachableSystemd(t *testing.T) {
-	// A change that needs a unit action, with no manager at the user socket: rolled back, exit 1.
+	// A change that needs a unit action, with no manager at the user socket: the files are restored,
+	// but the reload cannot run on them either, so the rollback is incomplete (exit 1) and kept for
+	// recovery.
 	root := nodeRoot(t)
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	code, out, _ := run(t, "apply", "--root", root, "--current", examples+"current.ign", "--desired", examples+"desired-eligible.ign",
 		"--systemd", "user", "--output", "json")
 	assert.Equal(t, exitFailed, code)
 	var got struct {
-		Applied, RolledBack bool
-		Reason              string
+		Applied, RolledBack, RollbackIncomplete bool
+		Reason                                  string
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
-	assert.True(t, got.RolledBack)
+	assert.False(t, got.RolledBack)
+	assert.True(t, got.RollbackIncomplete)
 	assert.Contains(t, got.Reason, "crio.service")
 	assert.NotContains(t, out, "auths", "no contents in the output")
-	// Files are restored; the state dir exists now but holds no record or journal.
+	// Files are restored; the state dir holds no record, and the journal waits for recovery.
 	_, err := os.Stat(filepath.Join(root, "etc/containers/registries.conf"))
 	assert.True(t, os.IsNotExist(err), "a file added by the failed refresh is gone")
 	_, err = os.Stat(filepath.Join(root, "var/lib/refresh-agent/current.json"))
+	assert.True(t, os.IsNotExist(err))
+	_, err = os.Stat(filepath.Join(root, "var/lib/refresh-agent/journal.json"))
+	require.NoError(t, err, "journal kept")
+
+	// Recovery still cannot reach the manager: it says so and exits 1.
+	code, out, stderr := run(t, "recover", "--root", root, "--systemd", "user")
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, out, `"rollbackIncomplete": true`)
+	assert.Contains(t, stderr, "crio.service")
+
+	// The operator settles it without a manager (the actions are skipped): the rollback completes.
+	code, out, stderr = run(t, "recover", "--root", root, "--systemd", "none")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, `"rolledBack": true`)
+	_, err = os.Stat(filepath.Join(root, "var/lib/refresh-agent/journal.json"))
 	assert.True(t, os.IsNotExist(err))
 }

@@ -18,6 +18,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	policy := fs.String("policy", "", "node-local policy file (YAML or JSON); default: built-in")
 	output := fs.String("output", "text", "text or json")
+	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -91,6 +92,9 @@ func decodeFile(name string) (*diff.Payload, error) {
 	}
 	return p, nil
 }
+
+// maxPayloadUsage documents --max-payload-bytes (diff, apply, run).
+const maxPayloadUsage = "memory budget of one payload decode: the payload, its encodings and all decoded file contents together"
 
 // readInput reads a file, refusing one larger than limit before reading it whole.
 func readInput(name string, limit int64) ([]byte, error) {

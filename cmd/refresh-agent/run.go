@@ -6,12 +6,15 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/refresh-agent/agent"
+	"github.com/openshift/refresh-agent/api"
+	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/kube"
 	"github.com/openshift/refresh-agent/metricsserver"
 )
@@ -19,10 +22,13 @@ import (
 func runAgent(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run")
 	nf := addNodeFlags(fs)
-	nodeName := fs.String("node-name", os.Getenv("NODE_NAME"), "this node's name (default $NODE_NAME)")
+	nodeName := nf.nodeName // --node-name, shared with apply (static pods are found by it)
 	source := fs.String("source", "api", "where the desired payload comes from: api or volume")
 	namespace := fs.String("namespace", "", "the ConfigMap's namespace (--source api)")
-	configMap := fs.String("configmap", "", "the ConfigMap's name (--source api)")
+	configMap := fs.String("configmap", "", "the ConfigMap of a node without the "+api.LabelNodePool+" label (--source api)")
+	template := fs.String("configmap-template", api.DefaultConfigMapTemplate, "the NodePool's ConfigMap name; {pool} is the node's "+api.LabelNodePool+" label (--source api)")
+	maxAttempts := fs.Int("max-attempts", 3, "failed attempts at one payload before the node stays Degraded until the content or the "+agent.AnnotationRetry+" annotation changes")
+	drift := fs.String("drift", agent.DriftReport, "recorded files changed on the node: report, heal (write them back) or off")
 	watchDir := fs.String("watch-dir", "", "the directory the ConfigMap is mounted at (--source volume)")
 	var kf kube.ConfigFlags
 	kf.AddFlags(fs)
@@ -31,6 +37,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	newLog := addLogLevel(fs, "info")
 	healthAddr := fs.String("health-addr", ":9465", "/healthz and /readyz address (empty: off)")
 	grace := fs.Duration("shutdown-grace", 90*time.Second, "how long a refresh in progress may finish after SIGTERM")
+	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -40,8 +47,11 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	var src agent.Source
 	switch *source {
 	case "api":
-		if *namespace == "" || *configMap == "" {
-			return fail(stderr, exitInvalid, "run: --source api needs --namespace and --configmap")
+		if *namespace == "" {
+			return fail(stderr, exitInvalid, "run: --source api needs --namespace")
+		}
+		if !strings.Contains(*template, "{pool}") {
+			return fail(stderr, exitInvalid, "run: --configmap-template %q must contain {pool}", *template)
 		}
 	case "volume":
 		if *watchDir == "" {
@@ -50,6 +60,14 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		src = &agent.VolumeSource{Dir: *watchDir}
 	default:
 		return fail(stderr, exitInvalid, "run: --source must be api or volume, not %q", *source)
+	}
+	if *maxAttempts < 1 {
+		return fail(stderr, exitInvalid, "run: --max-attempts must be at least 1, not %d", *maxAttempts)
+	}
+	switch *drift {
+	case agent.DriftReport, agent.DriftHeal, agent.DriftOff:
+	default:
+		return fail(stderr, exitInvalid, "run: --drift must be report, heal or off, not %q", *drift)
 	}
 
 	if os.Getenv("GOGC") == "" {
@@ -81,7 +99,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		log.Error("API server unreachable at start-up; retrying in the background", "server", restCfg.Host, "err", err)
 	}
 	if src == nil {
-		src = &agent.APISource{Client: client, Namespace: *namespace, Name: *configMap}
+		src = &agent.APISource{Client: client, Namespace: *namespace, Name: *configMap, Template: *template}
 	}
 	node, err := nf.open(ctx, log)
 	if err != nil {
@@ -89,11 +107,14 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	defer node.Root.Close()
 	defer node.Units.Close()
+	if node.Pods != nil {
+		defer node.Pods.Close()
+	}
 	recorder, stopEvents := agent.NewRecorder(client, *nodeName)
 	defer stopEvents()
 	metrics := agent.NewMetrics(version)
 	a := agent.New(agent.Config{NodeName: *nodeName, Client: client, Source: src, Node: node, Recorder: recorder,
-		Metrics: metrics, Log: log, ShutdownGrace: *grace})
+		Metrics: metrics, Log: log, ShutdownGrace: *grace, MaxAttempts: *maxAttempts, Drift: *drift})
 	if *metricsAddr != "" {
 		if err := metricsserver.Serve(ctx, metricsserver.Config{Addr: *metricsAddr, Gatherer: metrics.Registry,
 			Reviewer: client, CertDir: *metricsCertDir, Log: log}); err != nil {

@@ -28,4 +28,11 @@ const analysis = `
   JSON strings.
 - **Agent.** The idle agent holds two watches (its ConfigMap and its Node, each by field selector),
   no resync, and sends nothing else: the API server's audit log counts its requests.
+- **Outage pickup.** A payload published right after an API server outage of a minute took 18–26 s
+  to arrive. The cause was client-go's reflector backoff: after a failed list or watch it waits
+  800 ms doubling to a 30 s cap, with jitter 1.0 (so up to 60 s), and resets only after 2 minutes
+  without failure; the client's rate limiter (QPS 20) was not involved. The agent's two watches now
+  run their own reflectors (` + "`agent/watch.go`" + `: one object each, no shared informer) with a
+  100 ms backoff doubling to a 1 s cap, jitter 0.2: a retry at most every ~1.2 s per watch while the
+  server is down, and the first retry after it is back within that.
 `

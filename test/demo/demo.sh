@@ -39,3 +39,34 @@ say "the node root now holds (mode owner path)"
 say "apply again: the recorded state is current, nothing to do"
 $BIN apply --root "$root" --desired $EX/desired-eligible.ign.gz.b64 --systemd none
 echo "exit code $?"
+
+say "payloads as the machine-config server serves them (generated: Ignition 3.2.0, the files the server adds, the ConfigMap's base64+gzip)"
+mcsdir=$(mktemp -d)
+node=$(mktemp -d)
+trap 'rm -rf "$root" "$mcsdir" "$node"' EXIT
+go run ./test/mcs/gen -out "$mcsdir" -provision "$node" || exit 1
+echo "a node root provisioned from base.ign at $node: no agent record yet, only what the server left"
+
+say "apply: the first refresh of that node with the payload it booted from: nothing to do, it becomes the record"
+$BIN apply --root "$node" --desired "$mcsdir/base.config" --hash P1 --systemd none --cri-socket none
+echo "exit code $?"
+
+say "diff: pull secret, registries.conf mirror, user CA bundle, core's SSH key and the HAProxy image at once"
+$BIN diff --current "$mcsdir/base.ign" --desired "$mcsdir/multi.config"
+echo "exit code $?"
+
+say "diff: haproxy.cfg (HAProxy never re-reads it: the static pod is restarted through the CRI)"
+$BIN diff --current "$mcsdir/base.ign" --desired "$mcsdir/haproxy-cfg.config"
+echo "exit code $?"
+
+say "diff: an OS image bump as an upgrade makes it, and a KubeletConfig change: refused whole"
+$BIN diff --current "$mcsdir/base.ign" --desired "$mcsdir/osimage.config"
+echo "exit code $?"
+$BIN diff --current "$mcsdir/base.ign" --desired "$mcsdir/kubeletconfig.config"
+echo "exit code $?"
+
+say "apply: the combined change on the node (actions skipped here: --systemd none --cri-socket none)"
+$BIN apply --root "$node" --desired "$mcsdir/multi.config" --hash P2 --systemd none --cri-socket none
+echo "exit code $?"
+ls -l "$node/var/lib/kubelet/config.json" "$node/var/home/core/.ssh/authorized_keys.d/ignition"
+

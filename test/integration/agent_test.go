@@ -53,6 +53,7 @@ type agentEnv struct {
 	metrics   *agent.Metrics
 	agentNode apply.Node
 	agent     *agent.Agent
+	cfg       func(*agent.Config) // adjusts the agent's config before it starts
 }
 
 func (e *agentEnv) Write(p []byte) (int, error) {
@@ -73,6 +74,12 @@ func sanitize(s string) string {
 
 // newAgentEnv prepares the node; the agent starts with start().
 func newAgentEnv(t *testing.T, failCrioReload bool) *agentEnv {
+	return newAgentEnvNode(t, failCrioReload, "", nil)
+}
+
+// newAgentEnvNode prepares one of several nodes of a test: the Node is named after the test plus
+// suffix and carries labels; the namespace is the test's.
+func newAgentEnvNode(t *testing.T, failCrioReload bool, suffix string, labels map[string]string) *agentEnv {
 	kubeSrv := requireKube(t)
 	sd := newSystemdNode(t, failCrioReload)
 	admin, err := kubernetes.NewForConfig(kubeSrv.Config(kubetest.AdminUser))
@@ -84,10 +91,10 @@ func newAgentEnv(t *testing.T, failCrioReload bool) *agentEnv {
 	name = strings.Trim(name, "-")
 	publisher, err := kube.New(kubeSrv.Config(kubetest.AdminUser))
 	require.NoError(t, err)
-	e := &agentEnv{kube: kubeSrv, admin: admin, publisher: publisher, node: "node-" + name, ns: "refresh-" + name, cm: "refresh-config",
+	e := &agentEnv{kube: kubeSrv, admin: admin, publisher: publisher, node: "node-" + name + suffix, ns: "refresh-" + name, cm: "refresh-config",
 		root: sd.dir, stateDir: sd.StateDir, logs: &strings.Builder{}, agentNode: sd.Node}
 	ctx := context.Background()
-	_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: e.node,
+	_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: e.node, Labels: labels,
 		Annotations: map[string]string{agent.AnnotationCurrent: "v1", agent.AnnotationDesired: "v1", agent.AnnotationState: agent.StateDone}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = admin.CoreV1().Nodes().Delete(context.Background(), e.node, metav1.DeleteOptions{}) })
@@ -104,6 +111,7 @@ func (e *agentEnv) start(t *testing.T) {
 	client, err := kube.New(e.kube.Config(kubetest.AgentUser))
 	require.NoError(t, err)
 	if e.source == nil {
+		// A Node with the NodePool label reads "<pool>-refresh"; one without reads e.cm.
 		e.source = &agent.APISource{Client: client, Namespace: e.ns, Name: e.cm}
 	}
 	rec, stop := agent.NewRecorder(client, e.node)
@@ -114,8 +122,12 @@ func (e *agentEnv) start(t *testing.T) {
 	t.Cleanup(sd.Close)
 	n := e.agentNode
 	n.Units = sd
-	a := agent.New(agent.Config{NodeName: e.node, Client: client, Source: e.source, Node: n, Recorder: rec,
-		Metrics: e.metrics, Log: slog.New(slog.NewTextHandler(e, nil))})
+	cfg := agent.Config{NodeName: e.node, Client: client, Source: e.source, Node: n, Recorder: rec,
+		Metrics: e.metrics, Log: slog.New(slog.NewTextHandler(e, nil))}
+	if e.cfg != nil {
+		e.cfg(&cfg)
+	}
+	a := agent.New(cfg)
 	e.agent = a
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan error, 1)
@@ -526,6 +538,10 @@ func TestSIGTERMLetsTheRefreshFinish(t *testing.T) {
 	}
 	assert.Equal(t, 1, mgr.Reloads(crio), "the reload finished before exit")
 	assert.Equal(t, "v2", apply.CurrentHash(e.stateDir), "the refresh was recorded")
+	ann := e.annotations(t)
+	assert.Equal(t, agent.StateDone, ann[agent.AnnotationState], "the refresh that finished during the grace period is reported before exit")
+	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
+	assert.Equal(t, "v2", ann[agent.AnnotationDesired])
 	_, err = os.Stat(filepath.Join(e.stateDir, "journal.json"))
 	assert.True(t, os.IsNotExist(err), "no transaction left open")
 }

@@ -93,65 +93,109 @@ func version(t *testing.T, dir string, v1, v2 *fixture.Config, managed []string)
 
 // TestCrashAtEveryStep kills `refresh-agent apply` with SIGKILL at every step of the transaction
 // (each journal write, temp file, backup, rename, unit action, the record and the cleanup), for
-// payloads of several sizes, then runs recovery and checks all-or-nothing every time.
+// payloads of several sizes, then runs recovery and checks all-or-nothing every time. In a second
+// round crio's reload fails on the new content (and works on the old), so every refresh rolls back,
+// and the kills land in the rollback too (each restore, the action run again, the cleanup): recovery
+// must bring back every original, as the very inode it was, and nothing else.
 func TestCrashAtEveryStep(t *testing.T) {
 	mgr := systemdtest.Require(t)
-	mgr.StandIn(t, crio, false)
 	bin := agentBinary(t)
-	steps := []string{"journal", "temp", "backup", "rename", "action", "record", "finish"}
-	sizes := []int{1, 5, 20, 60}
-	if testing.Short() {
-		sizes = []int{1, 5}
+	// The stand-in's reload reads the current trial's node root through this link.
+	link := filepath.Join(t.TempDir(), "node")
+	rounds := []struct {
+		name   string
+		reload string
+		steps  []string
+		sizes  []int
+	}{
+		{"forward", mgr.MarkerReload(crio), []string{"journal", "temp", "backup", "rename", "action", "record", "finish"}, []int{1, 5, 20, 60}},
+		{"rollback", reloadFailingOn(mgr, link, pullSecret, "v2"), []string{"journal", "rename", "restore", "action", "finish"}, []int{1, 5, 20}},
 	}
 	trials, outcomes := 0, map[string]int{}
-	for _, n := range sizes {
-		v1, v2, managed := crashPayloads(n)
-		tmpl := t.TempDir()
-		require.NoError(t, fixture.NodeRoot(tmpl))
-		prepareV1(t, bin, tmpl, v1)
-		v2File := filepath.Join(t.TempDir(), "v2.ign")
-		require.NoError(t, os.WriteFile(v2File, v2.JSON(), 0o644))
-		for _, step := range steps {
-			for i := 1; ; i++ {
-				dir := filepath.Join(t.TempDir(), "root")
-				require.NoError(t, exec.Command("cp", "-a", tmpl, dir).Run())
-				mgr.ResetMarkers(t)
-				cmd := exec.Command(bin, "apply", "--root", dir, "--desired", v2File, "--hash", "v2", "--systemd", "user", "--output", "json")
-				cmd.Env = append(os.Environ(), actions.CrashEnv+fmt.Sprintf("=%s:%d", step, i))
-				out, err := cmd.CombinedOutput()
-				crashed := killed(err)
-				if !crashed {
-					require.NoError(t, err, "step %s:%d: %s", step, i, out)
-				}
-				rec, err := exec.Command(bin, "recover", "--root", dir, "--systemd", "user").CombinedOutput()
-				require.NoError(t, err, "recover after %s:%d: %s", step, i, rec)
+	for _, r := range rounds {
+		mgr.StandInReload(t, crio, r.reload)
+		sizes := r.sizes
+		if testing.Short() {
+			sizes = []int{1, 5}
+		}
+		for _, n := range sizes {
+			v1, v2, managed := crashPayloads(n)
+			tmpl := t.TempDir()
+			require.NoError(t, fixture.NodeRoot(tmpl))
+			prepareV1(t, bin, tmpl, v1)
+			v2File := filepath.Join(t.TempDir(), "v2.ign")
+			require.NoError(t, os.WriteFile(v2File, v2.JSON(), 0o644))
+			for _, step := range r.steps {
+				for i := 1; ; i++ {
+					dir := filepath.Join(t.TempDir(), "root")
+					require.NoError(t, exec.Command("cp", "-a", tmpl, dir).Run())
+					_ = os.Remove(link)
+					require.NoError(t, os.Symlink(dir, link))
+					originals := inodes(dir, managed)
+					mgr.ResetMarkers(t)
+					cmd := exec.Command(bin, "apply", "--root", dir, "--desired", v2File, "--hash", "v2", "--systemd", "user", "--output", "json")
+					cmd.Env = append(os.Environ(), actions.CrashEnv+fmt.Sprintf("=%s:%d", step, i))
+					out, err := cmd.CombinedOutput()
+					crashed := killed(err)
+					trial := fmt.Sprintf("%s n=%d crash at %s:%d", r.name, n, step, i)
+					switch {
+					case crashed:
+					case r.name == "forward":
+						require.NoError(t, err, "%s: %s", trial, out)
+					default:
+						require.Error(t, err, "%s: %s", trial, out)
+						require.Contains(t, string(out), `"rolledBack": true`, "%s: uninterrupted, the rollback completes", trial)
+					}
+					rec, err := exec.Command(bin, "recover", "--root", dir, "--systemd", "user").CombinedOutput()
+					require.NoError(t, err, "recover after %s: %s", trial, rec)
 
-				state := filepath.Join(dir, "var/lib/refresh-agent")
-				got := version(t, dir, v1, v2, managed)
-				require.NotEqual(t, "mixed", got, "n=%d crash at %s:%d", n, step, i)
-				require.Equal(t, got, apply.CurrentHash(state), "n=%d crash at %s:%d: record matches the files", n, step, i)
-				_, jerr := os.Stat(filepath.Join(state, "journal.json"))
-				require.True(t, os.IsNotExist(jerr), "journal clean after %s:%d", step, i)
-				requireNoTemps(t, dir)
-				reloads := mgr.Reloads(crio)
-				if got == "v2" {
-					require.GreaterOrEqual(t, reloads, 1, "n=%d %s:%d: committed v2 but crio never reloaded", n, step, i)
-					require.LessOrEqual(t, reloads, 2, "n=%d %s:%d", n, step, i)
-				} else {
-					require.Zero(t, reloads, "n=%d %s:%d: rolled back before any action, yet crio reloaded", n, step, i)
-				}
-				trials++
-				outcomes[got]++
-				if !crashed {
-					break // the step occurs fewer than i times
+					state := filepath.Join(dir, "var/lib/refresh-agent")
+					got := version(t, dir, v1, v2, managed)
+					require.NotEqual(t, "mixed", got, trial)
+					require.Equal(t, got, apply.CurrentHash(state), "%s: record matches the files", trial)
+					_, jerr := os.Stat(filepath.Join(state, "journal.json"))
+					require.True(t, os.IsNotExist(jerr), "journal clean after %s", trial)
+					requireNoTemps(t, dir)
+					if got == "v1" {
+						require.Equal(t, originals, inodes(dir, managed), "%s: every original back as the inode it was", trial)
+					}
+					reloads := mgr.Reloads(crio)
+					switch {
+					case r.name == "rollback":
+						require.Equal(t, "v1", got, "%s: crio never takes v2, so it always rolls back", trial)
+						require.LessOrEqual(t, reloads, 2, trial)
+					case got == "v2":
+						require.GreaterOrEqual(t, reloads, 1, "%s: committed v2 but crio never reloaded", trial)
+						require.LessOrEqual(t, reloads, 2, trial)
+					default:
+						require.Zero(t, reloads, "%s: rolled back before any action, yet crio reloaded", trial)
+					}
+					trials++
+					outcomes[r.name+" "+got]++
+					if !crashed {
+						break // the step occurs fewer than i times
+					}
 				}
 			}
 		}
 	}
-	t.Logf("crash trials: %d (rolled back to v1: %d, rolled forward to v2: %d), none mixed", trials, outcomes["v1"], outcomes["v2"])
+	mgr.StandIn(t, crio, false)
+	t.Logf("crash trials: %d (forward round: rolled back to v1 %d, rolled forward to v2 %d; rollback round: rolled back %d), none mixed",
+		trials, outcomes["forward v1"], outcomes["forward v2"], outcomes["rollback v1"])
 	if !testing.Short() {
-		require.GreaterOrEqual(t, trials, 200)
+		require.GreaterOrEqual(t, trials, 300)
 	}
+}
+
+// inodes maps each managed file that exists under dir to its inode.
+func inodes(dir string, managed []string) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, m := range managed {
+		if fi, err := os.Lstat(filepath.Join(dir, m)); err == nil {
+			out[m] = fi.Sys().(*syscall.Stat_t).Ino
+		}
+	}
+	return out
 }
 
 func killed(err error) bool {
@@ -175,7 +219,7 @@ func prepareV1(t *testing.T, bin, dir string, v1 *fixture.Config) {
 
 func requireNoTemps(t *testing.T, dir string) {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		require.NotContains(t, p, "refresh-agent-tmp")
+		require.NotContains(t, p, ".refresh-agent-", "no temp, backup or restore file left")
 		require.NotContains(t, p, "/backup/")
 		return nil
 	})

@@ -135,13 +135,18 @@ func TestRefusedPayloadTouchesNothing(t *testing.T) {
 }
 
 func TestFailedReloadRollsBack(t *testing.T) {
-	n := newSystemdNode(t, true)
+	n := newSystemdNode(t, false)
+	// crio's reload fails on the new registries (as on a bad config), and works again on the old.
+	n.mgr.StandInReload(t, crio, reloadFailingOn(n.mgr, n.dir, registries, "v2"))
+	n.mgr.ResetMarkers(t)
 	before := n.pids(t)
 	tree, err := fixture.TreeHash(n.dir)
 	require.NoError(t, err)
 	res := n.apply(t, base().File(registries, []byte("v2 mirrors"), 0o644).File(pullSecret, []byte("v2"), 0o600), "v2")
 	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
-	assert.True(t, res.RolledBack)
+	assert.True(t, res.RolledBack, res.Reason)
+	assert.False(t, res.RollbackIncomplete)
+	assert.Equal(t, 1, n.mgr.Reloads(crio), "reloaded again on the restored content")
 	assert.Contains(t, res.Reason, "Reload crio.service")
 	assert.Contains(t, res.Reason, `job result "failed"`)
 	after, err := fixture.TreeHash(n.dir)

@@ -1,0 +1,169 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	cri "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/openshift/refresh-agent/plan"
+)
+
+// DefaultCRISocket is CRI-O's socket, reached through the host's /run in the pod.
+const DefaultCRISocket = "/run/crio/crio.sock"
+
+// Static pods carry this annotation (kubelet copies a pod's annotations onto its sandbox).
+const configSourceAnnotation = "kubernetes.io/config.source"
+
+// CRI restarts static pods through the container runtime: it stops the pod's sandbox, and kubelet,
+// which owns static pods, creates a new one from the manifest on disk. Nothing is deleted, and
+// kubelet decides how the pod comes back, exactly as after a runtime hiccup.
+type CRI struct {
+	conn *grpc.ClientConn
+	rt   cri.RuntimeServiceClient
+	// NodeName, when set, pins the sandbox name (kubelet names a static pod "<name>-<node>").
+	NodeName string
+	// Timeout bounds the wait for the new sandbox; Poll is how often the runtime is asked.
+	Timeout, Poll time.Duration
+}
+
+// DialCRI connects to a CRI runtime on a unix socket. No request is made until a pod is restarted.
+func DialCRI(socket, nodeName string) (*CRI, error) {
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("CRI %s: %w", socket, err)
+	}
+	return &CRI{conn: conn, rt: cri.NewRuntimeServiceClient(conn), NodeName: nodeName,
+		Timeout: 2 * time.Minute, Poll: 250 * time.Millisecond}, nil
+}
+
+// Close closes the connection.
+func (c *CRI) Close() { _ = c.conn.Close() }
+
+// RestartPod stops the ready sandbox of the static pod ref ("namespace/name") and waits until
+// kubelet has a new one ready. A pod with no ready sandbox is not running: kubelet will start it
+// from the new files by itself, so there is nothing to restart.
+func (c *CRI) RestartPod(ctx context.Context, ref string) error {
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return fmt.Errorf("restart pod %q: not namespace/name", ref)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	old, err := c.ready(ctx, ns, name)
+	if err != nil {
+		return fmt.Errorf("restart pod %s: listing sandboxes: %w", ref, err)
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	stopped := map[string]bool{}
+	for _, sb := range old {
+		if _, err := c.rt.StopPodSandbox(ctx, &cri.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+			return fmt.Errorf("restart pod %s: stopping sandbox %s: %w", ref, short(sb.Id), err)
+		}
+		stopped[sb.Id] = true
+	}
+	tick := time.NewTicker(c.Poll)
+	defer tick.Stop()
+	for {
+		now, err := c.ready(ctx, ns, name)
+		if err == nil {
+			for _, sb := range now {
+				if !stopped[sb.Id] {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("restart pod %s: no new sandbox ready within %s (kubelet recreates static pods)", ref, c.Timeout)
+			}
+			return fmt.Errorf("restart pod %s: %w", ref, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// ready lists the ready sandboxes of static pod ns/name on this node.
+func (c *CRI) ready(ctx context.Context, ns, name string) ([]*cri.PodSandbox, error) {
+	resp, err := c.rt.ListPodSandbox(ctx, &cri.ListPodSandboxRequest{Filter: &cri.PodSandboxFilter{
+		State:         &cri.PodSandboxStateValue{State: cri.PodSandboxState_SANDBOX_READY},
+		LabelSelector: map[string]string{"io.kubernetes.pod.namespace": ns},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	var out []*cri.PodSandbox
+	for _, sb := range resp.Items {
+		if sb.Metadata == nil || sb.Metadata.Namespace != ns || sb.State != cri.PodSandboxState_SANDBOX_READY {
+			continue
+		}
+		if c.matches(sb, name) {
+			out = append(out, sb)
+		}
+	}
+	return out, nil
+}
+
+// matches tells the static pod's sandbox from any other pod's: the exact "<name>-<node>" when the
+// node is known, else that prefix on a pod whose config source is a file (a static pod).
+func (c *CRI) matches(sb *cri.PodSandbox, name string) bool {
+	if c.NodeName != "" {
+		return sb.Metadata.Name == name+"-"+c.NodeName
+	}
+	return strings.HasPrefix(sb.Metadata.Name, name+"-") && sb.Annotations[configSourceAnnotation] == "file"
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// Runner runs a plan's actions: systemd jobs on Units, static pod restarts on Pods. Either may be
+// nil: its actions are then skipped, as with --systemd none.
+type Runner struct {
+	Units Units
+	Pods  *CRI
+}
+
+// Run runs one action.
+func (r Runner) Run(ctx context.Context, a plan.UnitAction) error {
+	if a.Pod != "" {
+		if r.Pods == nil {
+			return nil
+		}
+		return r.Pods.RestartPod(ctx, a.Pod)
+	}
+	if r.Units == nil {
+		return nil
+	}
+	return r.Units.Run(ctx, a)
+}
+
+// SkipsAction reports whether a will not run: a pod restart without a CRI, a unit job without a
+// manager (--systemd none).
+func (r Runner) SkipsAction(a plan.UnitAction) bool {
+	if a.Pod != "" {
+		return r.Pods == nil
+	}
+	return r.Units == nil || Skips(r.Units)
+}
+
+// Close closes both.
+func (r Runner) Close() {
+	if r.Units != nil {
+		r.Units.Close()
+	}
+	if r.Pods != nil {
+		r.Pods.Close()
+	}
+}

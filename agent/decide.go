@@ -1,0 +1,190 @@
+package agent
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/openshift/refresh-agent/allowlist"
+)
+
+// ReasonNoNodePool is the Degraded reason of a node without the NodePool label when no fixed
+// ConfigMap was given: it cannot know which payload is its own, so it writes nothing.
+const ReasonNoNodePool = "no NodePool label"
+
+// resultInvalid is a refresh whose payload could not be planned (counted as failed in metrics).
+const resultInvalid = "invalid"
+
+// Outcome is what the last refresh concluded: the loop's only memory between decisions.
+type Outcome struct {
+	Seq    int    // counts refreshes; keys each one's Event
+	Digest string // the snapshot content refreshed (Snapshot.digest)
+	Hash   string
+	Result string // ResultApplied, ResultNoop, ResultRefused, ResultFailed or resultInvalid
+	Reason string // why it was refused or failed
+	// Message is the applied Event's text.
+	Message string
+	// Attempts counts consecutive failures for Digest since RetryToken; NextAttempt is when the next
+	// may start (the work queue's jittered, exponential backoff).
+	Attempts    int
+	RetryToken  string // the Node's AnnotationRetry when the failures began counting
+	NextAttempt time.Time
+}
+
+// Inputs are everything a decision depends on.
+type Inputs struct {
+	Snapshot    *Snapshot    // nil until the source delivered one
+	RecordHash  string       // the hash the node's record says was applied last ("" when none)
+	Node        *corev1.Node // the Node as the watch has it (nil when it does not exist)
+	Last        Outcome
+	MaxAttempts int
+	Drift       string // the drift watch's finding, reported as is
+	// Heal asks to write drifted files back (--drift=heal); LastHeal is the finding healed last, so
+	// a heal that did not help is not repeated for the same finding.
+	Heal     bool
+	LastHeal string
+	Now      time.Time
+}
+
+// Action is what the loop does after a decision.
+type Action int
+
+const (
+	ActNone Action = iota
+	ActRefresh
+	ActHeal // write the record's drifted files back
+)
+
+func (a Action) String() string {
+	switch a {
+	case ActRefresh:
+		return "refresh"
+	case ActHeal:
+		return "heal"
+	}
+	return "none"
+}
+
+// Event is one Event on the Node.
+type Event struct{ Type, Reason, Message string }
+
+// Decision is what to do and what to report.
+type Decision struct {
+	Action Action
+	// Report is what the node's annotations must say; nil leaves them as they are.
+	Report *Status
+	// Event goes out once per EventKey: deciding again on the same facts repeats nothing.
+	Event    *Event
+	EventKey string
+	// Wait asks to decide again after this long (a failure's backoff); 0: only when something changes.
+	Wait time.Duration
+	// Rules are the parsed no-reboot-paths, for the refresh.
+	Rules []allowlist.Rule
+}
+
+// Decide is the agent's level-triggered logic: from the desired content, the node's record, the Node
+// and the last outcome, what to do and what the Node must say. It has no side effects; the loop runs
+// it after every change and after every refresh, so whatever state the Node was left in (recreated,
+// edited by hand, a deferral that ended without new content) converges to the same answer.
+func Decide(in Inputs) Decision {
+	d := decide(in)
+	if d.Report != nil {
+		d.Report.Drift = in.Drift
+	}
+	return d
+}
+
+func decide(in Inputs) Decision {
+	rec, s, last := in.RecordHash, in.Snapshot, in.Last
+	if s == nil {
+		return Decision{} // nothing seen yet: the Node keeps what it says
+	}
+	if s.NoPool {
+		return Decision{Report: &Status{Current: rec, Desired: rec, State: StateDegraded, Reason: ReasonNoNodePool},
+			Event:    &Event{corev1.EventTypeWarning, EventFailed, "nothing refreshed: " + s.Problem},
+			EventKey: "nopool"}
+	}
+	if s.Problem != "" {
+		// A deleted ConfigMap or a missing key changes nothing on the node: say so, once.
+		return Decision{Event: &Event{corev1.EventTypeWarning, EventFailed, "no desired payload: " + s.Problem},
+			EventKey: "problem/" + s.Problem}
+	}
+	digest := s.digest()
+	rules, err := allowlist.ParseRules(s.NoRebootPaths)
+	if err != nil {
+		reason := "no-reboot-paths: " + err.Error()
+		return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateDegraded, Reason: reason},
+			Event:    &Event{corev1.EventTypeWarning, EventFailed, reason},
+			EventKey: "rules/" + digest}
+	}
+	if r := deferReason(in.Node); r != "" {
+		return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateWorking, Reason: "deferred: " + r},
+			Event:    &Event{corev1.EventTypeNormal, EventDeferred, "refresh deferred: " + r},
+			EventKey: "deferred/" + s.Hash + "/" + r}
+	}
+	mine := last.Seq > 0 && last.Digest == digest
+	seq := strconv.Itoa(last.Seq)
+	if rec == s.Hash {
+		d := Decision{Report: &Status{Current: rec, Desired: rec, State: StateDone}}
+		if mine && (last.Result == ResultApplied || last.Result == ResultNoop) && last.Message != "" {
+			d.Event, d.EventKey = &Event{corev1.EventTypeNormal, EventApplied, last.Message}, "outcome/"+seq
+		}
+		if in.Heal && in.Drift != "" && in.Drift != in.LastHeal {
+			d.Action = ActHeal
+		}
+		return d
+	}
+	if mine {
+		switch last.Result {
+		case ResultRefused:
+			return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateUnreconcilable, Reason: last.Reason},
+				Event:    &Event{corev1.EventTypeWarning, EventRefused, "refused: " + last.Reason},
+				EventKey: "outcome/" + seq}
+		case resultInvalid:
+			reason := "invalid payload: " + last.Reason
+			return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateDegraded, Reason: reason},
+				Event:    &Event{corev1.EventTypeWarning, EventFailed, reason},
+				EventKey: "outcome/" + seq}
+		case ResultFailed:
+			retryAsked := retryToken(in.Node) != last.RetryToken
+			if last.Attempts >= max(in.MaxAttempts, 1) && !retryAsked {
+				reason := fmt.Sprintf("%s (gave up after %d attempts; set the annotation %s to a new value to retry)",
+					last.Reason, last.Attempts, AnnotationRetry)
+				return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateDegraded, Reason: reason},
+					Event:    &Event{corev1.EventTypeWarning, EventFailed, "failed, giving up: " + reason},
+					EventKey: "outcome/" + seq + "/cap"}
+			}
+			if !retryAsked && in.Now.Before(last.NextAttempt) {
+				reason := fmt.Sprintf("%s (attempt %d of %d; retrying)", last.Reason, last.Attempts, max(in.MaxAttempts, 1))
+				return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateDegraded, Reason: reason},
+					Event:    &Event{corev1.EventTypeWarning, EventFailed, "failed: " + reason},
+					EventKey: "outcome/" + seq, Wait: last.NextAttempt.Sub(in.Now)}
+			}
+		}
+		// Applied or noop, yet the record names another hash (the state dir was reset): again.
+	}
+	return Decision{Action: ActRefresh, Report: &Status{Current: rec, Desired: s.Hash, State: StateWorking}, Rules: rules}
+}
+
+// retryToken is the operator's retry annotation on the Node.
+func retryToken(n *corev1.Node) string {
+	if n == nil {
+		return ""
+	}
+	return n.Annotations[AnnotationRetry]
+}
+
+// nextOutcome is the outcome of a refresh of digest that ended with result, counting attempts.
+func nextOutcome(last Outcome, digest, hash, result, reason string, node *corev1.Node) Outcome {
+	out := Outcome{Seq: last.Seq + 1, Digest: digest, Hash: hash, Result: result, Reason: reason}
+	if result == ResultFailed {
+		out.RetryToken = retryToken(node)
+		out.Attempts = 1
+		if last.Digest == digest && last.Result == ResultFailed && last.RetryToken == out.RetryToken {
+			out.Attempts = last.Attempts + 1
+		}
+	}
+	return out
+}

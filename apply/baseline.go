@@ -1,0 +1,61 @@
+package apply
+
+import (
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+	"github.com/vincent-petithory/dataurl"
+
+	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/diff"
+)
+
+// withDiskBaseline completes a current state that comes from a MachineConfig (a node the agent never
+// refreshed: the machine-config daemon's current config or the server's content file) with the
+// node's own state for the files the desired payload carries and that MachineConfig lacks.
+//
+// The machine-config server adds files when it serves a payload (the kubelet CA, the cloud CA,
+// registry CAs, the bootstrap kubeconfig): they are on the node since its first boot but in no
+// MachineConfig, so without this every one would read as an addition and the first refresh of a
+// freshly provisioned node would act on, or refuse, files that did not change. The bytes on disk
+// are the truth for them: a file whose bytes, mode and owner on disk equal the desired ones is no
+// change; one that differs is a change, judged by the policy like any other; one missing on disk (or
+// unreadable, or behind a symlink: the transaction refuses those) stays an addition.
+func withDiskBaseline(root *actions.Root, cur, des *diff.Payload) *diff.Payload {
+	have := make(map[string]bool, len(cur.Config.Storage.Files))
+	for _, f := range cur.Config.Storage.Files {
+		have[f.Path] = true
+	}
+	var added []types.File
+	for _, f := range des.Config.Storage.Files {
+		if have[f.Path] || diff.IsMetadataPath(f.Path) {
+			continue
+		}
+		data, fi, err := root.ReadFile(f.Path)
+		if err != nil {
+			continue
+		}
+		// What the disk holds (contents, mode, owner) comes from the disk; what has no trace on disk
+		// (overwrite, append, and how the contents were fetched) is taken as the desired entry says.
+		mode := int(fi.Mode().Perm())
+		src := dataurl.EncodeBytes(data)
+		entry := f
+		entry.Mode = &mode
+		entry.Contents = types.Resource{Source: &src}
+		entry.User, entry.Group = types.NodeUser{}, types.NodeGroup{}
+		if uid, gid := ownerOf(fi); uid != 0 || gid != 0 {
+			entry.User.ID, entry.Group.ID = &uid, &gid
+			if uid == 0 {
+				entry.User.ID = nil
+			}
+			if gid == 0 {
+				entry.Group.ID = nil
+			}
+		}
+		added = append(added, entry)
+	}
+	if len(added) == 0 {
+		return cur
+	}
+	out := *cur
+	out.Config.Storage.Files = append(append([]types.File{}, cur.Config.Storage.Files...), added...)
+	return &out
+}

@@ -1,0 +1,199 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+)
+
+// KindMachineConfig marks a payload whose embedded MachineConfig cannot be trusted: it disagrees
+// with the outer Ignition config, or the desired payload drops the MachineConfig the current one had.
+const KindMachineConfig Kind = "machineConfig"
+
+// CheckEmbedded verifies that every MachineConfig the payload embeds (the machine-config server's
+// metadata files) agrees with the outer Ignition config as far as it carries it. The MachineConfig
+// is written verbatim to the machine-config daemon's baseline (/etc/mcd-currentconfig.json), while
+// only the outer config is diffed; without this check a unit or a file smuggled into the embedded
+// copy would land in that baseline unseen.
+//
+// Agreement: every file, directory and link the embedded spec.config carries is in the outer config
+// at the same path with the same decoded contents, mode and owner (and append list, link target);
+// every unit with the same contents, enablement, mask and dropins; every passwd user and group with
+// the same fields (core's SSH keys among them). The outer config may carry more: the machine-config
+// server adds files when serving (the kubeconfig, kubelet-ca.crt, node-annotations.json, the cloud
+// CA, /etc/docker/certs.d/*). The embedded Ignition kernelArguments are not compared: the server
+// moves them into the MachineConfig's spec.kernelArguments, which the reboot-class diff reads.
+//
+// It returns "" when every embedded MachineConfig agrees, else a reason naming the metadata file and
+// the first disagreeing path, unit or user. A payload that is itself a MachineConfig is its own
+// spec.config; only metadata files inside it are checked.
+func CheckEmbedded(p *Payload) string {
+	for _, f := range p.Config.Storage.Files {
+		if !IsMetadataPath(f.Path) {
+			continue
+		}
+		if why := checkEmbeddedFile(p, f); why != "" {
+			return "embedded MachineConfig " + f.Path + ": " + why
+		}
+	}
+	return ""
+}
+
+func checkEmbeddedFile(p *Payload, f types.File) string {
+	data, err := FileContents(f)
+	if err != nil {
+		return "cannot read it: " + err.Error()
+	}
+	mc, err := parseMachineConfig(data)
+	if err != nil {
+		return "cannot read it: " + err.Error()
+	}
+	raw := bytes.TrimSpace(mc.Spec.Config)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "" // carries no config, so nothing to disagree with
+	}
+	if raw[0] != '{' {
+		return "spec.config is not an Ignition config object"
+	}
+	// Files whose contents equal the outer config's skip a second validation of their data URLs.
+	inner, err := DecodeAgainst(raw, p)
+	if err != nil {
+		return "spec.config: " + err.Error()
+	}
+	if inner.MachineConfig != nil {
+		return "spec.config is a MachineConfig, not an Ignition config"
+	}
+	return agree(&inner.Config, &p.Config)
+}
+
+// agree returns why the embedded config in is not carried by the outer config out, or "".
+func agree(in, out *types.Config) string {
+	outFiles := byPath(out.Storage.Files, func(f types.File) string { return f.Path })
+	for _, f := range in.Storage.Files {
+		o, ok := outFiles[f.Path]
+		if !ok {
+			return fmt.Sprintf("file %s is not in the outer config", quote(f.Path))
+		}
+		if why := fileAgrees(f, o); why != "" {
+			return fmt.Sprintf("file %s: %s differs from the outer config", quote(f.Path), why)
+		}
+	}
+	outDirs := byPath(out.Storage.Directories, dirPath)
+	for _, d := range in.Storage.Directories {
+		o, ok := outDirs[d.Path]
+		if !ok || !sameJSON(d, o) {
+			return fmt.Sprintf("directory %s is not in the outer config as embedded", quote(d.Path))
+		}
+	}
+	outLinks := byPath(out.Storage.Links, linkPath)
+	for _, l := range in.Storage.Links {
+		o, ok := outLinks[l.Path]
+		if !ok || !sameJSON(l, o) {
+			return fmt.Sprintf("link %s is not in the outer config as embedded", quote(l.Path))
+		}
+	}
+	outUnits := byPath(out.Systemd.Units, func(u types.Unit) string { return u.Name })
+	for _, u := range in.Systemd.Units {
+		o, ok := outUnits[u.Name]
+		if !ok {
+			return fmt.Sprintf("unit %s is not in the outer config", quote(u.Name))
+		}
+		if why := unitAgrees(u, o); why != "" {
+			return fmt.Sprintf("unit %s: %s differs from the outer config", quote(u.Name), why)
+		}
+	}
+	outUsers := byPath(out.Passwd.Users, func(u types.PasswdUser) string { return u.Name })
+	for _, u := range in.Passwd.Users {
+		o, ok := outUsers[u.Name]
+		if !ok {
+			return fmt.Sprintf("user %s is not in the outer config", quote(u.Name))
+		}
+		if fields := fieldsChanged(u, o); len(fields) > 0 {
+			return fmt.Sprintf("user %s: %s differs from the outer config", quote(u.Name), fields[0])
+		}
+	}
+	outGroups := byPath(out.Passwd.Groups, func(g types.PasswdGroup) string { return g.Name })
+	for _, g := range in.Passwd.Groups {
+		o, ok := outGroups[g.Name]
+		if !ok || !sameJSON(g, o) {
+			return fmt.Sprintf("group %s is not in the outer config as embedded", quote(g.Name))
+		}
+	}
+	return ""
+}
+
+// fileAgrees names the first of contents, append, mode, owner, group that differs, or "".
+func fileAgrees(in, out types.File) string {
+	if !ptrEq(in.Contents.Source, out.Contents.Source) || !ptrEq(in.Contents.Compression, out.Contents.Compression) {
+		a, errA := FileContents(in)
+		b, errB := FileContents(out)
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			return "contents"
+		}
+	}
+	if !sameJSON(in.Append, out.Append) {
+		return "append"
+	}
+	if FileMode(in) != FileMode(out) {
+		return "mode"
+	}
+	if ownerString(in.User.ID, in.User.Name) != ownerString(out.User.ID, out.User.Name) {
+		return "owner"
+	}
+	if ownerString(in.Group.ID, in.Group.Name) != ownerString(out.Group.ID, out.Group.Name) {
+		return "group"
+	}
+	return ""
+}
+
+// unitAgrees names the first of contents, enabled, mask, dropins that differs, or "".
+func unitAgrees(in, out types.Unit) string {
+	switch {
+	case !ptrEq(in.Contents, out.Contents):
+		return "contents"
+	case !ptrEq(in.Enabled, out.Enabled):
+		return "enabled"
+	case !ptrEq(in.Mask, out.Mask):
+		return "mask"
+	}
+	key := func(d types.Dropin) string { return d.Name }
+	ind, outd := byPath(in.Dropins, key), byPath(out.Dropins, key)
+	if len(ind) != len(outd) {
+		return "dropins"
+	}
+	for name, d := range ind {
+		if o, ok := outd[name]; !ok || !ptrEq(d.Contents, o.Contents) {
+			return "dropin " + quote(name)
+		}
+	}
+	return ""
+}
+
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && slices.Equal(ja, jb)
+}
+
+// MachineConfigDropped reports a desired payload that carries no MachineConfig at all while the
+// current one does: its reboot-class fields (OS image, kernel arguments, FIPS, kernel type,
+// extensions) cannot be compared, so the planner refuses it rather than assume they are unchanged.
+func MachineConfigDropped(cur, des *Payload) bool {
+	return len(cur.Machine) > 0 && len(des.Machine) == 0
+}
+
+// quote returns s as is when it prints plainly, else Go-quoted: names in reasons come from the
+// payload and must not carry control characters into logs and annotations.
+func quote(s string) string {
+	for _, c := range s {
+		if !unicode.IsPrint(c) || c == '"' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}

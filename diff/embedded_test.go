@@ -1,0 +1,186 @@
+package diff_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/test/fixture"
+)
+
+// served builds a payload shaped as the machine-config server serves one: the rendered config
+// (files, units, core's keys) embedded in /etc/mcs-machine-config-content.json, an empty config in
+// /etc/ignition-machine-config-encapsulated.json, and the files the server adds when serving, which
+// the embedded copy lacks. mutate changes the embedded config only.
+func served(mutate func(*fixture.Config)) *fixture.Config {
+	rendered := fixture.Ignition("3.2.0").
+		File("/etc/containers/registries.conf", []byte("mirrors"), 0o644).
+		File("/var/lib/kubelet/config.json", []byte(`{"auths":{}}`), 0o600).
+		GzipFile("/etc/containers/policy.json", []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644).
+		Unit("kubelet.service", "[Service]\nExecStart=/usr/bin/kubelet\n").
+		SSHKeys("ssh-ed25519 AAAA core@example")
+	rendered.Systemd.Units[0].Dropins = []types.Dropin{{Name: "20-logging.conf", Contents: ptr("[Service]\nEnvironment=V=2\n")}}
+	embedded := rendered.Clone()
+	if mutate != nil {
+		mutate(embedded)
+	}
+	embedded.Ignition.Version = "3.5.0" // the server embeds the rendered config at the newest spec
+	outer := rendered.Clone().
+		File("/etc/kubernetes/kubeconfig", []byte("apiVersion: v1\n"), 0o600).
+		File("/etc/kubernetes/kubelet-ca.crt", []byte("CA"), 0o644).
+		File("/etc/machine-config-daemon/node-annotations.json", []byte("{}"), 0o644).
+		File("/etc/docker/certs.d/registry.example/ca.crt", []byte("CA"), 0o644)
+	outer.File(diff.MachineConfigContentPath, fixture.MachineConfigJSON(fixture.DefaultMachine(), embedded.JSON()), 0o644)
+	outer.File(diff.MachineConfigEncapsulatedPath, fixture.MachineConfigJSON(fixture.DefaultMachine(), []byte(`{"ignition":{"version":"3.5.0"}}`)), 0o644)
+	return outer
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestEmbeddedMachineConfigAgrees(t *testing.T) {
+	assert.Empty(t, diff.CheckEmbedded(decode(t, served(nil).JSON())))
+	// Same decoded contents in another encoding agree.
+	p := decode(t, served(func(c *fixture.Config) {
+		c.File("/etc/containers/policy.json", []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644)
+	}).JSON())
+	assert.Empty(t, diff.CheckEmbedded(p))
+	// Payloads without embedded files, and MachineConfig payloads, are their own spec.config.
+	assert.Empty(t, diff.CheckEmbedded(decode(t, fixture.Ignition("3.2.0").File("/etc/a", []byte("a"), 0o644).JSON())))
+	assert.Empty(t, diff.CheckEmbedded(decode(t, fixture.MachineConfigJSON(fixture.DefaultMachine(), served(nil).JSON()))))
+}
+
+func TestEmbeddedMachineConfigDisagrees(t *testing.T) {
+	cases := map[string]struct {
+		mutate func(*fixture.Config)
+		reason string
+	}{
+		"smuggled file": {func(c *fixture.Config) {
+			c.File("/etc/ssh/sshd_config.d/10-evil.conf", []byte("PermitRootLogin yes"), 0o600)
+		}, "file /etc/ssh/sshd_config.d/10-evil.conf is not in the outer config"},
+		"contents": {func(c *fixture.Config) { c.File("/etc/containers/registries.conf", []byte("evil"), 0o644) },
+			"file /etc/containers/registries.conf: contents differs"},
+		"gzip contents": {func(c *fixture.Config) { c.GzipFile("/etc/containers/policy.json", []byte("{}"), 0o644) },
+			"file /etc/containers/policy.json: contents differs"},
+		"mode": {func(c *fixture.Config) { c.File("/var/lib/kubelet/config.json", []byte(`{"auths":{}}`), 0o644) },
+			"file /var/lib/kubelet/config.json: mode differs"},
+		"owner": {func(c *fixture.Config) { c.Owner("/var/lib/kubelet/config.json", "core", "root") },
+			"file /var/lib/kubelet/config.json: owner differs"},
+		"group": {func(c *fixture.Config) { c.Owner("/var/lib/kubelet/config.json", "root", "core") },
+			"file /var/lib/kubelet/config.json: group differs"},
+		"append": {func(c *fixture.Config) {
+			c.Storage.Files[0].Append = []types.Resource{{Source: ptr("data:,more")}}
+		}, "file /etc/containers/registries.conf: append differs"},
+		"smuggled unit": {func(c *fixture.Config) { c.Unit("evil.service", "[Service]\nExecStart=/bin/sh\n") },
+			"unit evil.service is not in the outer config"},
+		"unit contents": {func(c *fixture.Config) { c.Systemd.Units[0].Contents = ptr("[Service]\nExecStart=/bin/sh\n") },
+			"unit kubelet.service: contents differs"},
+		"unit enabled": {func(c *fixture.Config) { c.Systemd.Units[0].Enabled = ptr(false) },
+			"unit kubelet.service: enabled differs"},
+		"unit mask": {func(c *fixture.Config) { c.Systemd.Units[0].Mask = ptr(true) },
+			"unit kubelet.service: mask differs"},
+		"dropin contents": {func(c *fixture.Config) {
+			c.Systemd.Units[0].Dropins[0].Contents = ptr("[Service]\nExecStartPre=/bin/sh\n")
+		},
+			"unit kubelet.service: dropin 20-logging.conf differs"},
+		"dropin added": {func(c *fixture.Config) {
+			c.Systemd.Units[0].Dropins = append(c.Systemd.Units[0].Dropins, types.Dropin{Name: "99-evil.conf", Contents: ptr("x")})
+		}, "unit kubelet.service: dropins differs"},
+		"core SSH key": {func(c *fixture.Config) { c.SSHKeys("ssh-ed25519 AAAA core@example", "ssh-ed25519 EVIL attacker") },
+			"user core: sshAuthorizedKeys differs"},
+		"user": {func(c *fixture.Config) { c.Passwd.Users = append(c.Passwd.Users, types.PasswdUser{Name: "eve"}) },
+			"user eve is not in the outer config"},
+		"group entry": {func(c *fixture.Config) { c.Passwd.Groups = []types.PasswdGroup{{Name: "wheel"}} },
+			"group wheel is not in the outer config"},
+		"directory": {func(c *fixture.Config) {
+			c.Storage.Directories = []types.Directory{{Node: types.Node{Path: "/etc/cron.d"}}}
+		}, "directory /etc/cron.d is not in the outer config"},
+		"link": {func(c *fixture.Config) {
+			c.Storage.Links = []types.Link{{Node: types.Node{Path: "/etc/ld.so.preload"}, LinkEmbedded1: types.LinkEmbedded1{Target: ptr("/tmp/x")}}}
+		}, "link /etc/ld.so.preload is not in the outer config"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			why := diff.CheckEmbedded(decode(t, served(tc.mutate).JSON()))
+			assert.Contains(t, why, "embedded MachineConfig /etc/mcs-machine-config-content.json: ")
+			assert.Contains(t, why, tc.reason)
+			assert.NotContains(t, why, "evil\"", "never contents")
+		})
+	}
+}
+
+func TestEmbeddedMachineConfigUnreadable(t *testing.T) {
+	withContent := func(content []byte) *diff.Payload {
+		c := served(nil)
+		c.File(diff.MachineConfigEncapsulatedPath, content, 0o644)
+		return decode(t, c.JSON())
+	}
+	bad := map[string]string{
+		`{"kind":"MachineConfig","spec":{"config":"eyJpZ25pdGlvbiI6e319"}}`:                                                      "spec.config is not an Ignition config object",
+		`{"kind":"MachineConfig","spec":{"config":{"storage":{}}}}`:                                                              "spec.config: ",
+		`{"kind":"MachineConfig","spec":{"config":{"ignition":{"version":"9.9.9"}}}}`:                                            "unknown Ignition version",
+		`{"kind":"MachineConfig","spec":{"config":{"kind":"MachineConfig","spec":{"config":{"ignition":{"version":"3.2.0"}}}}}}`: "is a MachineConfig, not an Ignition config",
+	}
+	for content, want := range bad {
+		why := diff.CheckEmbedded(withContent([]byte(content)))
+		assert.Contains(t, why, "embedded MachineConfig /etc/ignition-machine-config-encapsulated.json: ", content)
+		assert.Contains(t, why, want, content)
+	}
+	// A MachineConfig with no spec.config carries nothing to disagree with.
+	assert.Empty(t, diff.CheckEmbedded(withContent([]byte(`{"kind":"MachineConfig","spec":{"osImageURL":"x"}}`))))
+}
+
+// A MachineConfig payload's own metadata files are checked against its spec.config.
+func TestEmbeddedInsideAMachineConfigPayload(t *testing.T) {
+	inner := served(func(c *fixture.Config) { c.Unit("evil.service", "[Service]\n") })
+	p := decode(t, fixture.MachineConfigJSON(fixture.DefaultMachine(), inner.JSON()))
+	assert.Contains(t, diff.CheckEmbedded(p), "unit evil.service is not in the outer config")
+}
+
+func TestMachineConfigDropped(t *testing.T) {
+	with := decode(t, served(nil).JSON())
+	without := decode(t, fixture.Ignition("3.2.0").JSON())
+	assert.True(t, diff.MachineConfigDropped(with, without))
+	assert.False(t, diff.MachineConfigDropped(without, with))
+	assert.False(t, diff.MachineConfigDropped(with, with))
+	assert.False(t, diff.MachineConfigDropped(without, without))
+}
+
+// realPayloads lists the machine-config server's real output when the machine has it (never
+// committed): /tmp/rp/served/*.ign and the ConfigMap-encoded ones under /work/shared/real-payloads.
+func realPayloads(t *testing.T) []string {
+	var files []string
+	for _, pattern := range []string{"/tmp/rp/served/*.ign", "/work/shared/real-payloads/mco-served/*.config"} {
+		m, _ := filepath.Glob(pattern)
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Skip("no real served payloads on this machine (/tmp/rp/served, /work/shared/real-payloads)")
+	}
+	return files
+}
+
+// Every real payload as the machine-config server serves it passes the agreement check: the
+// embedded MachineConfig carries a subset of the outer config, never a disagreement.
+func TestRealServedPayloadsAgree(t *testing.T) {
+	for _, f := range realPayloads(t) {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		p, err := diff.Decode(raw)
+		require.NoError(t, err, f)
+		assert.Empty(t, diff.CheckEmbedded(p), f)
+		mc, err := p.MachineConfigJSON()
+		require.NoError(t, err)
+		require.NotNil(t, mc, "%s embeds a MachineConfig", f)
+		var parsed struct {
+			Spec struct{ Config json.RawMessage }
+		}
+		require.NoError(t, json.Unmarshal(mc, &parsed))
+		assert.NotEmpty(t, parsed.Spec.Config, "%s: the embedded MachineConfig carries its config, so the check compared something", f)
+	}
+}

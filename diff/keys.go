@@ -1,0 +1,349 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// DuplicateKeyError reports a JSON object that names one key twice, or two keys equal but for case.
+// encoding/json (and so Ignition, which uses it) keeps the last of two equal keys and matches keys to
+// fields case-insensitively, so such a document reads differently depending on the reader: it is
+// invalid, never guessed at.
+type DuplicateKeyError struct {
+	Key     string // the second key, as written
+	First   string // the key it repeats, as written
+	Pointer string // JSON pointer (RFC 6901) of the second key's member
+	Offset  int64  // byte offset of the second key in the document
+}
+
+func (e *DuplicateKeyError) Error() string {
+	ptr := e.Pointer
+	if ptr == "" {
+		ptr = "/"
+	}
+	if e.Key == e.First {
+		return fmt.Sprintf("duplicate key %q at %s (offset %d)", e.Key, ptr, e.Offset)
+	}
+	return fmt.Sprintf("duplicate key %q at %s (offset %d): equal to %q but for case, and JSON keys match case-insensitively", e.Key, ptr, e.Offset, e.First)
+}
+
+// errMalformed: the scan met something that is not JSON. The caller's full decode reports it.
+var errMalformed = errors.New("malformed JSON")
+
+// maxDepth is encoding/json's own nesting limit.
+const maxDepth = 10000
+
+// checkKeys fails on the first object in js that repeats a key (as encoding/json matches keys). It is
+// a single pass that allocates only for keys with escapes or non-ASCII bytes, so it costs little next
+// to the decode that follows. Malformed JSON is reported as encoding/json reports it.
+func checkKeys(js []byte) error {
+	s := keyScanner{js: js}
+	s.ws()
+	err := s.value(0)
+	if err == nil {
+		s.ws()
+		if s.pos != len(js) {
+			err = errMalformed
+		}
+	}
+	if err != errMalformed {
+		return err
+	}
+	var v any
+	if uerr := json.Unmarshal(js, &v); uerr != nil {
+		return jsonError(js, uerr)
+	}
+	// Valid JSON the scan could not follow: fail closed rather than skip the check.
+	return fmt.Errorf("invalid JSON: duplicate-key scan failed at offset %d", s.pos)
+}
+
+type keyScanner struct {
+	js  []byte
+	pos int
+}
+
+func (s *keyScanner) ws() {
+	for s.pos < len(s.js) {
+		switch s.js[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (s *keyScanner) value(depth int) error {
+	if s.pos >= len(s.js) || depth > maxDepth {
+		return errMalformed
+	}
+	switch s.js[s.pos] {
+	case '{':
+		return s.object(depth + 1)
+	case '[':
+		return s.array(depth + 1)
+	case '"':
+		_, err := s.str()
+		return err
+	default:
+		// A number or literal: its spelling is checked by the decode that follows.
+		start := s.pos
+		for s.pos < len(s.js) {
+			switch s.js[s.pos] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				if s.pos == start {
+					return errMalformed
+				}
+				return nil
+			}
+			s.pos++
+		}
+		return nil
+	}
+}
+
+// str skips a string and returns its contents between the quotes, still escaped.
+func (s *keyScanner) str() ([]byte, error) {
+	start := s.pos + 1
+	i := start
+	for {
+		j := bytes.IndexByte(s.js[i:], '"')
+		if j < 0 {
+			s.pos = len(s.js)
+			return nil, errMalformed
+		}
+		i += j
+		// The quote ends the string unless an odd number of backslashes precedes it.
+		n := 0
+		for k := i - 1; k >= start && s.js[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			s.pos = i + 1
+			return s.js[start:i], nil
+		}
+		i++
+	}
+}
+
+func (s *keyScanner) array(depth int) error {
+	s.pos++ // [
+	s.ws()
+	if s.pos < len(s.js) && s.js[s.pos] == ']' {
+		s.pos++
+		return nil
+	}
+	for i := 0; ; i++ {
+		s.ws()
+		if err := s.value(depth); err != nil {
+			return within(err, strconv.Itoa(i))
+		}
+		s.ws()
+		if s.pos >= len(s.js) {
+			return errMalformed
+		}
+		switch s.js[s.pos] {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			return nil
+		default:
+			return errMalformed
+		}
+	}
+}
+
+// seenKey is a key already met in the current object.
+type seenKey struct {
+	raw    []byte // between the quotes, as written
+	folded string // folded form, set for keys that are not plain ASCII (and for all once many)
+}
+
+// manyKeys is how many keys an object may have before lookups go through a map.
+const manyKeys = 16
+
+func (s *keyScanner) object(depth int) error {
+	s.pos++ // {
+	s.ws()
+	if s.pos < len(s.js) && s.js[s.pos] == '}' {
+		s.pos++
+		return nil
+	}
+	var buf [manyKeys]seenKey // most objects have a few keys: no allocation for them
+	seen := buf[:0]
+	var byFold map[string]string // folded -> raw, once the object has many keys
+	for {
+		s.ws()
+		if s.pos >= len(s.js) || s.js[s.pos] != '"' {
+			return errMalformed
+		}
+		at := s.pos
+		raw, err := s.str()
+		if err != nil {
+			return err
+		}
+		key := seenKey{raw: raw}
+		if !plainASCII(raw) {
+			key.folded = foldKey(unquoteKey(raw))
+		}
+		if first, dup := lookup(seen, byFold, key); dup {
+			name := unquoteKey(raw)
+			return &DuplicateKeyError{Key: name, First: first, Pointer: "/" + escapePointer(name), Offset: int64(at)}
+		}
+		switch {
+		case byFold != nil:
+			byFold[key.fold()] = unquoteKey(raw)
+		case len(seen) < manyKeys:
+			seen = append(seen, key)
+		default:
+			byFold = make(map[string]string, 2*manyKeys)
+			for _, k := range append(seen, key) {
+				byFold[k.fold()] = unquoteKey(k.raw)
+			}
+			seen = nil
+		}
+		s.ws()
+		if s.pos >= len(s.js) || s.js[s.pos] != ':' {
+			return errMalformed
+		}
+		s.pos++
+		s.ws()
+		if err := s.value(depth); err != nil {
+			return within(err, unquoteKey(raw))
+		}
+		s.ws()
+		if s.pos >= len(s.js) {
+			return errMalformed
+		}
+		switch s.js[s.pos] {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			return nil
+		default:
+			return errMalformed
+		}
+	}
+}
+
+// lookup returns the earlier key that k repeats, if any.
+func lookup(seen []seenKey, byFold map[string]string, k seenKey) (string, bool) {
+	if byFold != nil {
+		first, ok := byFold[k.fold()]
+		return first, ok
+	}
+	for _, o := range seen {
+		var same bool
+		if k.folded == "" && o.folded == "" {
+			same = asciiEqualFold(k.raw, o.raw)
+		} else {
+			same = k.fold() == o.fold()
+		}
+		if same {
+			return unquoteKey(o.raw), true
+		}
+	}
+	return "", false
+}
+
+func (k seenKey) fold() string {
+	if k.folded != "" {
+		return k.folded
+	}
+	return foldKey(string(k.raw))
+}
+
+// within prefixes a duplicate key's pointer with the member or element it was found in.
+func within(err error, segment string) error {
+	var dup *DuplicateKeyError
+	if errors.As(err, &dup) {
+		dup.Pointer = "/" + escapePointer(segment) + dup.Pointer
+	}
+	return err
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// plainASCII reports whether a key needs no unescaping and folds by ASCII case alone.
+func plainASCII(raw []byte) bool {
+	for _, c := range raw {
+		if c >= utf8.RuneSelf || c == '\\' || c < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+func asciiEqualFold(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'a' <= x && x <= 'z' {
+			x -= 'a' - 'A'
+		}
+		if 'a' <= y && y <= 'z' {
+			y -= 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// unquoteKey decodes a key's escapes exactly as encoding/json does (invalid UTF-8 becomes U+FFFD).
+func unquoteKey(raw []byte) string {
+	if plainASCII(raw) {
+		return string(raw)
+	}
+	quoted := make([]byte, 0, len(raw)+2)
+	quoted = append(append(append(quoted, '"'), raw...), '"')
+	var s string
+	if err := json.Unmarshal(quoted, &s); err != nil {
+		return string(raw) // malformed: the full decode rejects the document
+	}
+	return s
+}
+
+// foldKey is encoding/json's foldName: two keys match the same field exactly when their folds are
+// equal (ASCII letters upper-cased, every other rune replaced by the smallest rune of its fold set).
+func foldKey(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+			b.WriteByte(byte(r))
+			continue
+		}
+		b.WriteRune(foldRune(r))
+	}
+	return b.String()
+}
+
+func foldRune(r rune) rune {
+	for {
+		r2 := unicode.SimpleFold(r)
+		if r2 <= r {
+			return r2
+		}
+		r = r2
+	}
+}
+
+// keyIs reports whether a JSON key matches name as encoding/json matches keys to fields.
+func keyIs(key, name string) bool { return foldKey(key) == foldKey(name) }

@@ -1,0 +1,155 @@
+// Package critest serves the CRI's RuntimeService on a unix socket for tests, with the part of
+// kubelet that matters to a static pod restart: a stopped sandbox of a static pod is replaced by a
+// new, ready one after a short delay, as kubelet's pod workers do.
+package critest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	cri "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Runtime is a fake container runtime plus kubelet's recreate loop.
+type Runtime struct {
+	cri.UnimplementedRuntimeServiceServer
+	Socket string
+
+	mu        sync.Mutex
+	sandboxes []*cri.PodSandbox
+	next      int
+	// Stops counts StopPodSandbox calls per pod name.
+	stops map[string]int
+	// NoRecreate makes "kubelet" leave stopped pods down (a pod that never comes back).
+	NoRecreate bool
+	// FailStop makes StopPodSandbox fail.
+	FailStop bool
+	// RecreateDelay is how long "kubelet" takes to bring a stopped static pod back.
+	RecreateDelay time.Duration
+}
+
+// Start serves a runtime on a socket in a temp dir until the test ends.
+func Start(t testing.TB) *Runtime {
+	t.Helper()
+	r := &Runtime{Socket: filepath.Join(t.TempDir(), "crio.sock"), stops: map[string]int{}, RecreateDelay: 50 * time.Millisecond}
+	l, err := net.Listen("unix", r.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	cri.RegisterRuntimeServiceServer(srv, r)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	return r
+}
+
+// AddPod adds a ready sandbox. static marks it as kubelet marks static pods.
+func (r *Runtime) AddPod(ns, name string, static bool) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.add(ns, name, static, 0)
+}
+
+func (r *Runtime) add(ns, name string, static bool, attempt uint32) string {
+	r.next++
+	id := fmt.Sprintf("%064d", r.next)
+	ann := map[string]string{}
+	if static {
+		ann["kubernetes.io/config.source"] = "file"
+	}
+	r.sandboxes = append(r.sandboxes, &cri.PodSandbox{Id: id, State: cri.PodSandboxState_SANDBOX_READY,
+		Metadata:    &cri.PodSandboxMetadata{Name: name, Namespace: ns, Uid: "uid-" + name, Attempt: attempt},
+		Labels:      map[string]string{"io.kubernetes.pod.namespace": ns, "io.kubernetes.pod.name": name},
+		Annotations: ann, CreatedAt: time.Now().UnixNano()})
+	return id
+}
+
+// Stops returns how many times pod name's sandboxes were stopped.
+func (r *Runtime) Stops(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stops[name]
+}
+
+// Ready returns the IDs of pod name's ready sandboxes.
+func (r *Runtime) Ready(name string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []string
+	for _, sb := range r.sandboxes {
+		if sb.Metadata.Name == name && sb.State == cri.PodSandboxState_SANDBOX_READY {
+			ids = append(ids, sb.Id)
+		}
+	}
+	return ids
+}
+
+// Version answers the CRI handshake.
+func (r *Runtime) Version(context.Context, *cri.VersionRequest) (*cri.VersionResponse, error) {
+	return &cri.VersionResponse{Version: "0.1.0", RuntimeName: "critest", RuntimeVersion: "0", RuntimeApiVersion: "v1"}, nil
+}
+
+// ListPodSandbox applies the state and label filters as CRI-O does.
+func (r *Runtime) ListPodSandbox(_ context.Context, req *cri.ListPodSandboxRequest) (*cri.ListPodSandboxResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*cri.PodSandbox
+	for _, sb := range r.sandboxes {
+		if f := req.GetFilter(); f != nil {
+			if f.Id != "" && f.Id != sb.Id {
+				continue
+			}
+			if f.State != nil && f.State.State != sb.State {
+				continue
+			}
+			match := true
+			for k, v := range f.LabelSelector {
+				if sb.Labels[k] != v {
+					match = false
+				}
+			}
+			if !match {
+				continue
+			}
+		}
+		out = append(out, sb)
+	}
+	return &cri.ListPodSandboxResponse{Items: out}, nil
+}
+
+// StopPodSandbox marks the sandbox not ready; "kubelet" then creates a new one for a static pod.
+func (r *Runtime) StopPodSandbox(_ context.Context, req *cri.StopPodSandboxRequest) (*cri.StopPodSandboxResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.FailStop {
+		return nil, status.Error(codes.Internal, "stop failed (injected)")
+	}
+	for _, sb := range r.sandboxes {
+		if sb.Id != req.PodSandboxId {
+			continue
+		}
+		r.stops[sb.Metadata.Name]++
+		if sb.State == cri.PodSandboxState_SANDBOX_NOTREADY {
+			return &cri.StopPodSandboxResponse{}, nil
+		}
+		sb.State = cri.PodSandboxState_SANDBOX_NOTREADY
+		if !r.NoRecreate {
+			md, static := sb.Metadata, sb.Annotations["kubernetes.io/config.source"] == "file"
+			time.AfterFunc(r.RecreateDelay, func() {
+				r.mu.Lock()
+				defer r.mu.Unlock()
+				r.add(md.Namespace, md.Name, static, md.Attempt+1)
+			})
+		}
+		return &cri.StopPodSandboxResponse{}, nil
+	}
+	return nil, status.Errorf(codes.NotFound, "sandbox %s not found", req.PodSandboxId)
+}
