@@ -34,9 +34,11 @@ demo: build
 	@BIN=$(BIN) test/demo/demo.sh
 	@echo; echo "== end to end: the agent on a node, driven through the API server"
 	@$(GO) run ./test/demo
+	@echo; echo "== the controller: a NodePool driven across two clusters (management and guest)"
+	@BIN=$(BIN) $(GO) run ./test/demo/controller
 
 # Benchmarks with baselines measured in the same run; writes docs/performance.md (and the raw,
-# benchstat-friendly output to docs/bench-raw.txt). Takes about 10 minutes (a 60 s idle window).
+# benchstat-friendly output to docs/bench-raw.txt). Takes about 14 minutes (a 60 s idle window, five 40 s API server outages).
 bench: build
 	$(GO) test -run '^$$' -bench 'BenchmarkPlan|BenchmarkBaselineUnmarshal' -benchmem -count 5 -benchtime 5x ./plan | tee docs/bench-raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkTransaction|BenchmarkBaselineWriteFsyncRename' -benchmem -count 5 -benchtime 5x ./actions | tee -a docs/bench-raw.txt

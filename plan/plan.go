@@ -23,6 +23,11 @@ type Plan struct {
 	Refused  []Refusal    `json:"refused"`
 	Warnings []string     `json:"warnings"`
 
+	// Writes is what a refresh does on the node, resolved against its root (owners from its
+	// /etc/passwd and /etc/group, core's keys file under its home, the machine-config daemon's
+	// current config kept coherent). Set by apply (also with --dry-run); empty from diff, which has no node.
+	Writes []Write `json:"writes,omitempty"`
+
 	// Files are the eligible file writes and removals, with decoded contents, in path order.
 	Files []FileOp `json:"-"`
 	// SSHKeys is set when core's authorized keys change.
@@ -79,6 +84,18 @@ type FileOp struct {
 	Action   allowlist.Action
 	Services []string
 	Pods     []string
+}
+
+// Write is one file a refresh writes or removes on the node. Mode is octal; never contents.
+type Write struct {
+	Path   string `json:"path"`
+	Remove bool   `json:"remove,omitempty"`
+	Mode   string `json:"mode,omitempty"`
+	UID    int    `json:"uid"`
+	GID    int    `json:"gid"`
+	// For says why: "file" (a payload file), "sshKeys" (core's authorized keys) or
+	// "mcdCurrentConfig" (the machine-config daemon's record of the applied MachineConfig).
+	For string `json:"for"`
 }
 
 // SSHKeysOp replaces core's authorized keys.

@@ -85,6 +85,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	hash := fs.String("hash", "", "the desired payload's hash (default: its sha256)")
 	output := fs.String("output", "text", "text or json")
+	dryRun := fs.Bool("dry-run", false, "plan against the node (owners, paths, symlinks) and stop before any effect")
 	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
 	newLog := addLogLevel(fs, "warn")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -118,7 +119,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitInvalid, "%v", err)
 	}
-	req := apply.Request{Desired: raw, Hash: *hash}
+	req := apply.Request{Desired: raw, Hash: *hash, DryRun: *dryRun}
 	if *current != "" {
 		if req.Current, err = decodeFile(*current); err != nil {
 			return fail(stderr, exitInvalid, "%v", err)

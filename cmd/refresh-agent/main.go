@@ -46,6 +46,7 @@ var synopses = []struct{ name, text string }{
 	{"run", "the node agent: watch its pool's ConfigMap, refresh, report in node annotations"},
 	{"publish", "write a payload into a pool's ConfigMap, which the agents watch"},
 	{"status", "a pool's nodes and its ConfigRefresh conditions, from the nodes' annotations"},
+	{"controller", "the management-side controller: publishes each NodePool's refresh, reports its conditions"},
 	{"version", "print the version"},
 }
 
@@ -78,7 +79,7 @@ func usage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("usage: refresh-agent <command> [flags]\n       refresh-agent <command> --help\n       refresh-agent --version\n\ncommands:\n")
 	for _, s := range synopses {
-		fmt.Fprintf(&b, "  %-9s %s\n", s.name, s.text)
+		fmt.Fprintf(&b, "  %-10s %s\n", s.name, s.text)
 	}
 	_, _ = io.WriteString(w, b.String())
 }
