@@ -4,11 +4,17 @@ BIN     := bin/refresh-agent
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test demo fuzz vet lint-docker bench crash-test
+.PHONY: build build-fips test demo fuzz vet lint-docker bench crash-test
 
 # The same command the Dockerfile's build stage runs: a static, trimmed binary.
 build:
 	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/refresh-agent
+
+# The Dockerfile's fips target's command: CGO on, dynamically linked, FIPS crypto (BoringCrypto by
+# default; FIPS_GOEXPERIMENT=strictfipsruntime with Red Hat's Go toolset). Symbols kept for check-payload.
+FIPS_GOEXPERIMENT ?= boringcrypto
+build-fips:
+	CGO_ENABLED=1 GOEXPERIMENT=$(FIPS_GOEXPERIMENT) GOOS=linux $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN)-fips ./cmd/refresh-agent
 
 # Lints the Dockerfile with dockerfilelint from the npm registry (hadolint is not packaged here).
 lint-docker:

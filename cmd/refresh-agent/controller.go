@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"flag"
 	"io"
 	"log/slog"
 	"net/http"
@@ -25,9 +24,8 @@ import (
 // Registered here rather than in main's map literal, whose alignment would change with this name.
 func init() { commands["controller"] = runController }
 
-func runController(args []string, _, stderr io.Writer) int {
-	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runController(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("controller")
 	mgmtKC := fs.String("management-kubeconfig", "", "kubeconfig of the management cluster (default: in-cluster)")
 	guestKC := fs.String("guest-kubeconfig", "", "kubeconfig of the guest cluster (required)")
 	namespace := fs.String("namespace", os.Getenv("POD_NAMESPACE"), "the hosted control plane namespace: MachineDeployments, MachineSets, Machines, token Secrets (default $POD_NAMESPACE)")
@@ -43,8 +41,8 @@ func runController(args []string, _, stderr io.Writer) int {
 	leaseDuration := fs.Duration("leader-elect-lease-duration", 15*time.Second, "how long a Lease not renewed stays held")
 	renewDeadline := fs.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader retries renewing before it stops leading")
 	retryPeriod := fs.Duration("leader-elect-retry-period", 2*time.Second, "how often to renew or try to acquire the Lease")
-	if err := fs.Parse(args); err != nil {
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if *guestKC == "" {
 		return fail(stderr, exitInvalid, "controller: --guest-kubeconfig is required")

@@ -28,7 +28,7 @@ current-context: c
 		"missing kubeconfig":  {append(base, "--guest-kubeconfig", filepath.Join(t.TempDir(), "none")), "--guest-kubeconfig"},
 		"template":            {append(base, "--configmap-template", "refresh"), "lacks {pool}"},
 		"lease timings":       {append(base, "--leader-elect-renew-deadline", "20s"), "--leader-elect-renew-deadline"},
-		"unknown flag":        {append(base, "--nope"), "flag provided but not defined"},
+		"unknown flag":        {append(base, "--nope"), "unknown flag: --nope"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
