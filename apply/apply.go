@@ -307,11 +307,18 @@ func Recover(ctx context.Context, n Node) (Recovery, error) {
 	if err := n.Root.CheckStateDir(n.StateDir); err != nil {
 		return Recovery{}, err
 	}
+	pending, _ := actions.Pending(n.StateDir)
 	txn, err := actions.Recover(n.Root, n.StateDir)
 	if err != nil {
 		return Recovery{}, err
 	}
 	if txn == nil {
+		if pending != "" {
+			// Interrupted while preparing: no target had changed; the temp files, backups and
+			// created directories were removed. Found, and undone.
+			return Recovery{Found: true, Phase: actions.PhasePreparing, Outcome: OutcomeFailed, RolledBack: true,
+				Reason: "interrupted while preparing; nothing had changed on the node; cleaned up"}, nil
+		}
 		return Recovery{}, nil
 	}
 	rec := Recovery{Found: true, Phase: txn.Phase(), Hash: txn.Meta().Hash}

@@ -500,3 +500,23 @@ func TestSSHKeysOnlyUnderAHome(t *testing.T) {
 		assert.True(t, os.IsNotExist(err), home)
 	}
 }
+
+// A refresh killed while preparing is found and undone by recovery, and says so (adversarial run:
+// it cleaned up and printed "found": false).
+func TestRecoverReportsAnInterruptedPrepare(t *testing.T) {
+	n := provision(t, mcs.Base())
+	require.NoError(t, os.MkdirAll(n.StateDir, 0o700))
+	tmp := filepath.Join(n.dir, "etc/containers/.registries.conf.refresh-agent-tmp")
+	require.NoError(t, os.WriteFile(tmp, []byte("half"), 0o600))
+	j := `{"version":2,"phase":"preparing","meta":{"hash":"x"},"entries":[{"path":"/etc/containers/registries.conf","temp":"/etc/containers/.registries.conf.refresh-agent-tmp"}]}`
+	require.NoError(t, os.WriteFile(filepath.Join(n.StateDir, "journal.json"), []byte(j), 0o600))
+	rec, err := apply.Recover(context.Background(), n.Node)
+	require.NoError(t, err)
+	assert.True(t, rec.Found)
+	assert.Equal(t, apply.OutcomeFailed, rec.Outcome)
+	_, err = os.Stat(tmp)
+	assert.True(t, os.IsNotExist(err), "the temp file is cleaned up")
+	rec, err = apply.Recover(context.Background(), n.Node)
+	require.NoError(t, err)
+	assert.False(t, rec.Found, "nothing left")
+}
