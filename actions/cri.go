@@ -63,7 +63,9 @@ func (c *CRI) RestartPod(ctx context.Context, ref string) error {
 		return nil
 	}
 	stopped := map[string]bool{}
+	names := map[string]bool{} // the pod comes back under the same name, in a new sandbox
 	for _, sb := range old {
+		names[sb.Metadata.Name] = true
 		if _, err := c.rt.StopPodSandbox(ctx, &cri.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
 			return fmt.Errorf("restart pod %s: stopping sandbox %s: %w", ref, short(sb.Id), err)
 		}
@@ -75,7 +77,7 @@ func (c *CRI) RestartPod(ctx context.Context, ref string) error {
 		now, err := c.ready(ctx, ns, name)
 		if err == nil {
 			for _, sb := range now {
-				if !stopped[sb.Id] {
+				if !stopped[sb.Id] && names[sb.Metadata.Name] {
 					return nil
 				}
 			}
@@ -93,32 +95,39 @@ func (c *CRI) RestartPod(ctx context.Context, ref string) error {
 
 // ready lists the ready sandboxes of static pod ns/name on this node.
 func (c *CRI) ready(ctx context.Context, ns, name string) ([]*cri.PodSandbox, error) {
+	// Filtered here, by the sandbox's own metadata: labels are kubelet's convention, not the CRI's.
 	resp, err := c.rt.ListPodSandbox(ctx, &cri.ListPodSandboxRequest{Filter: &cri.PodSandboxFilter{
-		State:         &cri.PodSandboxStateValue{State: cri.PodSandboxState_SANDBOX_READY},
-		LabelSelector: map[string]string{"io.kubernetes.pod.namespace": ns},
+		State: &cri.PodSandboxStateValue{State: cri.PodSandboxState_SANDBOX_READY},
 	}})
 	if err != nil {
 		return nil, err
 	}
-	var out []*cri.PodSandbox
+	var exact, static, prefixed []*cri.PodSandbox
 	for _, sb := range resp.Items {
 		if sb.Metadata == nil || sb.Metadata.Namespace != ns || sb.State != cri.PodSandboxState_SANDBOX_READY {
 			continue
 		}
-		if c.matches(sb, name) {
-			out = append(out, sb)
+		switch n := sb.Metadata.Name; {
+		case c.NodeName != "" && n == name+"-"+c.NodeName, n == name:
+			exact = append(exact, sb)
+		case c.NodeName == "" && strings.HasPrefix(n, name+"-") && sb.Annotations[configSourceAnnotation] == "file":
+			static = append(static, sb)
+		case c.NodeName == "" && strings.HasPrefix(n, name+"-"):
+			prefixed = append(prefixed, sb)
 		}
 	}
-	return out, nil
-}
-
-// matches tells the static pod's sandbox from any other pod's: the exact "<name>-<node>" when the
-// node is known, else that prefix on a pod whose config source is a file (a static pod).
-func (c *CRI) matches(sb *cri.PodSandbox, name string) bool {
-	if c.NodeName != "" {
-		return sb.Metadata.Name == name+"-"+c.NodeName
+	// Kubelet names a static pod "<name>-<node>" and marks it as from a file. Without the node's
+	// name, a sandbox with that prefix is taken only when it is marked static, or when it is the
+	// only one: never a guess between several pods.
+	switch {
+	case len(exact) > 0:
+		return exact, nil
+	case len(static) > 0:
+		return static, nil
+	case len(prefixed) == 1:
+		return prefixed, nil
 	}
-	return strings.HasPrefix(sb.Metadata.Name, name+"-") && sb.Annotations[configSourceAnnotation] == "file"
+	return nil, nil
 }
 
 func short(id string) string {

@@ -79,3 +79,18 @@ func TestRunnerDispatches(t *testing.T) {
 	// Without a CRI, pod actions are skipped.
 	require.NoError(t, actions.Runner{}.Run(context.Background(), plan.UnitAction{Pod: proxy, Action: "Restart"}))
 }
+
+// Without the node's name, an unmarked sandbox is taken only when it is the only candidate: never a
+// guess between several pods.
+func TestRestartPodWithoutNodeName(t *testing.T) {
+	rt := critest.Start(t)
+	rt.AddPod("kube-system", "kube-apiserver-proxy-n1", false)
+	require.NoError(t, dial(t, rt, "").RestartPod(context.Background(), proxy))
+	assert.Equal(t, 1, rt.Stops("kube-apiserver-proxy-n1"))
+
+	rt2 := critest.Start(t)
+	rt2.AddPod("kube-system", "kube-apiserver-proxy-a", false)
+	rt2.AddPod("kube-system", "kube-apiserver-proxy-b", false)
+	require.NoError(t, dial(t, rt2, "").RestartPod(context.Background(), proxy))
+	assert.Equal(t, 0, rt2.Stops("kube-apiserver-proxy-a")+rt2.Stops("kube-apiserver-proxy-b"))
+}
