@@ -126,6 +126,8 @@ func (c *CRI) ready(ctx context.Context, ns, name string) ([]*cri.PodSandbox, er
 		return static, nil
 	case len(prefixed) == 1:
 		return prefixed, nil
+	case len(prefixed) > 1:
+		return nil, fmt.Errorf("%d sandboxes could be static pod %s/%s and none is marked static: set --node-name", len(prefixed), ns, name)
 	}
 	return nil, nil
 }

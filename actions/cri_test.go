@@ -91,6 +91,6 @@ func TestRestartPodWithoutNodeName(t *testing.T) {
 	rt2 := critest.Start(t)
 	rt2.AddPod("kube-system", "kube-apiserver-proxy-a", false)
 	rt2.AddPod("kube-system", "kube-apiserver-proxy-b", false)
-	require.NoError(t, dial(t, rt2, "").RestartPod(context.Background(), proxy))
+	assert.ErrorContains(t, dial(t, rt2, "").RestartPod(context.Background(), proxy), "set --node-name")
 	assert.Equal(t, 0, rt2.Stops("kube-apiserver-proxy-a")+rt2.Stops("kube-apiserver-proxy-b"))
 }
