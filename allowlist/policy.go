@@ -240,7 +240,9 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 	if _, denied := deniedUnder(path, true); denied {
 		return Decision{Reason: "path is not in the node allowlist"} // an exception for the node's rules only
 	}
-	if r, ok := longestMatch(extra, path); ok && p.ceilingAllows(r) == "" {
+	// The ceiling is checked for the path itself, not only for the entry that covers it: an entry
+	// for a wide prefix must not carry its action into a narrower ceiling below it.
+	if r, ok := longestMatch(extra, path); ok && p.ceilingAllows(r) == "" && p.ceilingAllows(Rule{Path: path, Action: r.Action, Services: r.Services}) == "" {
 		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "no-reboot-paths"}
 	}
 	return Decision{Reason: "path is not in the node allowlist"}

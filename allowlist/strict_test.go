@@ -47,3 +47,21 @@ func TestRebootUnitsAreNeverAllowed(t *testing.T) {
 		assert.NoError(t, err, u)
 	}
 }
+
+// An entry for a wide prefix does not carry its action into a narrower ceiling below it
+// (adversarial run: /etc/foo/ Reload crio reached /etc/foo/bar/x, whose ceiling allows None only).
+func TestCeilingIsCheckedForThePathItself(t *testing.T) {
+	pol, err := allowlist.ParsePolicy([]byte(`configMapCeiling:
+- {prefix: /etc/foo/, actions: [None, Reload], units: [crio.service]}
+- {prefix: /etc/foo/bar/, actions: [None]}
+`))
+	if !assert.NoError(t, err) {
+		return
+	}
+	rules, err := allowlist.ParseRules([]byte(`[{"path":"/etc/foo/","action":"Reload","services":["crio"]}]`))
+	assert.NoError(t, err)
+	extra, _ := pol.Extra(rules)
+	assert.True(t, pol.Resolve("/etc/foo/a.conf", extra).Allowed)
+	d := pol.Resolve("/etc/foo/bar/x", extra)
+	assert.False(t, d.Allowed, "%+v", d)
+}
