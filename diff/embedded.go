@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
@@ -71,7 +72,18 @@ func checkEmbeddedFile(p *Payload, f types.File) string {
 	if why := agree(&inner.Config, &p.Config); why != "" {
 		return why
 	}
-	return agreeAll(inner, p)
+	return agreeAll(inner, p, f.Path == MachineConfigContentPath)
+}
+
+// serverAdded reports the files the machine-config server adds to the rendered MachineConfig's
+// config when it serves it (MCO pkg/server appenders): the only outer files its content copy lacks.
+func serverAdded(path string) bool {
+	switch path {
+	case "/etc/kubernetes/kubelet-ca.crt", "/etc/kubernetes/kubeconfig",
+		"/etc/kubernetes/static-pod-resources/configmaps/cloud-config/ca-bundle.pem":
+		return true
+	}
+	return strings.HasPrefix(path, "/etc/docker/certs.d/")
 }
 
 // agreeAll diffs the embedded config against the outer one with the same diff a refresh uses, so
@@ -81,14 +93,17 @@ func checkEmbeddedFile(p *Payload, f types.File) string {
 // config) and Ignition kernelArguments the outer config lacks (the server moves them into
 // spec.kernelArguments when it serves an older spec). Anything the embedded copy carries that the
 // outer config does not, or carries differently, is a disagreement.
-func agreeAll(inner, outer *Payload) string {
+func agreeAll(inner, outer *Payload, whole bool) string {
 	changes, err := Diff(&Payload{Config: inner.Config}, &Payload{Config: outer.Config})
 	if err != nil {
 		return "cannot compare it: " + err.Error()
 	}
 	for _, c := range changes {
 		switch {
-		case c.Op == OpAdd: // the outer config carries more (the encapsulated copy carries no config at all)
+		case c.Op == OpAdd && whole && c.Kind == KindFile && serverAdded(c.Path):
+			// The content copy is the whole rendered config: the outer one may carry more only
+			// what the server adds when serving.
+		case c.Op == OpAdd && !whole: // the encapsulated copy carries no config at all
 		case c.Kind == KindKernelArguments && len(outer.Config.KernelArguments.ShouldExist) == 0 &&
 			len(outer.Config.KernelArguments.ShouldNotExist) == 0:
 		default:
@@ -218,13 +233,15 @@ func MachineConfigDropped(cur, des *Payload) bool {
 	if len(cur.Machine) > 0 && len(des.Machine) == 0 {
 		return true
 	}
-	// Dropping one source is dropping it too: the content file is what the machine-config daemon's
-	// baseline receives, and a payload without it would leave that baseline stale.
+	// Dropping one source is dropping it too: the content file (or, for a MachineConfig payload, the
+	// MachineConfig itself) is what the machine-config daemon's baseline receives, and a payload
+	// without it would leave that baseline stale.
+	content := func(v MachineView) bool { return v.Source == "spec" || v.Source == MachineConfigContentPath }
+	if slices.ContainsFunc(cur.Machine, content) && !slices.ContainsFunc(des.Machine, content) {
+		return true
+	}
 	for _, c := range cur.Machine {
-		if c.Source == "spec" {
-			continue
-		}
-		if !slices.ContainsFunc(des.Machine, func(d MachineView) bool { return d.Source == c.Source }) {
+		if c.Source == MachineConfigEncapsulatedPath && !slices.ContainsFunc(des.Machine, func(d MachineView) bool { return d.Source == c.Source }) {
 			return true
 		}
 	}

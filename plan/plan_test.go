@@ -252,6 +252,8 @@ func TestControlCharactersInPayloadPathsAreRefused(t *testing.T) {
 		p, err := plan.Build(plan.Inputs{Current: c, Desired: d, NoRebootPaths: rules, Policy: pol})
 		require.NoError(t, err)
 		assert.False(t, p.Eligible, path)
+		// The path was swapped in the outer config only, so the embedded copy disagrees too.
+		p.Refused = slices.DeleteFunc(p.Refused, func(r plan.Refusal) bool { return r.Kind == diff.KindMachineConfig })
 		require.Len(t, p.Refused, 1, path)
 		assert.Contains(t, p.Refused[0].Reason, "contains control character", path)
 		assert.NotContains(t, p.Refused[0].Reason, "\n", "quoted, never raw")
@@ -273,10 +275,17 @@ func TestEmbeddedMachineConfigMustAgree(t *testing.T) {
 	assert.Equal(t, "embedded MachineConfig /etc/mcs-machine-config-content.json: unit evil.service is not in the outer config", p.Refused[0].Reason)
 	assert.Empty(t, p.Files)
 
-	// The same change with an agreeing embedded copy is eligible.
-	agreeing := fixture.Ignition("3.5.0").File(pullSecret, []byte(`{"auths":{"x":{}}}`), 0o600)
-	des.File(diff.MachineConfigContentPath, fixture.MachineConfigJSON(fixture.DefaultMachine(), agreeing.JSON()), 0o644)
-	assert.True(t, build(t, base(), des, "").Eligible)
+	// The same change with an agreeing embedded copy (the whole config, as the server embeds it)
+	// is eligible.
+	assert.True(t, build(t, base(), base().File(pullSecret, []byte(`{"auths":{"x":{}}}`), 0o600), "").Eligible)
+
+	// An embedded copy that omits what the outer config carries (other than what the server adds
+	// when serving) is refused too: the daemon's baseline would no longer describe the node.
+	partial := fixture.Ignition("3.5.0").File(pullSecret, []byte(`{"auths":{"x":{}}}`), 0o600)
+	des.File(diff.MachineConfigContentPath, fixture.MachineConfigJSON(fixture.DefaultMachine(), partial.JSON()), 0o644)
+	p = build(t, base(), des, "")
+	assert.False(t, p.Eligible)
+	assert.Equal(t, []diff.Kind{diff.KindMachineConfig}, refusedKinds(p))
 }
 
 func TestDroppedMachineConfigIsRefused(t *testing.T) {
