@@ -36,6 +36,11 @@ type Node struct {
 	Pods   *actions.CRI
 	Policy *allowlist.Policy
 	Log    *slog.Logger
+	// Drainer cordons and drains the node before a plan that needs it, and uncordons after; nil
+	// (the apply command, which has no API client) refuses such a plan unless Drained is set.
+	Drainer Drainer
+	// Drained says the operator drained the node already (apply --drained).
+	Drained bool
 	// RollbackTimeout bounds a rollback (restore, unit actions again, cleanup), which runs under its
 	// own context: the caller's may be cancelled already (SIGTERM, shutdown grace over). Default 5m.
 	RollbackTimeout time.Duration
@@ -130,6 +135,13 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		res.Outcome, res.Reason = OutcomeFailed, err.Error()
 		return res, nil
 	}
+	if p.Drain && n.Drainer == nil && !n.Drained {
+		res.Outcome = OutcomeRefused
+		res.Reason = "the plan needs a drain (" + strings.Join(p.DrainReasons, "; ") +
+			") and there is no API client to drain with: drain the node first and pass --drained, or let the agent apply it"
+		log.Info("refresh refused", "hash", hash, "reason", res.Reason)
+		return res, nil
+	}
 	res.Drift = n.drift(p, cur)
 	if len(ops) == 0 {
 		// Nothing on the node changes; only the record moves to the new hash.
@@ -142,7 +154,14 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		return res, nil
 	}
 	meta := actions.Meta{Hash: hash, PayloadFile: payloadName(req.Desired), Actions: p.Actions}
-	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions))
+	if p.Drain && n.Drainer != nil {
+		if err := n.drain(ctx); err != nil {
+			res.Outcome, res.Reason = OutcomeFailed, err.Error()
+			return res, nil // nothing was written; the node is uncordoned again
+		}
+		defer n.uncordon(ctx, res)
+	}
+	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions), "drain", p.Drain)
 	return n.transact(ctx, res, ops, meta, req.Desired)
 }
 

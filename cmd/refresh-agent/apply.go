@@ -85,6 +85,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	hash := fs.String("hash", "", "the desired payload's hash (default: its sha256)")
 	output := fs.String("output", "text", "text or json")
+	drained := fs.Bool("drained", false, "the node is cordoned and drained already: apply a plan that needs a drain (apply has no API client to drain with)")
 	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
 	if err := fs.Parse(args); err != nil {
 		return exitInvalid
@@ -104,6 +105,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitInvalid, "apply: %v", err)
 	}
+	node.Drained = *drained
 	defer node.Root.Close()
 	defer node.Units.Close()
 	if node.Pods != nil {
