@@ -215,6 +215,11 @@ func (p *Policy) mergeNDP(l ndpLayer, explicitUnits bool) error {
 		if d, ok := deniedUnder(key, false); ok {
 			return fmt.Errorf("%s: path is under denied prefix %s", name, d)
 		}
+		// The rule covers what is below the path too (as the MCD matches it): like a paths rule, it
+		// may not cover a denied prefix either.
+		if d, ok := Denied(key + "/"); ok && !slices.Contains(deniedExceptions, key) {
+			return fmt.Errorf("%s: path covers denied prefix %s", name, d)
+		}
 		eff, err := p.ndpEffects(name, f.Actions, l.status && key == Registries, explicitUnits)
 		if err != nil {
 			return err
@@ -250,8 +255,7 @@ func (p *Policy) mergeNDP(l ndpLayer, explicitUnits bool) error {
 }
 
 // setFileRule replaces the rules for path (exact and below) with the NDP rule. The MCD matches a
-// policy path exactly or as a directory above the changed file, so the rule covers both; a denied
-// prefix below it still wins in Resolve.
+// policy path exactly or as a directory above the changed file, so the rule covers both.
 func (p *Policy) setFileRule(path string, eff Effects) {
 	p.Rules = slices.DeleteFunc(p.Rules, func(r Rule) bool { return strings.TrimSuffix(r.Path, "/") == path })
 	r := Rule{Path: path, Effects: eff}

@@ -138,6 +138,7 @@ func TestNDPErrorsNameTheRule(t *testing.T) {
 		"bad service":    {"files:\n- path: /etc/a\n  actions: [{type: Restart, restart: {serviceName: crio}}]\n", "is not ${NAME}${SERVICETYPE}"},
 		"reboot unit":    {"files:\n- path: /etc/a\n  actions: [{type: Restart, restart: {serviceName: reboot.target}}]\n", "would reboot, halt or isolate the node"},
 		"unit name":      {"units:\n- name: ../x.service\n  actions: [{type: None}]\n", "units[0] (../x.service): name"},
+		"covers":         {"nodeDisruptionPolicy:\n  files:\n  - path: /etc/kubernetes\n    actions: [{type: None}]\n", "nodeDisruptionPolicy.files[0] (/etc/kubernetes): path covers denied prefix /etc/kubernetes/"},
 		"relative":       {"files:\n- path: etc/a\n  actions: [{type: None}]\n", "files[0] (etc/a): path \"etc/a\" is not absolute"},
 		"duplicate":      {"files:\n- path: /etc/a\n  actions: [{type: None}]\n- path: /etc/a/\n  actions: [{type: None}]\n", "files[0] and files[1] both name path /etc/a"},
 		"not allowed":    {"allowedUnits: [crio, kubelet, update-ca-trust]\nnodeDisruptionPolicy:\n  files:\n  - path: /etc/a\n    actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n", "nodeDisruptionPolicy.files[0] (/etc/a): actions[0] (Restart): unit myapp.service is not an allowed unit"},
