@@ -295,8 +295,14 @@ func Recover(ctx context.Context, n Node) (Recovery, error) {
 		return Recovery{}, err
 	}
 	if txn == nil {
-		return Recovery{}, nil
+		return Recovery{}, n.uncordonLeftover(ctx)
 	}
+	// The transaction is settled first (rolled forward or back), then the node uncordoned.
+	defer func() {
+		if err := n.uncordonLeftover(ctx); err != nil {
+			n.logger().Error("recovery", "reason", err.Error())
+		}
+	}()
 	rec := Recovery{Found: true, Phase: txn.Phase(), Hash: txn.Meta().Hash}
 	n.logger().Info("recovering an interrupted refresh", "phase", txn.Phase(), "hash", rec.Hash)
 	cause := fmt.Errorf("interrupted in phase %s", txn.Phase())

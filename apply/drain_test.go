@@ -109,3 +109,22 @@ func TestApplyWithoutADrainerRefusesUnlessDrained(t *testing.T) {
 	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
 	assert.Equal(t, []string{"Reload crio.service with " + regRemoved}, *log)
 }
+
+func TestACordonLeftByACrashIsUndoneByTheNextRun(t *testing.T) {
+	n, log, d := drainNode(t)
+	d.drainErr = nil
+	res := n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
+	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	_, err := os.Stat(filepath.Join(n.StateDir, "cordoned"))
+	assert.True(t, os.IsNotExist(err), "no marker once uncordoned")
+	// Now the crash: the marker is there, as after a SIGKILL between cordon and uncordon.
+	require.NoError(t, os.WriteFile(filepath.Join(n.StateDir, "cordoned"), nil, 0o600))
+	*log = nil
+	res = n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
+	require.Equal(t, apply.OutcomeNoop, res.Outcome, res.Reason)
+	assert.Equal(t, []string{"uncordon with " + regRemoved}, *log)
+	// A node cordoned by someone else (no marker) is left alone.
+	*log = nil
+	n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
+	assert.Empty(t, *log)
+}
