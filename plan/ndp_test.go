@@ -198,6 +198,7 @@ func TestRegistriesConfAsTheMCDJudgesIt(t *testing.T) {
 		"blocked":                 {regBase, strings.Replace(regBase, "location = \"quay.io/openshift\"\n", "location = \"quay.io/openshift\"\nblocked = true\n", 1), true, "changed blocked"},
 		"other setting":           {regBase, "short-name-mode = \"permissive\"\n" + regBase, true, "settings other than"},
 		"not TOML desired":        {regBase, "mirrors = [", true, "not valid TOML"},
+		"not TOML current":        {"mirrors = [", regBase, true, "the current file is not valid TOML, so the change cannot be judged"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -44,8 +44,8 @@ const digestOnly = "digest-only"
 // registries, or new registries whose mirrors all pull by digest only. It returns "" when safe, or
 // why not. Unlike the daemon, a change of any other setting (short-name-mode, aliases,
 // credential-helpers, the v1 tables) is not safe either: the daemon does not look at them, and
-// whether running pods could depend on them is not known here. A file that is not TOML is an error
-// (crio would not load it).
+// whether running pods could depend on them is not known here. A desired file that is not TOML is an
+// error (crio would not load it); a current one that is not cannot be judged: it needs a drain.
 func registriesSafe(old, new []byte) (string, error) {
 	var o, n registriesConf
 	var oAll, nAll map[string]any
@@ -55,11 +55,16 @@ func registriesSafe(old, new []byte) (string, error) {
 		all  *map[string]any
 		side string
 	}{{old, &o, &oAll, "current"}, {new, &n, &nAll, "desired"}} {
-		if _, err := toml.Decode(string(d.data), d.conf); err != nil {
-			return "", fmt.Errorf("%s %s is not valid TOML: %w", d.side, "registries.conf", err)
+		_, err := toml.Decode(string(d.data), d.conf)
+		if err == nil {
+			_, err = toml.Decode(string(d.data), d.all)
 		}
-		if _, err := toml.Decode(string(d.data), d.all); err != nil {
-			return "", fmt.Errorf("%s %s is not valid TOML: %w", d.side, "registries.conf", err)
+		switch {
+		case err != nil && d.side == "desired":
+			return "", fmt.Errorf("desired registries.conf is not valid TOML: %w", err)
+		case err != nil:
+			// Not the agent's to judge, and not the desired file's fault: the cautious path.
+			return "the current file is not valid TOML, so the change cannot be judged", nil
 		}
 	}
 	for _, k := range []string{"unqualified-search-registries", "registry"} {

@@ -132,7 +132,7 @@ func TestEndToEndThreeNodes(t *testing.T) {
 	assert.Equal(t, metav1.ConditionFalse, meta.FindStatusCondition(conds, fleet.ConditionComplete).Status)
 	assert.Equal(t, "# v2 mirrors", read(t, nodes[2].root, registries), "node 3 rolled back")
 	for _, n := range nodes[:2] {
-		assert.Eventually(t, func() bool { return strings.HasPrefix(readMaybe(n.root, registries), "v3") }, 30*time.Second, 100*time.Millisecond)
+		assert.Eventually(t, func() bool { return strings.HasPrefix(readMaybe(n.root, registries), "# v3") }, 30*time.Second, 100*time.Millisecond)
 	}
 
 	// Its unit fixed, node 3's retry succeeds and the pool completes.
