@@ -3,6 +3,7 @@ module github.com/openshift/refresh-agent
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/coreos/go-semver v0.3.1
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/coreos/ignition/v2 v2.24.0

@@ -78,6 +78,10 @@ func FuzzParsePolicy(f *testing.F) {
 		"configMapCeiling: [{prefix: /etc/, actions: [None]}]",
 		"configMapCeiling: [{prefix: /etc/foo/, actions: [None, Reload], units: [crio]}, {prefix: /etc/cron.d/, actions: [None]}]",
 		"configMapCeiling: [{prefix: \"/etc/a\\0/\", actions: [None]}]",
+		"files: [{path: /etc/myapp, actions: [{type: Restart, restart: {serviceName: myapp.service}}]}]\nunits: [{name: myapp.service, actions: [{type: DaemonReload}]}]",
+		"nodeDisruptionPolicy: {files: [{path: /etc/kubernetes, actions: [{type: None}]}]}",
+		"clusterPolicies: {files: [{path: /etc/containers/registries.conf, actions: [{type: Special}]}], sshkey: {actions: [{type: Reboot}]}}",
+		"kind: MachineConfiguration\nspec: {nodeDisruptionPolicy: {units: [{name: reboot.target, actions: [{type: None}]}]}}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -101,6 +105,23 @@ func FuzzParsePolicy(f *testing.F) {
 			for _, u := range c.Units {
 				if !p.UnitAllowed(u) {
 					t.Fatalf("ceiling unit %q is not an allowed unit", u)
+				}
+			}
+		}
+		for _, u := range p.UnitRules {
+			if strings.ContainsAny(u.Unit, "/\\") || u.Unit == "" || strings.HasPrefix(u.Unit, ".") {
+				t.Fatalf("unit rule for %q", u.Unit)
+			}
+			for _, s := range u.Steps {
+				if !p.UnitAllowed(s.Unit) {
+					t.Fatalf("unit rule %s names %s, not an allowed unit", u.Unit, s.Unit)
+				}
+			}
+		}
+		for _, u := range p.AllowedUnits {
+			for _, bad := range []string{"reboot.target", "poweroff.target", "halt.target", "kexec.target", "systemd-reboot.service"} {
+				if u == bad {
+					t.Fatalf("allowed unit %s reboots", u)
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	k8sjson "sigs.k8s.io/json"
@@ -110,6 +111,21 @@ type policyFile struct {
 	CoreSSHKeys  *bool     `json:"coreSSHKeys"`
 	// ConfigMapCeiling bounds the ConfigMap's no-reboot-paths (none when absent).
 	ConfigMapCeiling []CeilingRule `json:"configMapCeiling"`
+
+	// A NodeDisruptionPolicy, as a user writes it under MachineConfiguration spec
+	// (nodeDisruptionPolicy), as the MCO shows it in status (nodeDisruptionPolicyStatus or its
+	// clusterPolicies), bare (files, units, sshkey), or a whole MachineConfiguration object.
+	NodeDisruptionPolicy       json.RawMessage `json:"nodeDisruptionPolicy"`
+	NodeDisruptionPolicyStatus *ndpStatus      `json:"nodeDisruptionPolicyStatus"`
+	ClusterPolicies            json.RawMessage `json:"clusterPolicies"`
+	Files                      json.RawMessage `json:"files"`
+	Units                      json.RawMessage `json:"units"`
+	SSHKey                     json.RawMessage `json:"sshkey"`
+	APIVersion                 string          `json:"apiVersion"`
+	Kind                       string          `json:"kind"`
+	Metadata                   json.RawMessage `json:"metadata"`
+	Spec                       json.RawMessage `json:"spec"`
+	Status                     json.RawMessage `json:"status"`
 }
 
 // LoadPolicy reads a node-local policy file (YAML or JSON). It may replace the path map, the allowed
@@ -154,6 +170,9 @@ func ParsePolicy(data []byte) (*Policy, error) {
 			if err != nil {
 				return nil, fmt.Errorf("allowedUnits[%d]: %w", i, err)
 			}
+			if slices.Contains(deniedUnits, u) {
+				return nil, fmt.Errorf("allowedUnits[%d]: %s would reboot, halt or isolate the node", i, u)
+			}
 			p.AllowedUnits = append(p.AllowedUnits, u)
 		}
 	}
@@ -188,6 +207,15 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	}
 	if f.CoreSSHKeys != nil {
 		p.CoreSSHKeys = *f.CoreSSHKeys
+	}
+	layers, err := f.ndpLayers()
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range layers {
+		if err := p.mergeNDP(l, f.AllowedUnits != nil); err != nil {
+			return nil, err
+		}
 	}
 	ceiling, err := p.parseCeiling(f.ConfigMapCeiling)
 	if err != nil {

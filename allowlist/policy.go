@@ -16,6 +16,8 @@ const (
 	ActionNone    Action = "None"
 	ActionReload  Action = "Reload"
 	ActionRestart Action = "Restart"
+	// ActionDaemonReload reloads systemd's unit files (a plan action with no unit).
+	ActionDaemonReload Action = "DaemonReload"
 )
 
 // Rule maps a path (or, when it ends in "/", every path below it) to an action on services.
@@ -26,6 +28,8 @@ type Rule struct {
 	// Pods are static pods ("namespace/name" as in the manifest) restarted through the CRI after
 	// the files are in place, for readers that never re-read their config (HAProxy).
 	Pods []string `json:"pods,omitempty"`
+	// Effects are set by NodeDisruptionPolicy rules of the node policy only.
+	Effects `json:"-"`
 }
 
 // Policy is the node's own allowlist.
@@ -37,6 +41,11 @@ type Policy struct {
 	// Ceiling bounds what the ConfigMap's no-reboot-paths may add: the prefixes, and the actions
 	// and units allowed under each. Empty (the default): every entry outside the rules is ignored.
 	Ceiling []CeilingRule
+	// UnitRules let a payload change the contents and dropins of the units they name
+	// (NodeDisruptionPolicy units); no unit may change otherwise.
+	UnitRules []UnitRule
+	// SSHKey is what a change of core's SSH keys asks besides the write (NodeDisruptionPolicy sshkey).
+	SSHKey Effects
 }
 
 // Well-known units.
@@ -67,7 +76,9 @@ func Default() *Policy {
 			none("/etc/kubernetes/static-pod-resources/configmaps/cloud-config/ca-bundle.pem"),
 			none("/etc/docker/certs.d/"),
 			none("/etc/nmstate/openshift/"),
-			reloadCrio("/etc/containers/registries.conf"),
+			// Reload crio, after a drain unless the change is safe as the MCD judges it.
+			{Path: Registries, Action: ActionReload, Services: []string{UnitCrio},
+				Effects: Effects{Special: true, Steps: []Step{{Action: ActionReload, Unit: UnitCrio}}, Name: "built-in " + Registries}},
 			reloadCrio("/etc/containers/policy.json"),
 			reloadCrio("/etc/containers/registries.d/"),
 			reloadCrio(containersGPGPK),
@@ -221,6 +232,8 @@ type Decision struct {
 	Services []string
 	Pods     []string
 	Source   string // "policy" or "no-reboot-paths"
+	// Effects are the node policy rule's NodeDisruptionPolicy effects (none for other rules).
+	Effects
 }
 
 // Resolve decides a path. Denied prefixes win over everything; then the node policy's most specific
@@ -235,7 +248,10 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 		return Decision{Reason: "path is under denied prefix " + d}
 	}
 	if r, ok := longestMatch(p.Rules, path); ok {
-		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Pods: r.Pods, Source: "policy"}
+		if r.Reboot {
+			return Decision{Reason: "node policy rule " + r.Name + " says Reboot, and a refresh never reboots", Effects: r.Effects}
+		}
+		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Pods: r.Pods, Source: "policy", Effects: r.Effects}
 	}
 	if _, denied := deniedUnder(path, true); denied {
 		return Decision{Reason: "path is not in the node allowlist"} // an exception for the node's rules only

@@ -38,6 +38,11 @@ type Node struct {
 	Pods   *actions.CRI
 	Policy *allowlist.Policy
 	Log    *slog.Logger
+	// Drainer cordons and drains the node before a plan that needs it, and uncordons after; nil
+	// (the apply command, which has no API client) skips the drain and says so (Result.DrainSkipped).
+	Drainer Drainer
+	// Drained says the operator drained the node already (apply --drained).
+	Drained bool
 	// RollbackTimeout bounds a rollback (restore, unit actions again, cleanup), which runs under its
 	// own context: the caller's may be cancelled already (SIGTERM, shutdown grace over). Default 5m.
 	RollbackTimeout time.Duration
@@ -79,6 +84,9 @@ type Result struct {
 	// ActionsSkipped is set when no systemd manager was asked to run the actions (--systemd none):
 	// none of them ran, forward or on rollback.
 	ActionsSkipped bool `json:"actionsSkipped,omitempty"`
+	// DrainSkipped is set when the plan asked for a drain and nothing could drain (apply without an
+	// API client and without --drained).
+	DrainSkipped bool `json:"drainSkipped,omitempty"`
 	// ActionsRun counts the planned unit actions that ran successfully on the new content (0 when
 	// skipped; fewer than len(Actions) when one failed).
 	ActionsRun int `json:"actionsRun"`
@@ -161,6 +169,13 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		res.Outcome, res.Reason = OutcomeFailed, err.Error()
 		return res, nil
 	}
+	if p.Drain && n.Drainer == nil && !n.Drained {
+		// No API client (the apply command): the drain is skipped and said so, as unit actions are
+		// with --systemd none. The agent drains; --drained says the operator did.
+		res.DrainSkipped = true
+		p.Warnings = append(p.Warnings, "drain skipped: the plan asks for one ("+strings.Join(p.DrainReasons, "; ")+
+			") and apply has no API client to drain with (the agent drains; pass --drained once the node is drained)")
+	}
 	res.Drift = n.drift(p, cur)
 	if req.DryRun {
 		res.Outcome = OutcomePlanned
@@ -180,7 +195,14 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		return res, nil
 	}
 	meta := actions.Meta{Hash: hash, PayloadFile: payloadName(req.Desired), Actions: p.Actions}
-	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions))
+	if p.Drain && n.Drainer != nil {
+		if err := n.drain(ctx); err != nil {
+			res.Outcome, res.Reason = OutcomeFailed, err.Error()
+			return res, nil // nothing was written; the node is uncordoned again
+		}
+		defer n.uncordon(ctx, res)
+	}
+	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions), "drain", p.Drain)
 	return n.transact(ctx, res, ops, meta, req.Desired)
 }
 
@@ -317,10 +339,16 @@ func Recover(ctx context.Context, n Node) (Recovery, error) {
 			// Interrupted while preparing: no target had changed; the temp files, backups and
 			// created directories were removed. Found, and undone.
 			return Recovery{Found: true, Phase: actions.PhasePreparing, Outcome: OutcomeFailed, RolledBack: true,
-				Reason: "interrupted while preparing; nothing had changed on the node; cleaned up"}, nil
+				Reason: "interrupted while preparing; nothing had changed on the node; cleaned up"}, n.uncordonLeftover(ctx)
 		}
-		return Recovery{}, nil
+		return Recovery{}, n.uncordonLeftover(ctx)
 	}
+	// The transaction is settled first (rolled forward or back), then the node uncordoned.
+	defer func() {
+		if err := n.uncordonLeftover(ctx); err != nil {
+			n.logger().Error("recovery", "reason", err.Error())
+		}
+	}()
 	rec := Recovery{Found: true, Phase: txn.Phase(), Hash: txn.Meta().Hash}
 	n.logger().Info("recovering an interrupted refresh", "phase", txn.Phase(), "hash", rec.Hash)
 	cause := fmt.Errorf("interrupted in phase %s", txn.Phase())

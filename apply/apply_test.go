@@ -51,13 +51,13 @@ const (
 
 func v1() *fixture.Config {
 	return fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
-		File(registries, []byte("v1 mirrors"), 0o644).
+		File(registries, []byte("# v1 mirrors"), 0o644).
 		File(pullSecret, []byte(`{"auths":{"v1":{}}}`), 0o600).
 		SSHKeys("ssh-ed25519 AAAA one")
 }
 
 func v2() *fixture.Config {
-	return v1().File(registries, []byte("v2 mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600).
+	return v1().File(registries, []byte("# v2 mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600).
 		SSHKeys("ssh-ed25519 AAAA one", "ssh-ed25519 BBBB two")
 }
 
@@ -110,7 +110,7 @@ func TestApplyWritesRecordsAndRunsActions(t *testing.T) {
 	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
 	assert.True(t, res.Applied)
 	assert.False(t, res.RolledBack)
-	assert.Equal(t, "v2 mirrors", n.read(t, registries))
+	assert.Equal(t, "# v2 mirrors", n.read(t, registries))
 	assert.Equal(t, `{"auths":{"v2":{}}}`, n.read(t, pullSecret))
 	assert.Equal(t, "ssh-ed25519 AAAA one\nssh-ed25519 BBBB two\n", n.read(t, "var/home/core/.ssh/authorized_keys.d/ignition"))
 	assert.Equal(t, []plan.UnitAction{{Unit: "crio.service", Action: "Reload"}}, n.units.ran)
@@ -154,7 +154,7 @@ func TestApplyRollsBackWhenAUnitFails(t *testing.T) {
 	assert.False(t, res.Applied)
 	assert.Contains(t, res.Reason, "crio.service")
 	assert.Contains(t, res.Reason, `"failed"`)
-	assert.Equal(t, "v1 mirrors", n.read(t, registries))
+	assert.Equal(t, "# v1 mirrors", n.read(t, registries))
 	after, err := fixture.TreeHash(n.dir)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "every file restored and nothing left behind")
@@ -173,7 +173,7 @@ func TestApplyReportsDrift(t *testing.T) {
 	assert.Contains(t, joined, "drift: "+registries+" was changed on the node (contents differ)")
 	assert.Contains(t, joined, "drift: "+pullSecret+" was changed on the node (mode 0644 on disk, 0600 in the current config)")
 	assert.NotContains(t, joined, "edited by hand", "warnings never carry contents")
-	assert.Equal(t, "v2 mirrors", n.read(t, registries), "the desired content wins")
+	assert.Equal(t, "# v2 mirrors", n.read(t, registries), "the desired content wins")
 }
 
 func TestApplyOwnersByName(t *testing.T) {

@@ -284,9 +284,19 @@ func TestRealServedPayloads(t *testing.T) {
 		res := n.apply(t, base, "P")
 		assert.Equal(t, apply.OutcomeNoop, res.Outcome, "%s %+v", res.Reason, res.Refused)
 	})
+	// The served mirror change replaces a mirror: the machine-config daemon's registries.conf rule
+	// drains for that, so without an API client it is refused until the operator says it drained.
+	needsDrain := map[string]bool{"mirror": true, "multi": true}
 	for s, actions := range eligible {
 		t.Run(s, func(t *testing.T) {
 			n := provisionServed(t, base)
+			if needsDrain[s] {
+				res := n.apply(t, read(s), "P2")
+				require.Equal(t, apply.OutcomeRefused, res.Outcome)
+				assert.Contains(t, res.Reason, "needs a drain")
+				assert.Empty(t, n.ran())
+				n.Drained = true
+			}
 			res := n.apply(t, read(s), "P2")
 			require.Equal(t, apply.OutcomeApplied, res.Outcome, "%s %+v", res.Reason, res.Refused)
 			assert.Equal(t, actions, n.ran())

@@ -50,7 +50,7 @@ func TestRollbackIncompleteWhenTheActionsFailAgain(t *testing.T) {
 	assert.True(t, res.RollbackIncomplete)
 	assert.Contains(t, res.Reason, "rollback incomplete")
 	assert.Contains(t, res.Reason, "files restored, but the unit actions on them failed: Reload crio.service")
-	assert.Equal(t, "v1 mirrors", n.read(t, registries), "the originals are back")
+	assert.Equal(t, "# v1 mirrors", n.read(t, registries), "the originals are back")
 	assert.Equal(t, "v1", apply.CurrentHash(n.StateDir))
 	assert.Equal(t, "rolledback", n.journalPhase(t), "journal kept")
 
@@ -60,7 +60,7 @@ func TestRollbackIncompleteWhenTheActionsFailAgain(t *testing.T) {
 	require.ErrorIs(t, err, apply.ErrRollbackPending)
 	assert.Contains(t, err.Error(), "crio.service")
 	assert.Equal(t, []plan.UnitAction{{Unit: "crio.service", Action: "Reload"}}, n.units.ran, "only the rollback's action was retried")
-	assert.Equal(t, "v1 mirrors", n.read(t, registries))
+	assert.Equal(t, "# v1 mirrors", n.read(t, registries))
 
 	n.units.fail["crio.service"] = 0
 	rec, err := apply.Recover(context.Background(), n.Node)
@@ -92,7 +92,7 @@ func TestRollbackIncompleteWhenTheRestoreFails(t *testing.T) {
 	assert.False(t, res.RolledBack)
 	assert.True(t, res.RollbackIncomplete)
 	assert.Contains(t, res.Reason, "restoring "+registries)
-	assert.Equal(t, "v2 mirrors", n.read(t, registries), "the restore failed, and the result says so")
+	assert.Equal(t, "# v2 mirrors", n.read(t, registries), "the restore failed, and the result says so")
 	assert.Equal(t, `{"auths":{"v1":{}}}`, n.read(t, pullSecret), "the other originals are back")
 	assert.Equal(t, "v1", apply.CurrentHash(n.StateDir))
 	assert.Equal(t, "rollingback", n.journalPhase(t))
@@ -199,7 +199,7 @@ func TestRemovalUnderMissingParentCreatesNothing(t *testing.T) {
 	n := newNode(t)
 	require.NoError(t, os.RemoveAll(filepath.Join(n.dir, "var/home/core/.ssh")))
 	noKeys := fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
-		File(registries, []byte("v1 mirrors"), 0o644).
+		File(registries, []byte("# v1 mirrors"), 0o644).
 		File(pullSecret, []byte(`{"auths":{"v1":{}}}`), 0o600)
 	res := n.run(t, noKeys.JSON(), "nokeys")
 	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)

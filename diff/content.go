@@ -294,3 +294,19 @@ func readersEqual(a, b io.Reader) (bool, error) {
 		}
 	}
 }
+
+// FileContentsUpTo is FileContents for a reader that needs only small files: it fails, before
+// allocating them, on contents larger than limit bytes once decompressed.
+func FileContentsUpTo(f types.File, limit int64) ([]byte, error) {
+	if SourceScheme(f) != "data" {
+		return FileContents(f)
+	}
+	data, err := resourceData(f.Contents, limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := verify(f.Contents.Verification, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return nil, err
+	}
+	return data, nil
+}

@@ -52,6 +52,8 @@ type Change struct {
 	Detail string
 	// For file changes: the entries on each side (nil when absent).
 	Old, New *types.File
+	// For unit changes: the units on each side (nil when absent).
+	OldUnit, NewUnit *types.Unit
 	// For sshKeys changes: the desired keys.
 	Keys []string
 	// DirtyPath is set when Ignition rejected the entry's path as relative or unclean.
@@ -259,10 +261,17 @@ func diffSSHKeys(cur, des []types.PasswdUser) []Change {
 
 func diffUnits(cur, des []types.Unit) []Change {
 	var out []Change
-	return append(out, diffKeyed(byPath(cur, func(u types.Unit) string { return u.Name }),
-		byPath(des, func(u types.Unit) string { return u.Name }),
+	cm, dm := byPath(cur, func(u types.Unit) string { return u.Name }), byPath(des, func(u types.Unit) string { return u.Name })
+	return append(out, diffKeyed(cm, dm,
 		func(key string, op Op, fields []string) Change {
-			return Change{Kind: KindUnit, Op: op, Unit: key, Detail: fmt.Sprintf("unit %s %s", key, opWord(op, fields))}
+			c := Change{Kind: KindUnit, Op: op, Unit: key, Detail: fmt.Sprintf("unit %s %s", key, opWord(op, fields))}
+			if u, ok := cm[key]; ok {
+				c.OldUnit = &u
+			}
+			if u, ok := dm[key]; ok {
+				c.NewUnit = &u
+			}
+			return c
 		})...)
 }
 

@@ -17,6 +17,10 @@ const fuzzPolicy = `configMapCeiling:
   - {prefix: /etc/, actions: [None]}
   - {prefix: /var/lib/kubelet/, actions: [None]}
   - {prefix: /etc/foo/, actions: [None, Reload], units: [crio]}
+nodeDisruptionPolicy:
+  units:
+  - name: myapp.service
+    actions: [{type: Restart, restart: {serviceName: myapp.service}}]
 `
 
 // The same policy restated as plain lists for the invariant, which must not reuse the
@@ -44,7 +48,9 @@ var (
 		"/etc/mcd-currentconfig.json", "/etc/mcs-machine-config-content.json",
 	}
 	deniedExceptions = []string{"/etc/machine-config-daemon/no-reboot/containers-gpg.pub", "/etc/kubernetes/manifests/kube-apiserver-proxy.yaml"}
-	knownUnits       = []string{"crio.service", "kubelet.service", "coreos-update-ca-trust.service"}
+	knownUnits       = []string{"crio.service", "kubelet.service", "coreos-update-ca-trust.service", "myapp.service"}
+	// The one unit whose file and dropins the policy lets a payload change.
+	ruledUnit = "myapp.service"
 )
 
 func coveredBy(path string, list []string) bool {
@@ -86,7 +92,7 @@ func FuzzPlan(f *testing.F) {
 	cur := base().JSON()
 	m := fixture.DefaultMachine()
 	m.FIPS = true
-	f.Add(cur, base().File(registries, []byte("new"), 0o644).JSON(), []byte(`[{"path":"/etc/x/","action":"None"}]`), "", uint16(0o644))
+	f.Add(cur, base().File(registries, []byte("# new"), 0o644).JSON(), []byte(`[{"path":"/etc/x/","action":"None"}]`), "", uint16(0o644))
 	f.Add(cur, base().EmbedMachine(m).JSON(), []byte(``), "", uint16(0o644))
 	f.Add(cur, base().File("/etc/ssh/x", []byte("x"), 0o4755).JSON(), []byte(`[{"path":"/etc/ssh/","action":"None"}]`), "", uint16(0o644))
 	f.Add(cur, base().File("/etc/myapp/a", []byte("x"), 0o644).JSON(), []byte(`[{"path":"/etc/myapp/","action":"Restart","services":["crio; reboot"]}]`), "", uint16(0o644))
@@ -100,7 +106,10 @@ func FuzzPlan(f *testing.F) {
 	f.Add(cur, cur, []byte(`[{"path":"/etc/","action":"None"}]`), "/etc/foo/a\nb", uint16(0o644))
 	f.Add(cur, cur, []byte(`[{"path":"/etc/","action":"None"}]`), "/etc/ld.so.preload", uint16(0o644))
 	f.Add(cur, cur, []byte(``), "/etc/kubernetes/manifests/kube-apiserver-proxy.yaml", uint16(0o644))
-	f.Add(cur, fixture.Ignition("3.2.0").File(registries, []byte("x"), 0o644).JSON(), []byte(``), "", uint16(0o644))
+	f.Add(cur, base().Unit("myapp.service", "[Service]\n").JSON(), []byte(``), "", uint16(0o644))
+	f.Add(cur, base().Unit("evil.service", "[Service]\n").JSON(), []byte(``), "", uint16(0o644))
+	f.Add(cur, cur, []byte(``), "/etc/systemd/system/myapp.service", uint16(0o644))
+	f.Add(cur, fixture.Ignition("3.2.0").File(registries, []byte("# x"), 0o644).JSON(), []byte(``), "", uint16(0o644))
 	pol, err := allowlist.ParsePolicy([]byte(fuzzPolicy))
 	if err != nil {
 		f.Fatal(err)
@@ -139,7 +148,17 @@ func FuzzPlan(f *testing.F) {
 		if len(c.Machine) > 0 && len(d.Machine) == 0 {
 			t.Fatal("eligible plan drops the MachineConfig")
 		}
+		unitFiles := false
 		for _, f := range p.Files {
+			if strings.HasPrefix(f.Path, "/etc/systemd/") || f.Unit != "" {
+				// Unit writes come only from the unit rule, only as its file or one dropin.
+				dropin, ok := strings.CutPrefix(f.Path, "/etc/systemd/system/"+ruledUnit+".d/")
+				if f.Unit != ruledUnit || f.Path != "/etc/systemd/system/"+ruledUnit && (!ok || dropin == "" || strings.Contains(dropin, "/") || dropin == "." || dropin == "..") {
+					t.Fatalf("plan writes %s for unit %q", f.Path, f.Unit)
+				}
+				unitFiles = true
+				continue
+			}
 			if !printable(f.Path) {
 				t.Fatalf("plan writes unprintable path %q", f.Path)
 			}
@@ -161,7 +180,13 @@ func FuzzPlan(f *testing.F) {
 				t.Fatalf("plan writes %s with mode %o", f.Path, f.Mode)
 			}
 		}
-		for _, a := range p.Actions {
+		for i, a := range p.Actions {
+			if a.Action == allowlist.ActionDaemonReload {
+				if i != 0 || a.Unit != "" || !unitFiles {
+					t.Fatalf("daemon-reload at %d (unit %q, unit files written: %v)", i, a.Unit, unitFiles)
+				}
+				continue
+			}
 			if a.Pod != "" {
 				// The one static pod the node policy restarts, and only for its config file.
 				haproxy := slices.ContainsFunc(p.Files, func(f plan.FileOp) bool {

@@ -22,6 +22,10 @@ type Plan struct {
 	Actions  []UnitAction `json:"actions"`
 	Refused  []Refusal    `json:"refused"`
 	Warnings []string     `json:"warnings"`
+	// Drain is set when a change needs the node drained first (a node policy rule says Drain, or a
+	// registries.conf change is not safe without one); DrainReasons say which.
+	Drain        bool     `json:"drain"`
+	DrainReasons []string `json:"drainReasons,omitempty"`
 
 	// Writes is what a refresh does on the node, resolved against its root (owners from its
 	// /etc/passwd and /etc/group, core's keys file under its home, the machine-config daemon's
@@ -32,6 +36,11 @@ type Plan struct {
 	Files []FileOp `json:"-"`
 	// SSHKeys is set when core's authorized keys change.
 	SSHKeys *SSHKeysOp `json:"-"`
+
+	// steps and daemonReload collect what the eligible changes ask, for orderActions.
+	steps        []allowlist.Step
+	pods         []string
+	daemonReload bool
 }
 
 // Change is one detected change with the policy's verdict.
@@ -45,7 +54,11 @@ type Change struct {
 	Action   string    `json:"action,omitempty"`
 	Services []string  `json:"services,omitempty"`
 	Pods     []string  `json:"pods,omitempty"`
-	Detail   string    `json:"detail,omitempty"`
+	// Rule names the node policy's NodeDisruptionPolicy rule that decided the change, if any.
+	Rule         string `json:"rule,omitempty"`
+	DaemonReload bool   `json:"daemonReload,omitempty"`
+	Drain        bool   `json:"drain,omitempty"`
+	Detail       string `json:"detail,omitempty"`
 	// Skipped is set, with the reason, for a change a refresh leaves alone without refusing the
 	// payload (a first-boot-only file): it is neither written nor a refusal.
 	Skipped string `json:"skipped,omitempty"`
@@ -64,8 +77,9 @@ type Refusal struct {
 	Reason string    `json:"reason"`
 }
 
-// UnitAction is one action to run after the files are in place: a systemd job on Unit, or a
-// restart of the static pod Pod ("namespace/name") through the CRI.
+// UnitAction is one action to run after the files are in place: a systemd job on Unit, a reload of
+// systemd's unit files (Action DaemonReload, no Unit), or a restart of the static pod Pod
+// ("namespace/name") through the CRI.
 type UnitAction struct {
 	Unit   string           `json:"unit,omitempty"`
 	Pod    string           `json:"pod,omitempty"`
@@ -84,6 +98,11 @@ type FileOp struct {
 	Action   allowlist.Action
 	Services []string
 	Pods     []string
+	// Unit is set on a unit file or dropin written for the node policy's unit rule of that unit: the
+	// only way anything under /etc/systemd is written.
+	Unit string
+	// inline holds a unit file's or dropin's contents (Ignition gives them as plain strings).
+	inline []byte
 }
 
 // Write is one file a refresh writes or removes on the node. Mode is octal; never contents.
@@ -146,10 +165,11 @@ func Build(in Inputs) (*Plan, error) {
 	p.checkNesting()
 	p.Eligible = len(p.Refused) == 0
 	if p.Eligible {
-		p.Actions = orderActions(p.Files)
+		p.Actions = p.orderActions()
 	} else {
 		// Refused whole: nothing of it is ever applied.
 		p.Files, p.SSHKeys = nil, nil
+		p.Drain, p.DrainReasons = false, nil
 	}
 	return p, nil
 }
@@ -166,7 +186,7 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 			out.Eligible, out.Skipped = true, why
 			break
 		}
-		op, reason, err := planFile(c, pol, extra)
+		op, eff, reason, err := planFile(c, pol, extra)
 		if err != nil {
 			return err
 		}
@@ -176,13 +196,29 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 		}
 		out.Eligible, out.Action, out.Services, out.Pods = true, string(op.Action), op.Services, op.Pods
 		p.Files = append(p.Files, op)
+		p.take(&out, eff, "file "+c.Path)
 	case diff.KindSSHKeys:
 		if !pol.CoreSSHKeys {
-			refuse("SSH authorized keys of core: not allowed by the node policy")
+			reason := "SSH authorized keys of core: not allowed by the node policy"
+			if pol.SSHKey.Reboot {
+				reason = "SSH authorized keys of core: node policy rule " + pol.SSHKey.Name + " says Reboot, and a refresh never reboots"
+			}
+			refuse(reason)
 			return nil
 		}
 		out.Eligible = true
 		p.SSHKeys = &SSHKeysOp{User: c.User, Keys: c.Keys}
+		p.take(&out, pol.SSHKey, "SSH authorized keys of core")
+	case diff.KindUnit:
+		ops, eff, reason := planUnit(c, pol)
+		if reason != "" {
+			refuse(reason)
+			return nil
+		}
+		out.Eligible = true
+		out.Action, out.Services = summary(eff)
+		p.Files = append(p.Files, ops...)
+		p.take(&out, eff, "unit "+c.Unit)
 	default:
 		refuse(refusalReason(c))
 		return nil
@@ -238,7 +274,37 @@ func refusalReason(c *diff.Change) string {
 
 // planFile checks one file change against the policy and the entry's own safety rules, and decodes
 // the contents to write. reason is non-empty when the change is refused.
-func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (FileOp, string, error) {
+func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (FileOp, allowlist.Effects, string, error) {
+	op, reason, err := checkFile(c, pol, extra)
+	if reason != "" || err != nil {
+		return FileOp{}, allowlist.Effects{}, reason, err
+	}
+	d := pol.Resolve(c.Path, extra)
+	eff := d.Effects
+	if eff.Steps == nil {
+		// The agent's own rule format: one action on every service it names.
+		for _, u := range d.Services {
+			if d.Action != allowlist.ActionNone {
+				eff.Steps = append(eff.Steps, allowlist.Step{Action: d.Action, Unit: u})
+			}
+		}
+	}
+	if eff.Special {
+		why, err := registriesChange(c)
+		if err != nil {
+			return FileOp{}, eff, fmt.Sprintf("file %s: %v", c.Path, err), nil
+		}
+		if why != "" {
+			eff.Drain = true
+			eff.Name = "the registries.conf change is not safe without a drain (" + why + "), as the machine-config daemon judges it"
+		}
+	}
+	return op, eff, "", nil
+}
+
+// checkFile checks one file change against the policy and the entry's own safety rules, and
+// prepares the contents to write. reason is non-empty when the change is refused.
+func checkFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (FileOp, string, error) {
 	if err := allowlist.CheckPayloadPath(c.Path); err != nil {
 		return FileOp{}, "file path " + err.Error(), nil
 	}
@@ -290,6 +356,9 @@ func (f FileOp) Contents() ([]byte, error) {
 	if f.Remove {
 		return nil, nil
 	}
+	if f.Unit != "" {
+		return f.inline, nil
+	}
 	data, err := diff.FileContents(f.source)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path, err)
@@ -308,20 +377,58 @@ func rank(u string) int {
 	return len(unitRank)
 }
 
-// orderActions deduplicates the files' unit actions (a unit asked to reload and restart is restarted
-// once) and orders them deterministically: units first, then static pods, which may depend on them
-// (a pod restart needs crio).
-func orderActions(files []FileOp) []UnitAction {
-	return append(orderUnits(files), orderPods(files)...)
+// orderActions deduplicates the changes' actions (a unit asked to reload and restart is restarted
+// once; systemd's unit files are reloaded once) and orders them deterministically: the daemon
+// reload first, so that restarts see the new unit files, then units, then static pods, which may
+// depend on them (a pod restart needs crio).
+func (p *Plan) orderActions() []UnitAction {
+	out := []UnitAction{}
+	if p.daemonReload {
+		out = append(out, UnitAction{Action: allowlist.ActionDaemonReload})
+	}
+	out = append(out, orderUnits(p.steps)...)
+	return append(out, orderPods(p.pods)...)
 }
 
-func orderPods(files []FileOp) []UnitAction {
+// take records what an eligible change asks: its actions for orderActions, its drain for the plan.
+func (p *Plan) take(out *Change, eff allowlist.Effects, what string) {
+	p.steps = append(p.steps, eff.Steps...)
+	p.pods = append(p.pods, out.Pods...)
+	if eff.DaemonReload {
+		p.daemonReload = true
+		out.DaemonReload = true
+	}
+	if eff.Drain {
+		why := "node policy rule " + eff.Name + " says Drain"
+		if eff.Special {
+			why = eff.Name
+		}
+		p.Drain, out.Drain = true, true
+		p.DrainReasons = append(p.DrainReasons, what+": "+why)
+	}
+	if !eff.Special {
+		out.Rule = eff.Name // a NodeDisruptionPolicy rule (files[2] (/etc/foo)), "" for the agent's own
+	}
+}
+
+func summary(eff allowlist.Effects) (string, []string) {
+	a, units := allowlist.ActionNone, []string(nil)
+	for _, s := range eff.Steps {
+		if s.Action == allowlist.ActionRestart || a == allowlist.ActionNone {
+			a = s.Action
+		}
+		if !slices.Contains(units, s.Unit) {
+			units = append(units, s.Unit)
+		}
+	}
+	return string(a), units
+}
+
+func orderPods(list []string) []UnitAction {
 	var pods []string
-	for _, f := range files {
-		for _, p := range f.Pods {
-			if !slices.Contains(pods, p) {
-				pods = append(pods, p)
-			}
+	for _, p := range list {
+		if !slices.Contains(pods, p) {
+			pods = append(pods, p)
 		}
 	}
 	slices.Sort(pods)
@@ -332,13 +439,11 @@ func orderPods(files []FileOp) []UnitAction {
 	return out
 }
 
-func orderUnits(files []FileOp) []UnitAction {
+func orderUnits(steps []allowlist.Step) []UnitAction {
 	want := map[string]allowlist.Action{}
-	for _, f := range files {
-		for _, u := range f.Services {
-			if f.Action == allowlist.ActionRestart || want[u] == "" {
-				want[u] = f.Action
-			}
+	for _, s := range steps {
+		if s.Action == allowlist.ActionRestart || want[s.Unit] == "" {
+			want[s.Unit] = s.Action
 		}
 	}
 	out := make([]UnitAction, 0, len(want))

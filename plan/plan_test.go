@@ -24,7 +24,7 @@ const (
 
 func base() *fixture.Config {
 	return fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
-		File(registries, []byte("old mirrors"), 0o644).
+		File(registries, []byte("# old mirrors"), 0o644).
 		File(pullSecret, []byte(`{"auths":{}}`), 0o600).
 		SSHKeys("ssh-ed25519 AAAA one")
 }
@@ -53,7 +53,7 @@ func TestNoChange(t *testing.T) {
 }
 
 func TestEligibleRefresh(t *testing.T) {
-	des := base().File(registries, []byte("new mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"x":{}}}`), 0o600).
+	des := base().File(registries, []byte("# new mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"x":{}}}`), 0o600).
 		SSHKeys("ssh-ed25519 AAAA one", "ssh-ed25519 BBBB two")
 	p := build(t, base(), des, "")
 	require.True(t, p.Eligible)
@@ -62,7 +62,7 @@ func TestEligibleRefresh(t *testing.T) {
 	assert.Equal(t, registries, p.Files[0].Path)
 	data, err := p.Files[0].Contents()
 	require.NoError(t, err)
-	assert.Equal(t, "new mirrors", string(data))
+	assert.Equal(t, "# new mirrors", string(data))
 	assert.Equal(t, 0o600, p.Files[1].Mode)
 	require.NotNil(t, p.SSHKeys)
 	assert.Len(t, p.SSHKeys.Keys, 2)
@@ -75,7 +75,7 @@ func TestEligibleRefresh(t *testing.T) {
 }
 
 func TestActionsDeduplicatedAndOrdered(t *testing.T) {
-	des := base().File(registries, []byte("new"), 0o644).File(trust, []byte("CA"), 0o644).File(credProv, []byte("x"), 0o644)
+	des := base().File(registries, []byte("# new"), 0o644).File(trust, []byte("CA"), 0o644).File(credProv, []byte("x"), 0o644)
 	p := build(t, base(), des, "")
 	require.True(t, p.Eligible)
 	assert.Equal(t, []plan.UnitAction{
@@ -289,7 +289,7 @@ func TestEmbeddedMachineConfigMustAgree(t *testing.T) {
 }
 
 func TestDroppedMachineConfigIsRefused(t *testing.T) {
-	des := fixture.Ignition("3.2.0").File(registries, []byte("old mirrors"), 0o644).
+	des := fixture.Ignition("3.2.0").File(registries, []byte("# old mirrors"), 0o644).
 		File(pullSecret, []byte(`{"auths":{}}`), 0o600).SSHKeys("ssh-ed25519 AAAA one")
 	p := build(t, base(), des, "")
 	assert.False(t, p.Eligible)
@@ -311,7 +311,7 @@ func TestPolicyWithoutSSHKeys(t *testing.T) {
 }
 
 func TestModeAndOwnerOnlyChangesArePlanned(t *testing.T) {
-	p := build(t, base(), base().File(registries, []byte("old mirrors"), 0o600), "")
+	p := build(t, base(), base().File(registries, []byte("# old mirrors"), 0o600), "")
 	require.True(t, p.Eligible)
 	require.Len(t, p.Changes, 1)
 	assert.Equal(t, "mode 0644 -> 0600", p.Changes[0].Detail)
@@ -325,7 +325,7 @@ func TestModeAndOwnerOnlyChangesArePlanned(t *testing.T) {
 
 func TestTextOutputIsADryRunWithoutContents(t *testing.T) {
 	secret := "SECRET-TOKEN-42"
-	des := base().File(pullSecret, []byte(secret), 0o600).File(registries, []byte("new"), 0o644).SSHKeys("ssh-ed25519 " + secret)
+	des := base().File(pullSecret, []byte(secret), 0o600).File(registries, []byte("# new"), 0o644).SSHKeys("ssh-ed25519 " + secret)
 	var b strings.Builder
 	require.NoError(t, build(t, base(), des, "").WriteText(&b))
 	out := b.String()

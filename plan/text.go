@@ -32,6 +32,8 @@ func (p *Plan) WriteText(w io.Writer) error {
 				what = "remove"
 			}
 			fmt.Fprintf(&b, "%s %s %s (%s%s)%s\n", verb, what, c.Path, c.Op, detail(c.Detail), unitsNote(c))
+		case diff.KindUnit:
+			fmt.Fprintf(&b, "%s write unit %s (%s%s)%s\n", verb, c.Unit, c.Op, detail(c.Detail), unitsNote(c))
 		case diff.KindSSHKeys:
 			fmt.Fprintf(&b, "%s write SSH authorized keys for %s (%s%s)\n", verb, c.User, c.Op, detail(c.Detail))
 		}
@@ -41,7 +43,14 @@ func (p *Plan) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "skip %s (%s): %s\n", c.Path, c.Op, c.Skipped)
 		}
 	}
+	if p.Drain {
+		fmt.Fprintf(&b, "would drain the node first and uncordon it after: %s\n", strings.Join(p.DrainReasons, "; "))
+	}
 	for _, a := range p.Actions {
+		if a.Action == allowlist.ActionDaemonReload {
+			b.WriteString("would daemon-reload systemd\n")
+			continue
+		}
 		if a.Pod != "" {
 			fmt.Fprintf(&b, "would restart static pod %s (through the CRI)\n", a.Pod)
 			continue

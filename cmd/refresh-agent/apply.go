@@ -86,6 +86,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	hash := fs.String("hash", "", "the desired payload's hash (default: its sha256)")
 	output := fs.String("output", "text", "text or json")
 	dryRun := fs.Bool("dry-run", false, "plan against the node (owners, paths, symlinks) and stop before any effect")
+	drained := fs.Bool("drained", false, "the node is cordoned and drained already: apply a plan that needs a drain (apply has no API client to drain with)")
 	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
 	newLog := addLogLevel(fs, "warn")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -109,6 +110,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitInvalid, "apply: %v", err)
 	}
+	node.Drained = *drained
 	defer node.Root.Close()
 	defer node.Units.Close()
 	if node.Pods != nil {

@@ -24,7 +24,7 @@ func TestDiffCeilingModel(t *testing.T) {
 		return f
 	}
 	base := func() *fixture.Config {
-		return fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).File("/etc/containers/registries.conf", []byte("m"), 0o644)
+		return fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).File("/etc/containers/registries.conf", []byte("# m"), 0o644)
 	}
 	cur := write("cur.ign", base().JSON())
 	des := write("des.ign", base().File("/etc/foo/a.conf", []byte("x"), 0o644).JSON())
@@ -95,7 +95,7 @@ func TestDiffCeilingModel(t *testing.T) {
 	assert.Contains(t, r.Refused[0].Reason, "unit evil.service is not in the outer config")
 
 	// A desired payload that drops the MachineConfig: refused.
-	code, r, _ = diffJSON("--current", cur, "--desired", write("nomc.ign", fixture.Ignition("3.2.0").File("/etc/containers/registries.conf", []byte("m"), 0o644).JSON()))
+	code, r, _ = diffJSON("--current", cur, "--desired", write("nomc.ign", fixture.Ignition("3.2.0").File("/etc/containers/registries.conf", []byte("# m"), 0o644).JSON()))
 	assert.Equal(t, exitRefused, code)
 	require.Len(t, r.Refused, 1)
 	assert.True(t, strings.Contains(r.Refused[0].Reason, "cannot verify reboot-class fields"), r.Refused[0].Reason)

@@ -34,7 +34,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 // invalid: exit 2, one line naming the key or path, and apply writes nothing.
 func TestAmbiguousOrCorruptPayloadExit2(t *testing.T) {
 	sum := sha256.Sum256([]byte("other"))
-	badHash := fixture.Ignition("3.2.0").File("/etc/containers/registries.conf", []byte("mirrors"), 0o644)
+	badHash := fixture.Ignition("3.2.0").File("/etc/containers/registries.conf", []byte("# mirrors"), 0o644)
 	h := "sha256-" + hex.EncodeToString(sum[:])
 	badHash.Storage.Files[0].Contents.Verification = types.Verification{Hash: &h}
 	cases := map[string]struct {

@@ -110,6 +110,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	if node.Pods != nil {
 		defer node.Pods.Close()
 	}
+	node.Drainer = &kube.Drainer{Client: client, Node: *nodeName, Log: log} // plans that need a drain
 	recorder, stopEvents := agent.NewRecorder(client, *nodeName)
 	defer stopEvents()
 	metrics := agent.NewMetrics(version)

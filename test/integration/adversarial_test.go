@@ -66,7 +66,7 @@ func TestAdversarialPayloads(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			require.NoError(t, fixture.NodeRoot(root))
-			require.NoError(t, os.WriteFile(filepath.Join(root, "etc/containers/registries.conf"), []byte("v1 mirrors"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "etc/containers/registries.conf"), []byte("# v1 mirrors"), 0o644))
 			if tc.setup != nil {
 				tc.setup(t, root)
 			}

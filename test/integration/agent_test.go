@@ -241,12 +241,12 @@ func TestAgentAppliesARefresh(t *testing.T) {
 	mgr.ResetMarkers(t)
 
 	published := time.Now()
-	e.publish(t, base().File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600).File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.publish(t, base().File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600).File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	ann := e.waitState(t, "v2", agent.StateDone, 30*time.Second)
 	t.Logf("ConfigMap change -> Done: %s", time.Since(published).Round(time.Millisecond))
 	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
 	assert.Empty(t, ann[agent.AnnotationReason])
-	assert.Equal(t, "v2 mirrors", read(t, e.root, registries))
+	assert.Equal(t, "# v2 mirrors", read(t, e.root, registries))
 	assert.Equal(t, `{"auths":{"v2":{}}}`, read(t, e.root, pullSecret))
 	assert.Equal(t, 1, mgr.Reloads(crio))
 	assert.Equal(t, before[crio], mgr.MainPID(t, crio))
@@ -326,7 +326,7 @@ func TestAgentRefusesFIPS(t *testing.T) {
 	require.NoError(t, err)
 	m := fixture.DefaultMachine()
 	m.FIPS = true
-	e.publish(t, base().EmbedMachine(m).File(registries, []byte("v2"), 0o644), "fips")
+	e.publish(t, base().EmbedMachine(m).File(registries, []byte("# v2"), 0o644), "fips")
 	ann := e.waitState(t, "fips", agent.StateUnreconcilable, 30*time.Second)
 	assert.Contains(t, ann[agent.AnnotationReason], "FIPS")
 	assert.Equal(t, "v1", ann[agent.AnnotationCurrent])
@@ -352,7 +352,7 @@ func TestAgentDefersDuringInPlaceUpgrade(t *testing.T) {
 		require.NoError(t, err)
 	}
 	setMCD("rendered-worker-2", "rendered-worker-1", "Working")
-	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	ann := e.waitState(t, "v2", agent.StateWorking, 30*time.Second)
 	require.True(t, kubetest.WaitFor(context.Background(), 10*time.Second, func() bool {
 		return strings.HasPrefix(e.annotations(t)[agent.AnnotationReason], "deferred:")
@@ -360,12 +360,12 @@ func TestAgentDefersDuringInPlaceUpgrade(t *testing.T) {
 	assert.Equal(t, "v1", ann[agent.AnnotationCurrent])
 	e.waitEvent(t, agent.EventDeferred)
 	time.Sleep(time.Second)
-	assert.Equal(t, "v1 mirrors", read(t, e.root, registries), "nothing applied while deferred")
+	assert.Equal(t, "# v1 mirrors", read(t, e.root, registries), "nothing applied while deferred")
 
 	setMCD("rendered-worker-2", "rendered-worker-2", "Done")
 	ann = e.waitState(t, "v2", agent.StateDone, 30*time.Second)
 	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
-	assert.Equal(t, "v2 mirrors", read(t, e.root, registries))
+	assert.Equal(t, "# v2 mirrors", read(t, e.root, registries))
 }
 
 func TestAgentSurvivesAPIServerOutage(t *testing.T) {
@@ -376,19 +376,19 @@ func TestAgentSurvivesAPIServerOutage(t *testing.T) {
 	e.publish(t, base(), "v1")
 	e.start(t)
 	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
-	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	// Stop the API server as soon as the agent has the new content: the refresh runs while it is down.
 	require.True(t, kubetest.WaitFor(context.Background(), 10*time.Second, func() bool {
-		return read(t, e.root, registries) == "v2 mirrors"
+		return read(t, e.root, registries) == "# v2 mirrors"
 	}))
 	e.kube.StopAPIServer()
 	time.Sleep(60 * time.Second) // issue 4 asks 30 s, the fault-injection suite 60 s
-	assert.Equal(t, "v2 mirrors", read(t, e.root, registries), "the refresh finished during the outage")
+	assert.Equal(t, "# v2 mirrors", read(t, e.root, registries), "the refresh finished during the outage")
 	require.NoError(t, e.kube.StartAPIServer())
 	ann := e.waitState(t, "v2", agent.StateDone, 60*time.Second)
 	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
 	// And it keeps working after the outage.
-	e.publish(t, base().File(registries, []byte("v3 mirrors"), 0o644), "v3")
+	e.publish(t, base().File(registries, []byte("# v3 mirrors"), 0o644), "v3")
 	e.waitState(t, "v3", agent.StateDone, 30*time.Second)
 }
 
@@ -400,12 +400,12 @@ func TestAgentVolumeSourceFollowsDataSwap(t *testing.T) {
 	e.source = &agent.VolumeSource{Dir: dir, Debounce: 50 * time.Millisecond}
 	e.start(t)
 	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
-	swap(base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	swap(base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
-	assert.Equal(t, "v2 mirrors", read(t, e.root, registries))
-	swap(base().File(registries, []byte("v3 mirrors"), 0o644), "v3")
+	assert.Equal(t, "# v2 mirrors", read(t, e.root, registries))
+	swap(base().File(registries, []byte("# v3 mirrors"), 0o644), "v3")
 	e.waitState(t, "v3", agent.StateDone, 30*time.Second)
-	assert.Equal(t, "v3 mirrors", read(t, e.root, registries))
+	assert.Equal(t, "# v3 mirrors", read(t, e.root, registries))
 }
 
 // kubeletVolume lays out a ConfigMap volume the way kubelet does: the keys are symlinks to
@@ -435,7 +435,7 @@ func TestIdleAgentSendsNoRequests(t *testing.T) {
 	e.publish(t, base(), "v1")
 	e.start(t)
 	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
-	e.publish(t, base().File(registries, []byte("v2"), 0o644), "v2")
+	e.publish(t, base().File(registries, []byte("# v2"), 0o644), "v2")
 	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
 	time.Sleep(2 * time.Second) // let the last event and patch land
 	before, err := e.kube.Audit()
@@ -498,13 +498,13 @@ func TestAgentRefreshesTowardTheNewestContent(t *testing.T) {
 	e.publish(t, base(), "v1")
 	e.start(t)
 	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
-	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	e.waitState(t, "v2", agent.StateWorking, 10*time.Second)
 	// While v2's crio reload runs, the content changes twice: only the newest may be applied next.
-	e.publish(t, base().File(registries, []byte("v3 mirrors"), 0o644), "v3")
-	e.publish(t, base().File(registries, []byte("v4 mirrors"), 0o644), "v4")
+	e.publish(t, base().File(registries, []byte("# v3 mirrors"), 0o644), "v3")
+	e.publish(t, base().File(registries, []byte("# v4 mirrors"), 0o644), "v4")
 	e.waitState(t, "v4", agent.StateDone, 30*time.Second)
-	assert.Equal(t, "v4 mirrors", read(t, e.root, registries))
+	assert.Equal(t, "# v4 mirrors", read(t, e.root, registries))
 	var desired []string
 	for _, s := range e.states.seen() {
 		desired = append(desired, s[strings.Index(s, "@")+1:])
@@ -530,9 +530,9 @@ func TestSIGTERMLetsTheRefreshFinish(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
 
-	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	require.True(t, kubetest.WaitFor(context.Background(), 20*time.Second, func() bool {
-		return read(t, e.root, registries) == "v2 mirrors" // committed; the slow reload is running
+		return read(t, e.root, registries) == "# v2 mirrors" // committed; the slow reload is running
 	}), "v2 never written; agent log:\n%s", e.logText())
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {

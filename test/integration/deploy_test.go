@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -219,7 +220,9 @@ func TestDeployManifestsAndAdmissionPolicy(t *testing.T) {
 		"another annotation": {"deploy-node-a", `{"metadata":{"annotations":{"other":"y"}}}`, "only change the hypershift.openshift.io refresh annotations"},
 		"a new annotation":   {"deploy-node-a", `{"metadata":{"annotations":{"machineconfiguration.openshift.io/state":"Done"}}}`, "refresh annotations"},
 		"removing one":       {"deploy-node-a", `{"metadata":{"annotations":{"other":null}}}`, "refresh annotations"},
-		"a taint":            {"deploy-node-a", `{"spec":{"unschedulable":true}}`, "may not change the node spec"},
+		"a taint":            {"deploy-node-a", `{"spec":{"taints":[{"key":"x","effect":"NoSchedule"}]}}`, "may not change the node spec"},
+		"a provider ID":      {"deploy-node-a", `{"spec":{"providerID":"aws:///x"}}`, "may not change the node spec"},
+		"cordon another":     {"deploy-node-b", `{"spec":{"unschedulable":true}}`, "only change the node its pod runs on"},
 	}
 	for name, d := range denied {
 		err := patch(d.node, d.patch)
@@ -230,6 +233,20 @@ func TestDeployManifestsAndAdmissionPolicy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "worker", n.Labels["role"])
 	assert.Equal(t, "x", n.Annotations["other"])
+	for _, taint := range n.Spec.Taints {
+		assert.NotEqual(t, "x", taint.Key, "the denied taint")
+	}
+
+	// Drain: cordon and uncordon its own node; list pods; evict (here a pod that does not exist:
+	// not found, so allowed; RBAC would say forbidden).
+	require.NoError(t, patch("deploy-node-a", `{"spec":{"unschedulable":true}}`), "cordon its own node")
+	require.NoError(t, patch("deploy-node-a", `{"spec":{"unschedulable":false}}`), "uncordon its own node")
+	_, err = sa.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=deploy-node-a"})
+	assert.NoError(t, err, "the drain's pod list")
+	err = sa.PolicyV1().Evictions("default").Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "nope", Namespace: "default"}})
+	assert.True(t, apierrors.IsNotFound(err), "evictions allowed: %v", err)
+	_, err = sa.CoreV1().Pods("default").Get(ctx, "nope", metav1.GetOptions{})
+	assert.True(t, apierrors.IsForbidden(err), "no pod reads beyond the list: %v", err)
 
 	// RBAC: any pool's ConfigMap in the agent's namespace (the name comes from a template), nothing
 	// else there and no ConfigMap elsewhere.

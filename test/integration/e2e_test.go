@@ -113,26 +113,26 @@ func TestEndToEndThreeNodes(t *testing.T) {
 	waitCondition("v1", fleet.ConditionComplete, metav1.ConditionTrue)
 
 	// An eligible refresh reaches every node.
-	publishCLI(base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	publishCLI(base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	c := waitCondition("v2", fleet.ConditionComplete, metav1.ConditionTrue)
 	assert.Contains(t, c.Message, "All 3 nodes run v2")
 	for _, n := range nodes {
-		assert.Equal(t, "v2 mirrors", read(t, n.root, registries), n.name)
+		assert.Equal(t, "# v2 mirrors", read(t, n.root, registries), n.name)
 		assert.Equal(t, 1, n.mgr.Reloads(crio), n.name)
 	}
 
 	// Node 3's crio cannot reload: it rolls back and degrades; the others complete.
 	nodes[2].mgr.StandIn(t, crio, true)
-	publishCLI(base().File(registries, []byte("v3 mirrors"), 0o644), "v3")
+	publishCLI(base().File(registries, []byte("# v3 mirrors"), 0o644), "v3")
 	c = waitCondition("v3", fleet.ConditionDegraded, metav1.ConditionTrue)
 	assert.Contains(t, c.Message, "e2e-node-3")
 	assert.Contains(t, c.Message, "crio.service")
 	assert.NotContains(t, c.Message, "e2e-node-1")
 	conds := status("v3")
 	assert.Equal(t, metav1.ConditionFalse, meta.FindStatusCondition(conds, fleet.ConditionComplete).Status)
-	assert.Equal(t, "v2 mirrors", read(t, nodes[2].root, registries), "node 3 rolled back")
+	assert.Equal(t, "# v2 mirrors", read(t, nodes[2].root, registries), "node 3 rolled back")
 	for _, n := range nodes[:2] {
-		assert.Eventually(t, func() bool { return strings.HasPrefix(readMaybe(n.root, registries), "v3") }, 30*time.Second, 100*time.Millisecond)
+		assert.Eventually(t, func() bool { return strings.HasPrefix(readMaybe(n.root, registries), "# v3") }, 30*time.Second, 100*time.Millisecond)
 	}
 
 	// Its unit fixed, node 3's retry succeeds and the pool completes.
@@ -141,7 +141,7 @@ func TestEndToEndThreeNodes(t *testing.T) {
 	conds = status("v3")
 	assert.Equal(t, metav1.ConditionFalse, meta.FindStatusCondition(conds, fleet.ConditionDegraded).Status)
 	assert.Equal(t, metav1.ConditionFalse, meta.FindStatusCondition(conds, fleet.ConditionProgressing).Status)
-	assert.Equal(t, "v3 mirrors", read(t, nodes[2].root, registries))
+	assert.Equal(t, "# v3 mirrors", read(t, nodes[2].root, registries))
 }
 
 // recordBase lays base() on a node root and records it as current under hash v1.

@@ -52,7 +52,7 @@ func TestFaultDBusLostMidRefresh(t *testing.T) {
 	require.NoError(t, err)
 
 	go func() { time.Sleep(time.Second); _ = mgr.Kill() }() // during crio's slow reload
-	res, err := apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("v2 mirrors"), 0o644).JSON(), Hash: "v2"})
+	res, err := apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("# v2 mirrors"), 0o644).JSON(), Hash: "v2"})
 	require.NoError(t, err)
 	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
 	assert.Contains(t, res.Reason, "D-Bus connection to systemd lost")
@@ -60,7 +60,7 @@ func TestFaultDBusLostMidRefresh(t *testing.T) {
 	// is incomplete, and kept.
 	assert.False(t, res.RolledBack)
 	assert.True(t, res.RollbackIncomplete)
-	assert.Equal(t, "v1 mirrors", readMaybe(dir, registries))
+	assert.Equal(t, "# v1 mirrors", readMaybe(dir, registries))
 	assert.Equal(t, "v1", apply.CurrentHash(n.StateDir))
 	requireJournal(t, n.StateDir, true)
 
@@ -68,7 +68,7 @@ func TestFaultDBusLostMidRefresh(t *testing.T) {
 	// the old content), then applies.
 	mgr = systemdtest.Restart(t, mgr)
 	require.NoError(t, mgr.InstallStandIn(crio, mgr.MarkerReload(crio)))
-	res, err = apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("v2 mirrors"), 0o644).JSON(), Hash: "v2"})
+	res, err = apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("# v2 mirrors"), 0o644).JSON(), Hash: "v2"})
 	require.NoError(t, err)
 	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
 	assert.Equal(t, 2, mgr.Reloads(crio), "once to finish the rollback, once for v2")
@@ -85,7 +85,7 @@ func TestFaultReadOnlyTargetDirectory(t *testing.T) {
 	before, err := fixture.TreeHash(dir)
 	require.NoError(t, err)
 	// registries.conf (staged first) is writable; the pull secret's directory is not.
-	des := base().File(registries, []byte("v2 mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600)
+	des := base().File(registries, []byte("# v2 mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: des.JSON(), Hash: "v2"})
 	require.NoError(t, err)
 	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
@@ -107,7 +107,7 @@ func TestFaultFullTargetDirectory(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(full, "a.yaml"), []byte("old a"), 0o644))
 	before, err := fixture.TreeHash(dir)
 	require.NoError(t, err)
-	des := base().File(registries, []byte("v2 mirrors"), 0o644).
+	des := base().File(registries, []byte("# v2 mirrors"), 0o644).
 		File("/etc/containers/registries.d/a.yaml", []byte("new a"), 0o644).
 		File("/etc/containers/registries.d/b.yaml", []byte(strings.Repeat("b", 64<<10)), 0o644)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: des.JSON(), Hash: "v2"})
@@ -175,7 +175,7 @@ func TestFaultReadOnlyBeforeRestore(t *testing.T) {
 		reloads++
 		return nil
 	})
-	des := base().File(registries, []byte("v2 mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600)
+	des := base().File(registries, []byte("# v2 mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: des.JSON(), Hash: "v2"})
 	require.NoError(t, err)
 	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
@@ -183,15 +183,15 @@ func TestFaultReadOnlyBeforeRestore(t *testing.T) {
 	assert.True(t, res.RollbackIncomplete)
 	assert.Contains(t, res.Reason, "restoring "+registries)
 	assert.Contains(t, res.Reason, "read-only file system")
-	assert.Equal(t, "v2 mirrors", readMaybe(dir, registries), "still new, and the result says so")
+	assert.Equal(t, "# v2 mirrors", readMaybe(dir, registries), "still new, and the result says so")
 	assert.Equal(t, `{"auths":{"v1":{}}}`, readMaybe(dir, pullSecret), "the writable one is back")
 	assert.Equal(t, "v1", apply.CurrentHash(n.StateDir))
 	requireJournal(t, n.StateDir, true)
 
-	_, err = apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("v3"), 0o644).JSON(), Hash: "v3"})
+	_, err = apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("# v3"), 0o644).JSON(), Hash: "v3"})
 	require.ErrorIs(t, err, apply.ErrRollbackPending)
 	assert.Contains(t, err.Error(), registries)
-	assert.Equal(t, "v2 mirrors", readMaybe(dir, registries))
+	assert.Equal(t, "# v2 mirrors", readMaybe(dir, registries))
 	assert.Zero(t, reloads, "no unit runs on half-restored files")
 
 	require.NoError(t, exec.Command("umount", containers).Run())
@@ -219,13 +219,13 @@ func TestFaultReloadFailsAgainAfterRestore(t *testing.T) {
 	n.Units = sd
 	before, err := fixture.TreeHash(dir)
 	require.NoError(t, err)
-	res, err := apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("v2 mirrors"), 0o644).JSON(), Hash: "v2"})
+	res, err := apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("# v2 mirrors"), 0o644).JSON(), Hash: "v2"})
 	require.NoError(t, err)
 	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
 	assert.False(t, res.RolledBack)
 	assert.True(t, res.RollbackIncomplete)
 	assert.Contains(t, res.Reason, "files restored, but the unit actions on them failed: Reload crio.service")
-	assert.Equal(t, "v1 mirrors", readMaybe(dir, registries))
+	assert.Equal(t, "# v1 mirrors", readMaybe(dir, registries))
 	assert.Equal(t, "v1", apply.CurrentHash(n.StateDir))
 	requireJournal(t, n.StateDir, true)
 
@@ -257,7 +257,7 @@ func TestApplySIGTERMRollsBackCleanly(t *testing.T) {
 	before, err := fixture.TreeHash(dir)
 	require.NoError(t, err)
 	f := filepath.Join(t.TempDir(), "v2.ign")
-	require.NoError(t, os.WriteFile(f, base().File(registries, []byte("v2 mirrors"), 0o644).JSON(), 0o644))
+	require.NoError(t, os.WriteFile(f, base().File(registries, []byte("# v2 mirrors"), 0o644).JSON(), 0o644))
 
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "apply", "--root", dir, "--desired", f, "--hash", "v2", "--systemd", "user", "--output", "json")

@@ -28,7 +28,7 @@ const (
 
 func base() *fixture.Config {
 	return fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
-		File(registries, []byte("v1 mirrors"), 0o644).
+		File(registries, []byte("# v1 mirrors"), 0o644).
 		File(pullSecret, []byte(`{"auths":{"v1":{}}}`), 0o600).
 		File(trust, []byte("v1 CA"), 0o644).
 		SSHKeys("ssh-ed25519 AAAA one")
@@ -84,7 +84,7 @@ func (n *sdNode) apply(t *testing.T, c *fixture.Config, hash string) *apply.Resu
 func TestRegistriesChangeReloadsCrioOnly(t *testing.T) {
 	n := newSystemdNode(t, false)
 	before := n.pids(t)
-	res := n.apply(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	res := n.apply(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
 	assert.Equal(t, 1, n.mgr.Reloads(crio), "crio reloaded once")
 	assert.Equal(t, before, n.pids(t), "a reload keeps every MainPID, and no other unit was touched")
@@ -94,7 +94,7 @@ func TestRegistriesChangeReloadsCrioOnly(t *testing.T) {
 func TestTrustBundleRestartsUpdateCAThenCrio(t *testing.T) {
 	n := newSystemdNode(t, false)
 	before := n.pids(t)
-	res := n.apply(t, base().File(trust, []byte("v2 CA"), 0o644).File(registries, []byte("v2"), 0o644), "v2")
+	res := n.apply(t, base().File(trust, []byte("v2 CA"), 0o644).File(registries, []byte("# v2"), 0o644), "v2")
 	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
 	after := n.pids(t)
 	assert.NotEqual(t, before[updateCA], after[updateCA])
@@ -125,7 +125,7 @@ func TestRefusedPayloadTouchesNothing(t *testing.T) {
 	require.NoError(t, err)
 	m := fixture.DefaultMachine()
 	m.FIPS = true
-	res := n.apply(t, base().EmbedMachine(m).File(registries, []byte("v2"), 0o644), "fips")
+	res := n.apply(t, base().EmbedMachine(m).File(registries, []byte("# v2"), 0o644), "fips")
 	assert.Equal(t, apply.OutcomeRefused, res.Outcome)
 	after, err := fixture.TreeHash(n.dir)
 	require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestFailedReloadRollsBack(t *testing.T) {
 	before := n.pids(t)
 	tree, err := fixture.TreeHash(n.dir)
 	require.NoError(t, err)
-	res := n.apply(t, base().File(registries, []byte("v2 mirrors"), 0o644).File(pullSecret, []byte("v2"), 0o600), "v2")
+	res := n.apply(t, base().File(registries, []byte("# v2 mirrors"), 0o644).File(pullSecret, []byte("v2"), 0o600), "v2")
 	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
 	assert.True(t, res.RolledBack, res.Reason)
 	assert.False(t, res.RollbackIncomplete)

@@ -132,10 +132,14 @@ func pem(name string) []byte {
 	return []byte("-----BEGIN CERTIFICATE-----\n" + base64.StdEncoding.EncodeToString([]byte(name)) + "\n-----END CERTIFICATE-----\n")
 }
 
-func registries(mirror string) []byte {
-	return []byte(fmt.Sprintf("unqualified-search-registries = [\"registry.access.redhat.com\", \"docker.io\"]\nshort-name-mode = \"\"\n\n"+
-		"[[registry]]\n  prefix = \"\"\n  location = \"registry.product.example.org/ocp/release\"\n\n"+
-		"  [[registry.mirror]]\n    location = %q\n    pull-from-mirror = \"digest-only\"\n", mirror))
+// registries renders registries.conf with the given digest-only mirrors of the release registry.
+func registries(mirrors ...string) []byte {
+	out := "unqualified-search-registries = [\"registry.access.redhat.com\", \"docker.io\"]\nshort-name-mode = \"\"\n\n" +
+		"[[registry]]\n  prefix = \"\"\n  location = \"registry.product.example.org/ocp/release\"\n"
+	for _, m := range mirrors {
+		out += fmt.Sprintf("\n  [[registry.mirror]]\n    location = %q\n    pull-from-mirror = \"digest-only\"\n", m)
+	}
+	return []byte(out)
 }
 
 func kubeletConf(maxPods int) []byte {

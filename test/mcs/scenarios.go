@@ -35,7 +35,7 @@ func Eligible() []Scenario {
 		{Name: "pullsecret", Paths: []string{PullSecret}, Change: withFile(PullSecret, File{
 			Data: []byte(`{"auths":{"quay.io":{"auth":"cm90YXRlZDpzZWNyZXQ=","email":"ci@example.com"}}}` + "\n"), Mode: 0o600})},
 		{Name: "mirror", Paths: []string{RegistriesConf}, Actions: []string{reloadCrio},
-			Change: withFile(RegistriesConf, File{Data: registries("mirror2.example.com/ocp"), Mode: 0o644})},
+			Change: withFile(RegistriesConf, File{Data: registries("registry.mirror.example.com/ocp", "mirror2.example.com/ocp"), Mode: 0o644})},
 		{Name: "registries.d", Paths: []string{"/etc/containers/registries.d/quay.io.yaml"}, Actions: []string{reloadCrio},
 			Change: withFile("/etc/containers/registries.d/quay.io.yaml", File{Data: []byte("docker:\n  quay.io:\n    use-sigstore-attachments: true\n"), Mode: 0o644})},
 		{Name: "policy.json", Paths: []string{PolicyJSON}, Actions: []string{reloadCrio},

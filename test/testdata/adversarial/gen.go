@@ -21,7 +21,7 @@ func write(name string, data []byte) {
 
 func base() *fixture.Config {
 	return fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
-		File("/etc/containers/registries.conf", []byte("v1 mirrors"), 0o644).
+		File("/etc/containers/registries.conf", []byte("# v1 mirrors"), 0o644).
 		File("/var/lib/kubelet/config.json", []byte(`{"auths":{}}`), 0o600).
 		SSHKeys("ssh-ed25519 AAAA one")
 }
@@ -34,7 +34,7 @@ func main() {
 	write("setgid-sticky.ign", base().File("/etc/containers/registries.d/y.yaml", []byte("y"), 0o3644).JSON())
 	write("denied-prefix.ign", base().File("/etc/systemd/system/evil.service", []byte("[Service]\nExecStart=/bin/sh\n"), 0o644).JSON())
 	write("not-allowlisted.ign", base().File("/etc/cron.d/evil", []byte("* * * * * root /bin/sh"), 0o644).JSON())
-	write("eligible.ign", base().File("/etc/containers/registries.conf", []byte("v2 mirrors"), 0o644).JSON())
+	write("eligible.ign", base().File("/etc/containers/registries.conf", []byte("# v2 mirrors"), 0o644).JSON())
 	write("ssh-dir-file.ign", base().File("/etc/ssh/sshd_config.d/10-evil.conf", []byte("PermitRootLogin yes"), 0o600).JSON())
 
 	// Kernel arguments hidden in the MachineConfig only: the Ignition config is identical.

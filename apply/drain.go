@@ -1,0 +1,85 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/openshift/refresh-agent/actions"
+)
+
+// cordonMarker, in the state dir, says the agent cordoned the node and has not uncordoned it yet: a
+// crash in between is settled by the next Recover, which uncordons. A node cordoned by someone else
+// has no marker and stays cordoned.
+const cordonMarker = "cordoned"
+
+// Drainer cordons the node and evicts its pods (Drain), and makes it schedulable again (Uncordon).
+// kube.Drainer implements it over the Eviction API.
+type Drainer interface {
+	Drain(ctx context.Context) error
+	Uncordon(ctx context.Context) error
+}
+
+// drain drains the node; when that fails it uncordons again before returning, so a refused or failed
+// drain never leaves the node unschedulable.
+func (n Node) drain(ctx context.Context) error {
+	n.logger().Info("draining the node before the refresh")
+	if err := actions.EnsureStateDir(n.StateDir); err != nil {
+		return fmt.Errorf("drain: state: %w", err)
+	}
+	if err := actions.WriteFileAtomic(n.StateDir, cordonMarker, nil, 0o600); err != nil {
+		return fmt.Errorf("drain: state: %w", err)
+	}
+	if err := n.Drainer.Drain(ctx); err != nil {
+		uerr := n.uncordonNow(ctx)
+		if uerr != nil {
+			return fmt.Errorf("drain: %w; uncordon: %v", err, uerr)
+		}
+		return fmt.Errorf("drain: %w (uncordoned again, nothing written)", err)
+	}
+	return nil
+}
+
+// uncordon makes the node schedulable again after the refresh, applied or rolled back; a failure is
+// added to the result's reason and the outcome becomes failed, since the node stays cordoned.
+func (n Node) uncordon(ctx context.Context, res *Result) {
+	if err := n.uncordonNow(ctx); err != nil {
+		res.Outcome = OutcomeFailed
+		if res.Reason != "" {
+			res.Reason += "; "
+		}
+		res.Reason += "uncordon: " + err.Error()
+	}
+}
+
+// uncordonNow runs under its own deadline: the caller's context may be cancelled already.
+func (n Node) uncordonNow(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := n.Drainer.Uncordon(ctx); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(n.StateDir, cordonMarker)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("state: %w", err)
+	}
+	return nil
+}
+
+// uncordonLeftover uncordons a node the agent cordoned before a crash (the marker is there).
+func (n Node) uncordonLeftover(ctx context.Context) error {
+	if n.Drainer == nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(n.StateDir, cordonMarker)); err != nil {
+		return nil
+	}
+	n.logger().Warn("uncordoning the node a crashed refresh left cordoned")
+	if err := n.uncordonNow(ctx); err != nil {
+		return fmt.Errorf("uncordon after a crash: %w", err)
+	}
+	return nil
+}
