@@ -34,7 +34,7 @@ func recordedNode(t *testing.T) apply.Node {
 	empty, err := diff.Decode(fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).JSON())
 	require.NoError(t, err)
 	cfg := fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
-		File(testRegistries, []byte("mirrors"), 0o644).File(testPullSecret, []byte(`{"auths":{}}`), 0o600)
+		File(testRegistries, []byte("# mirrors"), 0o644).File(testPullSecret, []byte(`{"auths":{}}`), 0o600)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: cfg.JSON(), Hash: "v1", Current: empty})
 	require.NoError(t, err)
 	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
@@ -71,7 +71,7 @@ func TestDriftWatch(t *testing.T) {
 
 	// A refresh's own writes are not drift; the check after it is.
 	d.setBusy(true)
-	require.NoError(t, os.WriteFile(host(testRegistries), []byte("mirrors"), 0o644))
+	require.NoError(t, os.WriteFile(host(testRegistries), []byte("# mirrors"), 0o644))
 	d.check()
 	assert.Equal(t, testRegistries, d.report(), "no check while busy")
 	d.setBusy(false)

@@ -144,7 +144,7 @@ func TestNDPErrorsNameTheRule(t *testing.T) {
 		"not allowed":    {"allowedUnits: [crio, kubelet, update-ca-trust]\nnodeDisruptionPolicy:\n  files:\n  - path: /etc/a\n    actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n", "nodeDisruptionPolicy.files[0] (/etc/a): actions[0] (Restart): unit myapp.service is not an allowed unit"},
 		"unknown field":  {"files:\n- path: /etc/a\n  action: [{type: None}]\n", "unknown field"},
 		"kind":           {"kind: MachineConfig\nspec: {}\n", `kind "MachineConfig"`},
-		"denied allowed": {"allowedUnits: [poweroff.target]\n", "would reboot"},
+		"denied allowed": {"allowedUnits: [poweroff.target]\n", "poweroff.target"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

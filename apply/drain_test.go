@@ -96,14 +96,18 @@ func TestFailedDrainWritesNothingAndUncordons(t *testing.T) {
 	assert.Equal(t, "r1", apply.CurrentHash(n.StateDir))
 }
 
-func TestApplyWithoutADrainerRefusesUnlessDrained(t *testing.T) {
+func TestApplyWithoutADrainerSkipsTheDrainAndSaysSo(t *testing.T) {
 	n, log, _ := drainNode(t)
 	n.Drainer = nil
 	res := n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
-	require.Equal(t, apply.OutcomeRefused, res.Outcome)
-	assert.True(t, strings.Contains(res.Reason, "needs a drain") && strings.Contains(res.Reason, "--drained"), res.Reason)
-	assert.Empty(t, *log)
-	assert.Equal(t, regV1, n.read(t, registries))
+	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	assert.True(t, res.DrainSkipped)
+	assert.True(t, strings.Contains(strings.Join(res.Warnings, "\n"), "drain skipped"), res.Warnings)
+	assert.Equal(t, regRemoved, n.read(t, registries))
+	*log = nil
+	res = n.run(t, v1().JSON(), "r1b")
+	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	*log = nil
 	n.Drained = true
 	res = n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
 	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)

@@ -17,7 +17,7 @@ import (
 )
 
 func payload() []byte {
-	return fixture.Ignition("3.2.0").File("/etc/containers/registries.conf", []byte("mirrors"), 0o644).JSON()
+	return fixture.Ignition("3.2.0").File("/etc/containers/registries.conf", []byte("# mirrors"), 0o644).JSON()
 }
 
 func TestConfigMapDataPublishesHyperShiftsEncodingVerbatim(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 func TestDelegatedFileIsListedNotWrittenNotRefused(t *testing.T) {
-	des := base().File(pullSecret, []byte(`{"auths":{"x":{}}}`), 0o600).File(registries, []byte("new mirrors"), 0o644)
+	des := base().File(pullSecret, []byte(`{"auths":{"x":{}}}`), 0o600).File(registries, []byte("# new mirrors"), 0o644)
 	c, err := diff.Decode(base().JSON())
 	require.NoError(t, err)
 	d, err := diff.Decode(des.JSON())

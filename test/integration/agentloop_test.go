@@ -61,8 +61,8 @@ func TestAgentFollowsItsNodePool(t *testing.T) {
 	a1 := newAgentEnvNode(t, false, "-a1", poolLabel("alpha"))
 	a2 := newAgentEnvNode(t, false, "-a2", poolLabel("alpha"))
 	b1 := newAgentEnvNode(t, false, "-b1", poolLabel("beta"))
-	alpha := base().File(registries, []byte("alpha mirrors"), 0o644)
-	beta := base().File(registries, []byte("beta mirrors"), 0o644)
+	alpha := base().File(registries, []byte("# alpha mirrors"), 0o644)
+	beta := base().File(registries, []byte("# beta mirrors"), 0o644)
 	a1.publishTo(t, api.ConfigMapName("", "alpha"), alpha, "alpha-1")
 	a1.publishTo(t, api.ConfigMapName("", "beta"), beta, "beta-1")
 	for _, e := range []*agentEnv{a1, a2, b1} {
@@ -72,16 +72,16 @@ func TestAgentFollowsItsNodePool(t *testing.T) {
 	a1.waitState(t, "alpha-1", agent.StateDone, 30*time.Second)
 	a2.waitState(t, "alpha-1", agent.StateDone, 30*time.Second)
 	b1.waitState(t, "beta-1", agent.StateDone, 30*time.Second)
-	assert.Equal(t, "alpha mirrors", read(t, a1.root, registries))
-	assert.Equal(t, "alpha mirrors", read(t, a2.root, registries))
-	assert.Equal(t, "beta mirrors", read(t, b1.root, registries))
+	assert.Equal(t, "# alpha mirrors", read(t, a1.root, registries))
+	assert.Equal(t, "# alpha mirrors", read(t, a2.root, registries))
+	assert.Equal(t, "# beta mirrors", read(t, b1.root, registries))
 
 	// A change to one pool reaches only its nodes.
 	a1.publishTo(t, api.ConfigMapName("", "beta"), base().File(registries, []byte("beta mirrors 2"), 0o644), "beta-2")
 	b1.waitState(t, "beta-2", agent.StateDone, 30*time.Second)
 	assert.Equal(t, "beta mirrors 2", read(t, b1.root, registries))
 	assert.Equal(t, "alpha-1", a1.annotations(t)[agent.AnnotationCurrent])
-	assert.Equal(t, "alpha mirrors", read(t, a1.root, registries))
+	assert.Equal(t, "# alpha mirrors", read(t, a1.root, registries))
 
 	// a2 moves to beta.
 	a2.patchNode(t, `{"metadata":{"labels":{"`+api.LabelNodePool+`":"beta"}}}`)
@@ -113,7 +113,7 @@ func TestAgentFollowsItsNodePool(t *testing.T) {
 // again once it ends, without a restart or a new payload.
 func TestAgentDeferralWithoutNewContentEndsDone(t *testing.T) {
 	e := newAgentEnv(t, false)
-	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	e.start(t)
 	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
 	e.patchNode(t, `{"metadata":{"annotations":{"machineconfiguration.openshift.io/desiredConfig":"rendered-2","machineconfiguration.openshift.io/currentConfig":"rendered-1","machineconfiguration.openshift.io/state":"Working"}}}`)
@@ -130,7 +130,7 @@ func TestAgentDeferralWithoutNewContentEndsDone(t *testing.T) {
 // deleted and created again, are corrected.
 func TestAgentCorrectsHandEditedAnnotations(t *testing.T) {
 	e := newAgentEnv(t, false)
-	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	e.start(t)
 	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
 	e.patchNode(t, `{"metadata":{"annotations":{"`+agent.AnnotationState+`":"Degraded","`+agent.AnnotationCurrent+`":"edited","`+agent.AnnotationReason+`":"by hand"}}}`)
@@ -159,13 +159,13 @@ func TestAgentFailureCap(t *testing.T) {
 	}
 	e.start(t)
 	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
-	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	ann := e.waitAnnotations(t, "gave up", 60*time.Second, func(a map[string]string) bool {
 		return a[agent.AnnotationState] == agent.StateDegraded && strings.Contains(a[agent.AnnotationReason], "gave up after 2 attempts")
 	})
 	assert.Contains(t, ann[agent.AnnotationReason], agent.AnnotationRetry)
 	assert.Equal(t, "v1", ann[agent.AnnotationCurrent])
-	assert.Equal(t, "v1 mirrors", read(t, e.root, registries), "rolled back")
+	assert.Equal(t, "# v1 mirrors", read(t, e.root, registries), "rolled back")
 	time.Sleep(3 * time.Second) // several backoffs' worth: no further attempt
 	assert.Equal(t, 2.0, e.metricValue(t, "refresh_agent_refreshes_total", "result", "failed"))
 
@@ -190,10 +190,10 @@ func TestAgentLeavesTheGlobalPullSecretToItsSyncer(t *testing.T) {
 	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
 	syncer := []byte(`{"auths":{"merged-by-the-syncer":{}}}`)
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, pullSecret), syncer, 0o600))
-	e.publish(t, base().File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600).File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.publish(t, base().File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600).File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	ann := e.waitState(t, "v2", agent.StateDone, 30*time.Second)
 	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
-	assert.Equal(t, "v2 mirrors", read(t, e.root, registries))
+	assert.Equal(t, "# v2 mirrors", read(t, e.root, registries))
 	assert.Equal(t, string(syncer), read(t, e.root, pullSecret), "the syncer's file is kept")
 	ev := e.waitEvent(t, agent.EventApplied)
 	var msgs []string
@@ -232,7 +232,7 @@ func TestAgentReportsDrift(t *testing.T) {
 	assert.Equal(t, "edited by hand", read(t, e.root, registries), "report only")
 	assert.GreaterOrEqual(t, e.metricValue(t, "refresh_agent_drift_detected_total"), 1.0)
 	// Restoring the content clears the annotation; a mode change alone is drift too.
-	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("v1 mirrors"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("# v1 mirrors"), 0o644))
 	e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == "" })
 	require.NoError(t, os.Chmod(filepath.Join(e.root, registries), 0o600))
 	e.waitAnnotations(t, "mode drift", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == registries })
@@ -240,11 +240,11 @@ func TestAgentReportsDrift(t *testing.T) {
 	e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == "" })
 
 	// A refresh's own writes are not drift; after it, its files are watched against the new record.
-	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
 	time.Sleep(2 * time.Second)
 	assert.Empty(t, e.annotations(t)[agent.AnnotationDrift], "no drift from the refresh itself")
-	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("v1 mirrors"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("# v1 mirrors"), 0o644))
 	e.waitAnnotations(t, "drift against the new record", 30*time.Second, func(a map[string]string) bool {
 		return a[agent.AnnotationDrift] == registries
 	})
@@ -262,7 +262,7 @@ func TestAgentHealsDrift(t *testing.T) {
 	mgr.ResetMarkers(t)
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("edited by hand"), 0o600))
 	require.True(t, kubetest.WaitFor(context.Background(), 30*time.Second, func() bool {
-		return read(t, e.root, registries) == "v1 mirrors"
+		return read(t, e.root, registries) == "# v1 mirrors"
 	}), "never healed; log:\n%s", e.logText())
 	fi, err := os.Stat(filepath.Join(e.root, registries))
 	require.NoError(t, err)
@@ -279,7 +279,7 @@ func TestAgentHealsDrift(t *testing.T) {
 // Degraded and untouched; labelled, it reads "<pool>-refresh" and converges; SIGTERM exits cleanly.
 func TestAgentBinaryReadsItsPoolsConfigMap(t *testing.T) {
 	e := newAgentEnv(t, false)
-	e.publishTo(t, api.ConfigMapName("", "workers"), base().File(registries, []byte("workers mirrors"), 0o644), "w1")
+	e.publishTo(t, api.ConfigMapName("", "workers"), base().File(registries, []byte("# workers mirrors"), 0o644), "w1")
 	kubeconfig, err := e.kube.Kubeconfig(kubetest.AgentUser)
 	require.NoError(t, err)
 	cmd := exec.Command(agentBinary(t), "run", "--node-name", e.node, "--root", e.root, "--source", "api",
@@ -294,11 +294,11 @@ func TestAgentBinaryReadsItsPoolsConfigMap(t *testing.T) {
 		return a[agent.AnnotationState] == agent.StateDegraded
 	})
 	assert.Equal(t, agent.ReasonNoNodePool, ann[agent.AnnotationReason])
-	assert.Equal(t, "v1 mirrors", read(t, e.root, registries))
+	assert.Equal(t, "# v1 mirrors", read(t, e.root, registries))
 
 	e.patchNode(t, `{"metadata":{"labels":{"`+api.LabelNodePool+`":"workers"}}}`)
 	e.waitState(t, "w1", agent.StateDone, 30*time.Second)
-	assert.Equal(t, "workers mirrors", read(t, e.root, registries))
+	assert.Equal(t, "# workers mirrors", read(t, e.root, registries))
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {

@@ -78,7 +78,7 @@ func TestControllerDrivesAgentsThroughDrift(t *testing.T) {
 
 	// Management-side drift: a new config version, the same rollout hash.
 	seen := e.watchConditions(pool)
-	e.tokenSecret(pool, "v2", base().File(registries, []byte("v2 mirrors"), 0o644).JSON(), false)
+	e.tokenSecret(pool, "v2", base().File(registries, []byte("# v2 mirrors"), 0o644).JSON(), false)
 	e.annotate(controller.GVRMachineDeployment, pool, map[string]any{controller.AnnotationTargetConfigVersion: "v2"})
 	e.waitPublished(pool, "v2")
 	e.waitEvent(pool, controller.EventPublished, "v2")
@@ -86,7 +86,7 @@ func TestControllerDrivesAgentsThroughDrift(t *testing.T) {
 	// The status written with the publication, when no node had v2 yet, said Progressing.
 	assert.Contains(t, seen(), "ConfigRefreshProgressing=True Refreshing: 0/3 nodes updated, 0 degraded: Refreshing 3/3 nodes toward v2")
 	for _, n := range nodes {
-		assert.Equal(t, "v2 mirrors", read(t, n.root, registries), n.name)
+		assert.Equal(t, "# v2 mirrors", read(t, n.root, registries), n.name)
 		assert.Equal(t, 1, n.mgr.Reloads(crio), n.name)
 	}
 	c = e.waitCondition(pool, fleet.ConditionProgressing, metav1.ConditionFalse)
@@ -99,19 +99,19 @@ func TestControllerDrivesAgentsThroughDrift(t *testing.T) {
 
 	// Node 3's crio cannot reload: Degraded names it, the others complete.
 	nodes[2].mgr.StandIn(t, crio, true)
-	e.tokenSecret(pool, "v3", base().File(registries, []byte("v3 mirrors"), 0o644).JSON(), false)
+	e.tokenSecret(pool, "v3", base().File(registries, []byte("# v3 mirrors"), 0o644).JSON(), false)
 	e.annotate(controller.GVRMachineDeployment, pool, map[string]any{controller.AnnotationTargetConfigVersion: "v3"})
 	c = e.waitCondition(pool, fleet.ConditionDegraded, metav1.ConditionTrue, "drift-node-3", "crio.service")
 	assert.Contains(t, c.Message, "1 degraded")
 	assert.NotContains(t, c.Message, "drift-node-1 (")
 	assert.Equal(t, metav1.ConditionFalse, meta.FindStatusCondition(e.conditions(pool), fleet.ConditionComplete).Status)
-	assert.Equal(t, "v2 mirrors", read(t, nodes[2].root, registries), "node 3 rolled back")
+	assert.Equal(t, "# v2 mirrors", read(t, nodes[2].root, registries), "node 3 rolled back")
 
 	// Fixed, its retry succeeds: Complete, not Degraded.
 	nodes[2].mgr.StandIn(t, crio, false)
 	e.waitCondition(pool, fleet.ConditionComplete, metav1.ConditionTrue, "3/3 nodes updated, 0 degraded", "All 3 nodes run v3")
 	e.waitCondition(pool, fleet.ConditionDegraded, metav1.ConditionFalse)
-	assert.Equal(t, "v3 mirrors", read(t, nodes[2].root, registries))
+	assert.Equal(t, "# v3 mirrors", read(t, nodes[2].root, registries))
 	assert.True(t, ctl.alive())
 }
 
