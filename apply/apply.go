@@ -50,6 +50,10 @@ type Request struct {
 	Delegated map[string]string
 	// Current overrides the recorded current state (the --current flag).
 	Current *diff.Payload
+	// Start, when set, is called once the plan says files will change, before anything is written
+	// (a no-op or a refusal never calls it): the agent takes its pacing slot there. An error stops
+	// the refresh with nothing written, and Run returns that error as is.
+	Start func(ctx context.Context) error
 }
 
 // Result is the plan plus what happened. Its JSON form is the CLI's output.
@@ -142,6 +146,11 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		// Told to stop (SIGTERM) before anything was written: start nothing.
 		res.Outcome, res.Reason = OutcomeFailed, "not started: "+err.Error()
 		return res, nil
+	}
+	if req.Start != nil {
+		if err := req.Start(ctx); err != nil {
+			return nil, err
+		}
 	}
 	meta := actions.Meta{Hash: hash, PayloadFile: payloadName(req.Desired), Actions: p.Actions}
 	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions))

@@ -1,0 +1,480 @@
+package pacing
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	coordv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/openshift/refresh-agent/api"
+)
+
+// LeaseAPI writes Leases (kube.Leases implements it).
+type LeaseAPI interface {
+	Create(ctx context.Context, l *coordv1.Lease) (*coordv1.Lease, error)
+	Update(ctx context.Context, l *coordv1.Lease) (*coordv1.Lease, error)
+}
+
+// NodeCounter counts the nodes of a pool, for a percentage limit (kube.Client implements it).
+type NodeCounter interface {
+	CountNodes(ctx context.Context, selector string) (int, error)
+}
+
+// Config wires a Pacer.
+type Config struct {
+	Leases LeaseAPI
+	// Watch lists and watches the namespace's Leases (kube.Leases.REST()); nil in tests that feed
+	// Observe themselves.
+	Watch     cache.Getter
+	Nodes     NodeCounter
+	Namespace string
+	Node      string // this node: the holderIdentity of its slot
+	Limit     Limit
+	// TTL is how long a slot whose holder stopped renewing blocks its pool (default 5 min); the
+	// holder renews every TTL/3.
+	TTL time.Duration
+	// Spread bounds the random delay before each attempt at a slot.
+	Spread time.Duration
+	Log    *slog.Logger
+	Now    func() time.Time // tests
+}
+
+// DefaultTTL is the default --slot-ttl.
+const DefaultTTL = 5 * time.Minute
+
+// Pacer is one node's side of its pool's slots. Acquire and Settle are called by the agent's one
+// worker; the Lease watch and the renewal run beside it.
+type Pacer struct {
+	cfg  Config
+	ctx  context.Context
+	wake func()
+
+	// pool is the pool whose Leases are watched (the worker's; not under mu).
+	pool      string
+	watching  bool
+	stopWatch context.CancelFunc
+
+	mu     sync.Mutex
+	slots  map[string]slot // the pool's Leases by name
+	held   *coordv1.Lease  // the slot this node holds, as last written or seen
+	want   wanted          // the refresh waiting for a slot
+	sized  sizing
+	timer  *time.Timer // a pending wake
+	renews int         // renewals sent (tests, logs)
+}
+
+type wanted struct {
+	pool, hash string
+	notBefore  time.Time
+}
+
+type sizing struct {
+	pool, hash string
+	m          int
+}
+
+// New returns a Pacer; Start must run before the other methods.
+func New(cfg Config) *Pacer {
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Pacer{cfg: cfg, slots: map[string]slot{}}
+}
+
+// Start runs the renewal until ctx ends; wake asks the agent to decide again (a slot may be free, a
+// release must be retried).
+func (p *Pacer) Start(ctx context.Context, wake func()) {
+	p.ctx, p.wake = ctx, wake
+	go p.renewLoop(ctx)
+}
+
+// poolKey is the pool's name in slot names: nodes without a NodePool label share "default".
+func poolKey(pool string) string {
+	if pool == "" {
+		return "default"
+	}
+	return pool
+}
+
+// ensurePool watches pool's Leases (and only them), switching from another pool's.
+func (p *Pacer) ensurePool(pool string) {
+	if p.watching && p.pool == pool {
+		return
+	}
+	if p.stopWatch != nil {
+		p.stopWatch()
+	}
+	p.mu.Lock()
+	p.slots, p.held, p.want, p.sized = map[string]slot{}, nil, wanted{}, sizing{}
+	p.pool, p.watching = pool, true
+	p.mu.Unlock()
+	if p.cfg.Watch == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(p.ctx)
+	p.stopWatch = cancel
+	lw := cache.NewFilteredListWatchFromClient(p.cfg.Watch, "leases", p.cfg.Namespace, func(o *metav1.ListOptions) {
+		o.LabelSelector = api.LabelSlotPool + "=" + pool
+	})
+	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: lw, ObjectType: &coordv1.Lease{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    p.Observe,
+			UpdateFunc: func(_, n any) { p.Observe(n) },
+			DeleteFunc: p.forget,
+		}})
+	go ctrl.RunWithContext(ctx)
+	cache.WaitForCacheSync(ctx.Done(), ctrl.HasSynced)
+}
+
+// Observe records a Lease as the watch delivers it.
+func (p *Pacer) Observe(obj any) {
+	l, ok := obj.(*coordv1.Lease)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.observeLocked(l)
+	p.maybeWakeLocked()
+}
+
+func (p *Pacer) observeLocked(l *coordv1.Lease) {
+	if l.Labels[api.LabelSlotPool] != p.pool {
+		return
+	}
+	old, ok := p.slots[l.Name]
+	if ok && old.lease.ResourceVersion == l.ResourceVersion {
+		return
+	}
+	if ok && older(l.ResourceVersion, old.lease.ResourceVersion) {
+		return // our own write's answer came before the watch caught up
+	}
+	p.slots[l.Name] = slot{lease: l, observed: p.cfg.Now()}
+	if p.held != nil && p.held.Name == l.Name {
+		switch holder(l) {
+		case p.cfg.Node:
+			p.held = l
+		case "":
+			p.held = nil
+		default:
+			p.cfg.Log.Warn("pacing slot taken over by another node", "slot", l.Name, "holder", holder(l))
+			p.held = nil
+		}
+	}
+}
+
+func (p *Pacer) forget(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	l, ok := obj.(*coordv1.Lease)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.slots, l.Name)
+	if p.held != nil && p.held.Name == l.Name {
+		p.held = nil
+	}
+	p.maybeWakeLocked()
+}
+
+// mineLocked is the slot this node holds: the one it wrote, or one the watch shows it holding
+// (taken before a restart).
+func (p *Pacer) mineLocked() *coordv1.Lease {
+	if p.held != nil {
+		return p.held
+	}
+	for _, s := range p.slots {
+		if holder(s.lease) == p.cfg.Node {
+			p.held = s.lease
+			return s.lease
+		}
+	}
+	return nil
+}
+
+// maybeWakeLocked wakes the agent after a random delay within the spread when it waits for a slot
+// and the watch shows one free.
+func (p *Pacer) maybeWakeLocked() {
+	if p.want.hash == "" || p.timer != nil || p.sized.m == 0 || p.mineLocked() != nil {
+		return
+	}
+	v := inspect(p.slots, p.pool, p.cfg.Node, p.sized.m, p.cfg.Now())
+	if v.inUse < p.sized.m && len(v.free) > 0 {
+		p.wakeAtLocked(p.cfg.Now().Add(p.jitter()))
+	}
+}
+
+func (p *Pacer) jitter() time.Duration {
+	if p.cfg.Spread <= 0 {
+		return 0
+	}
+	return rand.N(p.cfg.Spread)
+}
+
+// wakeAtLocked wakes the agent at t (one pending wake at a time).
+func (p *Pacer) wakeAtLocked(t time.Time) {
+	if p.timer != nil || p.wake == nil {
+		return
+	}
+	p.timer = time.AfterFunc(max(t.Sub(p.cfg.Now()), 0), func() {
+		p.mu.Lock()
+		p.timer = nil
+		p.mu.Unlock()
+		p.wake()
+	})
+}
+
+// Acquire asks for a slot to refresh pool's nodes to hash. ok: this node holds one (taken now, or
+// kept from an attempt before). Otherwise waiting is the Working reason to report, or "" while the
+// node is still in its spread delay (nothing to report yet); the agent is woken when it may try
+// again.
+func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waiting string) {
+	pool = poolKey(pool)
+	p.ensurePool(pool)
+	m := p.slotsFor(ctx, pool, hash)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.cfg.Now()
+	if p.want.pool != pool || p.want.hash != hash {
+		p.want = wanted{pool: pool, hash: hash, notBefore: now.Add(p.jitter())}
+		if p.timer != nil {
+			p.timer.Stop()
+			p.timer = nil
+		}
+	}
+	if mine := p.mineLocked(); mine != nil {
+		if mine.Annotations[api.AnnotationSlotHash] == hash {
+			return true, ""
+		}
+		// Held for other content (the release on new content did not go through yet): the slot is
+		// this node's; move it to the new hash.
+		if l, err := p.write(ctx, claim(mine, p.cfg.Node, hash, p.cfg.TTL, now)); err == nil {
+			p.held = l
+			return true, ""
+		}
+	}
+	if now.Before(p.want.notBefore) {
+		p.wakeAtLocked(p.want.notBefore)
+		return false, ""
+	}
+	v := inspect(p.slots, pool, p.cfg.Node, m, now)
+	if v.inUse >= m || len(v.free) == 0 {
+		return false, waitingReason(v, m)
+	}
+	start := rand.N(len(v.free))
+	for k := 0; k < min(2, len(v.free)); k++ {
+		c := v.free[(start+k)%len(v.free)]
+		var l *coordv1.Lease
+		var err error
+		if c.lease == nil {
+			fresh := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: api.SlotName(pool, c.index), Namespace: p.cfg.Namespace,
+				Labels: map[string]string{api.LabelSlotPool: pool}}}
+			l, err = p.create(ctx, claim(fresh, p.cfg.Node, hash, p.cfg.TTL, now))
+		} else {
+			l, err = p.write(ctx, claim(c.lease, p.cfg.Node, hash, p.cfg.TTL, now))
+		}
+		if err == nil {
+			p.held = l
+			p.cfg.Log.Info("took a refresh slot", "slot", l.Name, "hash", hash, "inUse", v.inUse+1, "slots", m)
+			return true, ""
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+			p.cfg.Log.Warn("taking a refresh slot failed", "slot", api.SlotName(pool, c.index), "err", err)
+			p.wakeAtLocked(now.Add(time.Second + p.jitter()))
+			break
+		}
+		// Another node was faster: try the next free slot once, then wait for the watch.
+	}
+	v = inspect(p.slots, pool, p.cfg.Node, m, now)
+	return false, waitingReason(v, m)
+}
+
+// claim is l held by node for hash from now.
+func claim(l *coordv1.Lease, node, hash string, ttl time.Duration, now time.Time) *coordv1.Lease {
+	l = l.DeepCopy()
+	if l.Annotations == nil {
+		l.Annotations = map[string]string{}
+	}
+	l.Annotations[api.AnnotationSlotHash] = hash
+	delete(l.Annotations, api.AnnotationSlotFailed)
+	secs := int32(max(ttl/time.Second, 1))
+	t := metav1.NewMicroTime(now)
+	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds = &node, &secs
+	l.Spec.AcquireTime, l.Spec.RenewTime = &t, &t
+	return l
+}
+
+func (p *Pacer) create(ctx context.Context, l *coordv1.Lease) (*coordv1.Lease, error) {
+	out, err := p.cfg.Leases.Create(ctx, l)
+	if err == nil {
+		p.observeLocked(out)
+	}
+	return out, err
+}
+
+func (p *Pacer) write(ctx context.Context, l *coordv1.Lease) (*coordv1.Lease, error) {
+	out, err := p.cfg.Leases.Update(ctx, l)
+	if err == nil {
+		p.observeLocked(out)
+	}
+	return out, err
+}
+
+// slotsFor is the number of slots of pool for hash: the limit, or its percentage of the pool's
+// nodes, counted once per new content.
+func (p *Pacer) slotsFor(ctx context.Context, pool, hash string) int {
+	p.mu.Lock()
+	s := p.sized
+	p.mu.Unlock()
+	if s.pool == pool && s.hash == hash && s.m > 0 {
+		return s.m
+	}
+	m := p.cfg.Limit.Slots(0)
+	if p.cfg.Limit.IsPercent() {
+		selector := api.LabelNodePool + "=" + pool
+		if pool == "default" {
+			selector = "!" + api.LabelNodePool
+		}
+		n, err := p.cfg.Nodes.CountNodes(ctx, selector)
+		switch {
+		case err != nil && s.pool == pool && s.m > 0:
+			m = s.m
+			p.cfg.Log.Warn("counting the pool's nodes failed; keeping the last slot count", "err", err, "slots", m)
+		case err != nil:
+			p.cfg.Log.Warn("counting the pool's nodes failed; one slot", "err", err)
+		default:
+			m = p.cfg.Limit.Slots(n)
+		}
+	}
+	p.mu.Lock()
+	p.sized = sizing{pool: pool, hash: hash, m: m}
+	p.mu.Unlock()
+	return m
+}
+
+// Settle gives the slot back, or marks it failed, by what the Node shows (see settle). The agent
+// calls it after every decision: it is level-triggered, and a write that failed is retried on a
+// wake.
+func (p *Pacer) Settle(ctx context.Context, pool, desired string, shown Shown) {
+	pool = poolKey(pool)
+	p.ensurePool(pool)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	mine := p.mineLocked()
+	if mine == nil {
+		if desired != "" && shown.Desired == desired && shown.State != api.StateWorking && p.want.hash == desired {
+			p.want = wanted{} // concluded without a slot (a no-op, a refusal): stop waiting
+		}
+		return
+	}
+	heldHash := mine.Annotations[api.AnnotationSlotHash]
+	var l *coordv1.Lease
+	switch settle(heldHash, desired, shown, mine.Annotations[api.AnnotationSlotFailed] == "true") {
+	case keep:
+		return
+	case markFailed:
+		l = mine.DeepCopy()
+		if l.Annotations == nil {
+			l.Annotations = map[string]string{}
+		}
+		l.Annotations[api.AnnotationSlotFailed] = "true"
+	case release:
+		l = mine.DeepCopy()
+		l.Spec.HolderIdentity = nil
+		delete(l.Annotations, api.AnnotationSlotHash)
+		delete(l.Annotations, api.AnnotationSlotFailed)
+	}
+	out, err := p.write(ctx, l)
+	switch {
+	case err == nil && holder(out) == "":
+		p.held = nil
+		if p.want.hash == heldHash {
+			p.want = wanted{}
+		}
+		p.cfg.Log.Info("released the refresh slot", "slot", out.Name, "hash", heldHash, "state", shown.State)
+	case err == nil:
+		p.held = out
+		p.cfg.Log.Info("keeping the refresh slot after a failure: the pool halts when every slot is kept", "slot", out.Name, "hash", heldHash)
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		p.held = nil // re-read from the watch; a wake tries again if it is still ours
+		p.wakeAtLocked(p.cfg.Now().Add(200 * time.Millisecond))
+	default:
+		p.cfg.Log.Warn("updating the refresh slot failed; will retry", "slot", mine.Name, "err", err)
+		p.wakeAtLocked(p.cfg.Now().Add(time.Second + p.jitter()))
+	}
+}
+
+// renewLoop renews the held slot every TTL/3.
+func (p *Pacer) renewLoop(ctx context.Context) {
+	t := time.NewTicker(p.cfg.TTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.renew(ctx)
+		}
+	}
+}
+
+func (p *Pacer) renew(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	mine := p.mineLocked()
+	if mine == nil {
+		return
+	}
+	now := p.cfg.Now()
+	if rt := mine.Spec.RenewTime; rt != nil && now.Sub(rt.Time) < p.cfg.TTL/3-p.cfg.TTL/30 {
+		return // taken or renewed recently
+	}
+	l := mine.DeepCopy()
+	t := metav1.NewMicroTime(now)
+	l.Spec.RenewTime = &t
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.TTL/3)
+	defer cancel()
+	out, err := p.write(rctx, l)
+	if err != nil {
+		p.cfg.Log.Warn("renewing the refresh slot failed", "slot", mine.Name, "err", err)
+		if apierrors.IsConflict(err) {
+			p.held = nil // the watch says who holds it now
+		}
+		return
+	}
+	p.held = out
+	p.renews++
+}
+
+// Status describes the pool's slots for logs and tests.
+func (p *Pacer) Status() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v := inspect(p.slots, p.pool, p.cfg.Node, p.sized.m, p.cfg.Now())
+	return fmt.Sprintf("%d/%d in use, %d failed, mine %v", v.inUse, p.sized.m, v.failed, v.mine != nil)
+}
+
+// older says resourceVersion a is older than b. Resource versions are opaque in general; the
+// API server's are etcd revisions, integers, and an unparsable one is never taken as older.
+func older(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x < y
+}
