@@ -69,6 +69,10 @@ type Pacer struct {
 	sized  sizing
 	timer  *time.Timer // a pending wake
 	renews int         // renewals sent (tests, logs)
+	// halted is whether the waiting reason last returned said the pool halted: a change wakes the
+	// agent to say so (the in-use count alone does not, or every slot change would patch every
+	// waiting Node).
+	halted bool
 }
 
 type wanted struct {
@@ -216,8 +220,11 @@ func (p *Pacer) maybeWakeLocked() {
 		return
 	}
 	v := inspect(p.slots, p.pool, p.cfg.Node, p.sized.m, p.cfg.Now())
-	if v.inUse < p.sized.m && len(v.free) > 0 {
+	switch {
+	case v.inUse < p.sized.m && len(v.free) > 0:
 		p.wakeAtLocked(p.cfg.Now().Add(p.jitter()))
+	case (v.failed >= p.sized.m) != p.halted && !p.cfg.Now().Before(p.want.notBefore):
+		p.wakeAtLocked(p.cfg.Now())
 	}
 }
 
@@ -276,6 +283,7 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 	}
 	v := inspect(p.slots, pool, p.cfg.Node, m, now)
 	if v.inUse >= m || len(v.free) == 0 {
+		p.halted = v.failed >= m
 		return false, waitingReason(v, m)
 	}
 	start := rand.N(len(v.free))
@@ -303,6 +311,7 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 		// Another node was faster: try the next free slot once, then wait for the watch.
 	}
 	v = inspect(p.slots, pool, p.cfg.Node, m, now)
+	p.halted = v.failed >= m
 	return false, waitingReason(v, m)
 }
 
