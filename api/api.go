@@ -72,6 +72,9 @@ const (
 	LabelSlotPool        = "refresh-agent.openshift.io/pool"
 	AnnotationSlotHash   = "refresh-agent.openshift.io/hash"   // the hash the holder is refreshing to
 	AnnotationSlotFailed = "refresh-agent.openshift.io/failed" // "true": the holder failed and keeps the slot
+	// AnnotationSlotCount is "<slots>/<hash>": the pool's slot count for hash (--max-concurrent P%
+	// of the pool's nodes), counted by the first node to take a slot for it; the others reuse it.
+	AnnotationSlotCount = "refresh-agent.openshift.io/slots"
 )
 
 // SlotName names slot i of pool.

@@ -16,18 +16,14 @@ type metadataList struct {
 	Items []json.RawMessage `json:"items"`
 }
 
-// CountNodes counts the nodes matching a label selector without fetching them: one list of object
-// metadata with a limit, the rest counted by the server (remainingItemCount). When the server does
-// not say, the remaining pages are listed, metadata only.
+// CountNodes counts the nodes matching a label selector: a list of object metadata only (no specs,
+// no status), one request for a pool of up to 500 nodes; beyond, the server's remainingItemCount
+// or the next pages.
 func (c *Client) CountNodes(ctx context.Context, selector string) (int, error) {
 	const page = 500
 	count, cont := 0, ""
 	for first := true; first || cont != ""; first = false {
-		limit := page
-		if first {
-			limit = 1
-		}
-		req := c.rest.Get().Resource("nodes").Param("labelSelector", selector).Param("limit", strconv.Itoa(limit)).
+		req := c.rest.Get().Resource("nodes").Param("labelSelector", selector).Param("limit", strconv.Itoa(page)).
 			SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
 		if cont != "" {
 			req = req.Param("continue", cont)

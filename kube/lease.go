@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	coordv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,21 +18,22 @@ type Leases struct {
 	rest rest.Interface
 }
 
-var leaseScheme = runtime.NewScheme()
-
-func init() {
-	if err := coordv1.AddToScheme(leaseScheme); err != nil {
+// leaseScheme is built on first use: an unpaced agent never pays for it.
+var leaseScheme = sync.OnceValue(func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := coordv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
-	metav1.AddToGroupVersion(leaseScheme, coordv1.SchemeGroupVersion)
-}
+	metav1.AddToGroupVersion(s, coordv1.SchemeGroupVersion)
+	return s
+})
 
 // NewLeases returns a Leases client for cfg.
 func NewLeases(cfg *rest.Config) (*Leases, error) {
 	c := rest.CopyConfig(cfg)
 	c.GroupVersion = &coordv1.SchemeGroupVersion
 	c.APIPath = "/apis"
-	c.NegotiatedSerializer = serializer.NewCodecFactory(leaseScheme).WithoutConversion()
+	c.NegotiatedSerializer = serializer.NewCodecFactory(leaseScheme()).WithoutConversion()
 	if c.UserAgent == "" {
 		c.UserAgent = rest.DefaultKubernetesUserAgent()
 	}

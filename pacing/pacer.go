@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -255,32 +256,13 @@ func (p *Pacer) wakeAtLocked(t time.Time) {
 func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waiting string) {
 	pool = poolKey(pool)
 	p.ensurePool(pool)
+	if ok, done := p.preAcquire(ctx, pool, hash); done {
+		return ok, ""
+	}
 	m := p.slotsFor(ctx, pool, hash)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.cfg.Now()
-	if p.want.pool != pool || p.want.hash != hash {
-		p.want = wanted{pool: pool, hash: hash, notBefore: now.Add(p.jitter())}
-		if p.timer != nil {
-			p.timer.Stop()
-			p.timer = nil
-		}
-	}
-	if mine := p.mineLocked(); mine != nil {
-		if mine.Annotations[api.AnnotationSlotHash] == hash {
-			return true, ""
-		}
-		// Held for other content (the release on new content did not go through yet): the slot is
-		// this node's; move it to the new hash.
-		if l, err := p.write(ctx, claim(mine, p.cfg.Node, hash, p.cfg.TTL, now)); err == nil {
-			p.held = l
-			return true, ""
-		}
-	}
-	if now.Before(p.want.notBefore) {
-		p.wakeAtLocked(p.want.notBefore)
-		return false, ""
-	}
 	v := inspect(p.slots, pool, p.cfg.Node, m, now)
 	if v.inUse >= m || len(v.free) == 0 {
 		p.halted = v.failed >= m
@@ -294,9 +276,9 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 		if c.lease == nil {
 			fresh := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: api.SlotName(pool, c.index), Namespace: p.cfg.Namespace,
 				Labels: map[string]string{api.LabelSlotPool: pool}}}
-			l, err = p.create(ctx, claim(fresh, p.cfg.Node, hash, p.cfg.TTL, now))
+			l, err = p.create(ctx, claim(fresh, p.cfg.Node, hash, p.cfg.TTL, now, m))
 		} else {
-			l, err = p.write(ctx, claim(c.lease, p.cfg.Node, hash, p.cfg.TTL, now))
+			l, err = p.write(ctx, claim(c.lease, p.cfg.Node, hash, p.cfg.TTL, now, m))
 		}
 		if err == nil {
 			p.held = l
@@ -315,13 +297,48 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 	return false, waitingReason(v, m)
 }
 
+// preAcquire settles what needs no slot count: a slot this node holds already (ok, done), or the spread
+// delay not over yet (not ok, done).
+func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.cfg.Now()
+	if p.want.pool != pool || p.want.hash != hash {
+		p.want = wanted{pool: pool, hash: hash, notBefore: now.Add(p.jitter())}
+		if p.timer != nil {
+			p.timer.Stop()
+			p.timer = nil
+		}
+	}
+	if mine := p.mineLocked(); mine != nil {
+		if mine.Annotations[api.AnnotationSlotHash] == hash {
+			return true, true
+		}
+		// Held for other content (the release on new content did not go through yet): the slot is
+		// this node's; move it to the new hash.
+		if l, err := p.write(ctx, claim(mine, p.cfg.Node, hash, p.cfg.TTL, now, p.sized.m)); err == nil {
+			p.held = l
+			return true, true
+		}
+	}
+	if now.Before(p.want.notBefore) {
+		p.wakeAtLocked(p.want.notBefore)
+		return false, true
+	}
+	return false, false
+}
+
 // claim is l held by node for hash from now.
-func claim(l *coordv1.Lease, node, hash string, ttl time.Duration, now time.Time) *coordv1.Lease {
+func claim(l *coordv1.Lease, node, hash string, ttl time.Duration, now time.Time, m int) *coordv1.Lease {
 	l = l.DeepCopy()
 	if l.Annotations == nil {
 		l.Annotations = map[string]string{}
 	}
 	l.Annotations[api.AnnotationSlotHash] = hash
+	if m > 0 {
+		// The pool's slot count for hash, so that other nodes need not count the pool again.
+		l.Annotations[api.AnnotationSlotCount] = strconv.Itoa(m) + "/" + hash
+	}
 	delete(l.Annotations, api.AnnotationSlotFailed)
 	secs := int32(max(ttl/time.Second, 1))
 	t := metav1.NewMicroTime(now)
@@ -357,6 +374,15 @@ func (p *Pacer) slotsFor(ctx context.Context, pool, hash string) int {
 	}
 	m := p.cfg.Limit.Slots(0)
 	if p.cfg.Limit.IsPercent() {
+		p.mu.Lock()
+		counted := countedFor(p.slots, hash)
+		p.mu.Unlock()
+		if counted > 0 {
+			p.mu.Lock()
+			p.sized = sizing{pool: pool, hash: hash, m: counted}
+			p.mu.Unlock()
+			return counted
+		}
 		selector := api.LabelNodePool + "=" + pool
 		if pool == "default" {
 			selector = "!" + api.LabelNodePool
@@ -486,4 +512,18 @@ func older(a, b string) bool {
 	x, err1 := strconv.ParseUint(a, 10, 64)
 	y, err2 := strconv.ParseUint(b, 10, 64)
 	return err1 == nil && err2 == nil && x < y
+}
+
+// countedFor is the slot count a node that took a slot for hash wrote on it (0: none did yet).
+func countedFor(slots map[string]slot, hash string) int {
+	for _, s := range slots {
+		v, h, ok := strings.Cut(s.lease.Annotations[api.AnnotationSlotCount], "/")
+		if !ok || h != hash {
+			continue
+		}
+		if m, err := strconv.Atoi(v); err == nil && m > 0 {
+			return m
+		}
+	}
+	return 0
 }

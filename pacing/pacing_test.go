@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,9 +166,14 @@ func (c *clock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-type countNodes int
+type countNodes struct {
+	n     int
+	calls *atomic.Int64
+}
 
-func (c countNodes) CountNodes(context.Context, string) (int, error) { return int(c), nil }
+func (c countNodes) CountNodes(context.Context, string) (int, error) { c.calls.Add(1); return c.n, nil }
+
+var counts atomic.Int64
 
 func pool(t *testing.T, name string, n int, limit string, clk *clock) (*fakeLeases, []*Pacer) {
 	l, err := ParseLimit(limit)
@@ -179,7 +185,7 @@ func pool(t *testing.T, name string, n int, limit string, clk *clock) (*fakeLeas
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	for i := 0; i < n; i++ {
-		p := New(Config{Leases: f, Nodes: countNodes(n), Namespace: "ns", Node: "node-" + strconv.Itoa(i), Limit: l,
+		p := New(Config{Leases: f, Nodes: countNodes{n, &counts}, Namespace: "ns", Node: "node-" + strconv.Itoa(i), Limit: l,
 			TTL: time.Minute, Now: clk.now})
 		p.Start(ctx, func() {})
 		p.ensurePool(name) // the watch's first list
@@ -276,11 +282,16 @@ func TestExpiredSlotIsTakenOver(t *testing.T) {
 func TestPercentCountsThePool(t *testing.T) {
 	clk := &clock{t: time.Unix(1000, 0)}
 	f, ps := pool(t, "p", 30, "10%", clk)
+	before := counts.Load()
 	for _, p := range ps {
 		p.Acquire(context.Background(), "p", "h1")
 	}
 	if h := f.holders(); len(h) != 3 {
 		t.Fatalf("10%% of 30: %d holders", len(h))
+	}
+	// The first node counts the pool and writes the count on its slot; the others read it there.
+	if c := counts.Load() - before; c != 1 {
+		t.Fatalf("the pool was counted %d times", c)
 	}
 }
 
@@ -306,7 +317,7 @@ func TestRestartedHolderFindsItsSlot(t *testing.T) {
 	ps[0].Acquire(ctx, "p", "h1")
 	// A new Pacer for the same node (the agent restarted) sees its Lease through the watch.
 	l, _ := ParseLimit("1")
-	again := New(Config{Leases: f, Nodes: countNodes(2), Namespace: "ns", Node: "node-0", Limit: l, TTL: time.Minute, Now: clk.now})
+	again := New(Config{Leases: f, Nodes: countNodes{2, &counts}, Namespace: "ns", Node: "node-0", Limit: l, TTL: time.Minute, Now: clk.now})
 	again.ensurePool("p")
 	for _, le := range f.leases {
 		again.Observe(le.DeepCopy())
