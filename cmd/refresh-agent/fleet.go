@@ -17,6 +17,7 @@ import (
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/fleet"
 	"github.com/openshift/refresh-agent/kube"
+	"github.com/openshift/refresh-agent/pacing"
 	"github.com/openshift/refresh-agent/publish"
 )
 
@@ -46,11 +47,16 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	hash := fs.String("hash", "", "the desired payload hash")
 	output := fs.String("output", "text", "text or json")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else in-cluster)")
+	maxConcurrent := fs.String("max-concurrent", "0", "the agents' --max-concurrent, to say when the pool halted (0: from the nodes' reasons only)")
 	if err := fs.Parse(args); err != nil {
 		return exitInvalid
 	}
 	if *hash == "" {
 		return fail(stderr, exitInvalid, "status: --hash is required")
+	}
+	limit, err := pacing.ParseLimit(*maxConcurrent)
+	if err != nil {
+		return fail(stderr, exitInvalid, "status: %v", err)
 	}
 	if *output != "text" && *output != "json" {
 		return fail(stderr, exitInvalid, "status: --output must be text or json, not %q", *output)
@@ -68,7 +74,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitFailed, "status: listing nodes: %v", err)
 	}
-	out := statusOutput{Hash: *hash, Conditions: fleet.Conditions(nodes, *hash, nil, time.Now()),
+	out := statusOutput{Hash: *hash, Conditions: fleet.PacedConditions(nodes, *hash, nil, time.Now(), limit.Slots(len(nodes))),
 		Nodes: fleet.Summarize(nodes, *hash).Nodes}
 	if out.Nodes == nil {
 		out.Nodes = []fleet.NodeStatus{}
