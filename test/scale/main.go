@@ -54,6 +54,7 @@ func main() {
 	add := func(r []string, err error) {
 		if err != nil {
 			h.stopAll()
+			h.kube.Stop()
 			fail(err)
 		}
 		rows = append(rows, r...)
@@ -68,6 +69,7 @@ func main() {
 		"and etcd on the same 2-core machine; requests counted from the API server's audit log (the agents' user), watches apart. "+
 		"Each refresh changes one file (registries.conf).\n\n%s\n%s\n", beginMark, *nodes, time.Now().UTC().Format("2006-01-02"), *nodes, table, endMark)
 	if err := writeSection(*out, section); err != nil {
+		h.kube.Stop()
 		fail(err)
 	}
 }
@@ -226,37 +228,54 @@ type poolWatch struct {
 
 func (h *harness) watchPool(pool string) (*poolWatch, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := h.admin.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: api.LabelNodePool + "=" + pool})
+	pw := &poolWatch{states: map[string][3]string{}, waited: map[string]bool{}, refreshed: map[string]bool{}, cancel: cancel}
+	watchOnce := func() (watch.Interface, error) {
+		return h.admin.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: api.LabelNodePool + "=" + pool})
+	}
+	w, err := watchOnce()
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	pw := &poolWatch{states: map[string][3]string{}, waited: map[string]bool{}, refreshed: map[string]bool{}, cancel: cancel}
 	go func() {
-		for ev := range w.ResultChan() {
-			n, ok := ev.Object.(*corev1.Node)
-			if !ok || ev.Type == watch.Deleted {
-				continue
-			}
-			a := n.Annotations
-			pw.mu.Lock()
-			pw.states[n.Name] = [3]string{a[api.AnnotationCurrent], a[api.AnnotationState], a[api.AnnotationReason]}
-			if strings.HasPrefix(a[api.AnnotationReason], api.ReasonWaitingPrefix) {
-				pw.waited[n.Name] = true
-			} else if a[api.AnnotationState] == api.StateWorking {
-				pw.refreshed[n.Name] = true
-			}
-			working := 0
-			for _, s := range pw.states {
-				if s[1] == api.StateWorking && !strings.HasPrefix(s[2], api.ReasonWaitingPrefix) {
-					working++
+		// A watch the server ends (timeout, a slow consumer under load) starts again: its first
+		// events are the Nodes as they are.
+		for ctx.Err() == nil {
+			for ev := range w.ResultChan() {
+				n, ok := ev.Object.(*corev1.Node)
+				if !ok || ev.Type == watch.Deleted {
+					continue
 				}
+				pw.observe(n)
 			}
-			pw.maxWorking = max(pw.maxWorking, working)
-			pw.mu.Unlock()
+			for ctx.Err() == nil {
+				if w, err = watchOnce(); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
 		}
 	}()
 	return pw, nil
+}
+
+func (pw *poolWatch) observe(n *corev1.Node) {
+	a := n.Annotations
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	pw.states[n.Name] = [3]string{a[api.AnnotationCurrent], a[api.AnnotationState], a[api.AnnotationReason]}
+	if strings.HasPrefix(a[api.AnnotationReason], api.ReasonWaitingPrefix) {
+		pw.waited[n.Name] = true
+	} else if a[api.AnnotationState] == api.StateWorking {
+		pw.refreshed[n.Name] = true
+	}
+	working := 0
+	for _, s := range pw.states {
+		if s[1] == api.StateWorking && !strings.HasPrefix(s[2], api.ReasonWaitingPrefix) {
+			working++
+		}
+	}
+	pw.maxWorking = max(pw.maxWorking, working)
 }
 
 func (pw *poolWatch) count(f func(current, state, reason string) bool) int {
@@ -277,8 +296,23 @@ func (pw *poolWatch) reset() {
 	pw.mu.Unlock()
 }
 
-func (pw *poolWatch) waitAll(n int, timeout time.Duration, f func(current, state, reason string) bool) bool {
-	return kubetest.WaitFor(context.Background(), timeout, func() bool { return pw.count(f) == n })
+// waitAll polls the pool's Nodes (a list, not the watch: robust to a dropped watch) until n match.
+func (h *harness) waitAll(pool string, n int, timeout time.Duration, f func(current, state, reason string) bool) bool {
+	ctx := context.Background()
+	return kubetest.WaitFor(ctx, timeout, func() bool {
+		l, err := h.admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: api.LabelNodePool + "=" + pool})
+		if err != nil {
+			return false
+		}
+		c := 0
+		for _, node := range l.Items {
+			a := node.Annotations
+			if f(a[api.AnnotationCurrent], a[api.AnnotationState], a[api.AnnotationReason]) {
+				c++
+			}
+		}
+		return c == n
+	})
 }
 
 // requests counts the agents' audit events after from, watches apart, by "verb resource".
@@ -427,7 +461,7 @@ func (h *harness) fleetRun(pool, bin string, n int, limit string, idle time.Dura
 	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("v1 mirrors").JSON(), nil, "v1"); err != nil {
 		return nil, err
 	}
-	if !pw.waitAll(n, 300*time.Second, func(cur, state, _ string) bool { return cur == "v1" && state == api.StateDone }) {
+	if !h.waitAll(pool, n, 300*time.Second, func(cur, state, _ string) bool { return cur == "v1" && state == api.StateDone }) {
 		return nil, fmt.Errorf("%s: not all %d nodes Done within 300s", label, n)
 	}
 	elapsed := time.Since(start)
@@ -500,7 +534,7 @@ func (h *harness) haltRun(pool, bin string, n int, limit string) ([]string, erro
 	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("v2 mirrors").JSON(), nil, "v2"); err != nil {
 		return nil, err
 	}
-	done := pw.waitAll(n, 120*time.Second, func(cur, state, _ string) bool { return cur == "v2" && state == api.StateDone })
+	done := h.waitAll(pool, n, 120*time.Second, func(cur, state, _ string) bool { return cur == "v2" && state == api.StateDone })
 	elapsed := time.Since(start)
 	return []string{
 		row(fmt.Sprintf("halting: %d nodes whose reload fails, --max-concurrent %s", n, limit),
