@@ -3,6 +3,7 @@ package pacing
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
@@ -74,6 +75,9 @@ type Pacer struct {
 	// agent to say so (the in-use count alone does not, or every slot change would patch every
 	// waiting Node).
 	halted bool
+	// reason is the waiting reason reported for want: kept as it is while the node waits (but for
+	// halting), so that waiting costs one Node patch, not one per slot change.
+	reason string
 }
 
 type wanted struct {
@@ -220,13 +224,64 @@ func (p *Pacer) maybeWakeLocked() {
 	if p.want.hash == "" || p.timer != nil || p.sized.m == 0 || p.mineLocked() != nil {
 		return
 	}
-	v := inspect(p.slots, p.pool, p.cfg.Node, p.sized.m, p.cfg.Now())
+	now := p.cfg.Now()
+	v := inspect(p.slots, p.pool, p.cfg.Node, p.sized.m, now)
 	switch {
+	case (v.failed >= p.sized.m) != p.halted && !now.Before(p.want.notBefore):
+		p.wakeAtLocked(now)
 	case v.inUse < p.sized.m && len(v.free) > 0:
-		p.wakeAtLocked(p.cfg.Now().Add(p.jitter()))
-	case (v.failed >= p.sized.m) != p.halted && !p.cfg.Now().Before(p.want.notBefore):
-		p.wakeAtLocked(p.cfg.Now())
+		try, later := p.tryable(v, now)
+		switch {
+		case len(try) > 0:
+			p.wakeAtLocked(now.Add(p.jitter()))
+		case !later.IsZero():
+			p.wakeAtLocked(later.Add(p.jitter()))
+		}
 	}
+}
+
+// tryable are the free slots this node may try now, and when another becomes tryable. Each node
+// prefers one slot (by a hash of its name, among the slots no failed node keeps): when a slot frees,
+// only the nodes that prefer it try at once, within the spread, and the others only once it stayed
+// free for a spread. So a freed slot is not raced for by every waiting node of a large pool
+// (conflicts grow with the waiters per slot, not with the waiters).
+func (p *Pacer) tryable(v view, now time.Time) ([]candidate, time.Time) {
+	m := p.sized.m
+	var open []int // slot indexes no failed node keeps
+	for i := 0; i < m; i++ {
+		s, ok := p.slots[api.SlotName(p.pool, i)]
+		if ok && holder(s.lease) != "" && !s.expired(now) && s.lease.Annotations[api.AnnotationSlotFailed] == "true" {
+			continue
+		}
+		open = append(open, i)
+	}
+	preferred := -1
+	if len(open) > 0 {
+		h := fnv.New32a()
+		h.Write([]byte(p.cfg.Node))
+		preferred = open[int(h.Sum32()%uint32(len(open)))]
+	}
+	var try []candidate
+	var later time.Time
+	for _, c := range v.free {
+		s, seen := p.slots[api.SlotName(p.pool, c.index)]
+		freeSince := time.Time{}
+		if seen {
+			freeSince = s.observed
+		}
+		if c.index == preferred || !seen || now.Sub(freeSince) >= p.cfg.Spread {
+			if c.index == preferred {
+				try = append([]candidate{c}, try...)
+			} else {
+				try = append(try, c)
+			}
+			continue
+		}
+		if t := freeSince.Add(p.cfg.Spread); later.IsZero() || t.Before(later) {
+			later = t
+		}
+	}
+	return try, later
 }
 
 func (p *Pacer) jitter() time.Duration {
@@ -264,13 +319,10 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 	defer p.mu.Unlock()
 	now := p.cfg.Now()
 	v := inspect(p.slots, pool, p.cfg.Node, m, now)
-	if v.inUse >= m || len(v.free) == 0 {
-		p.halted = v.failed >= m
-		return false, waitingReason(v, m)
-	}
-	start := rand.N(len(v.free))
-	for k := 0; k < min(2, len(v.free)); k++ {
-		c := v.free[(start+k)%len(v.free)]
+	try, later := p.tryable(v, now)
+	if v.inUse < m && len(try) > 0 {
+		// One attempt per wake: the preferred slot first, else one that stayed free.
+		c := try[0]
 		var l *coordv1.Lease
 		var err error
 		if c.lease == nil {
@@ -288,13 +340,18 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 			p.cfg.Log.Warn("taking a refresh slot failed", "slot", api.SlotName(pool, c.index), "err", err)
 			p.wakeAtLocked(now.Add(time.Second + p.jitter()))
-			break
 		}
-		// Another node was faster: try the next free slot once, then wait for the watch.
+		// Another node was faster: the watch shows who, and wakes this node when a slot frees.
+	} else if !later.IsZero() {
+		p.wakeAtLocked(later.Add(p.jitter()))
 	}
 	v = inspect(p.slots, pool, p.cfg.Node, m, now)
-	p.halted = v.failed >= m
-	return false, waitingReason(v, m)
+	halted := v.failed >= m
+	if p.reason == "" || halted != p.halted {
+		p.reason = waitingReason(v, m)
+	}
+	p.halted = halted
+	return false, p.reason
 }
 
 // preAcquire settles what needs no slot count: a slot this node holds already (ok, done), or the spread
@@ -305,6 +362,7 @@ func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done boo
 	now := p.cfg.Now()
 	if p.want.pool != pool || p.want.hash != hash {
 		p.want = wanted{pool: pool, hash: hash, notBefore: now.Add(p.jitter())}
+		p.reason = ""
 		if p.timer != nil {
 			p.timer.Stop()
 			p.timer = nil

@@ -330,3 +330,28 @@ func TestRestartedHolderFindsItsSlot(t *testing.T) {
 		t.Fatalf("holders %v", h)
 	}
 }
+
+func TestWaitingReasonIsStableButForHalting(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	f, ps := pool(t, "p", 4, "2", clk)
+	ctx := context.Background()
+	ps[0].Acquire(ctx, "p", "h1")
+	ps[1].Acquire(ctx, "p", "h1")
+	_, first := ps[2].Acquire(ctx, "p", "h1")
+	if first != "waiting for a refresh slot (2/2 in use)" {
+		t.Fatalf("first: %q", first)
+	}
+	// ps[0] is Done: a slot frees, ps[3] takes it; ps[2] keeps its reason (no patch per slot change).
+	ps[0].Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1"})
+	if ok, _ := ps[3].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatalf("the freed slot: %v", f.holders())
+	}
+	ps[1].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1"})
+	if _, again := ps[2].Acquire(ctx, "p", "h1"); again != first {
+		t.Fatalf("reason changed without halting: %q", again)
+	}
+	ps[3].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1"})
+	if _, halted := ps[2].Acquire(ctx, "p", "h1"); halted != "waiting for a refresh slot (2/2 in use); halted: 2 nodes failed" {
+		t.Fatalf("halting not said: %q", halted)
+	}
+}

@@ -175,6 +175,15 @@ func TestPacedPoolHaltsOnFailuresAndCompletesOnTheFix(t *testing.T) {
 		assert.Equal(t, "v2 mirrors", read(t, n.root, registries), n.name)
 	}
 
+	// A refused payload touches nothing and needs no slot: every node says so at once.
+	m := fixture.DefaultMachine()
+	m.FIPS = true
+	pub(base().EmbedMachine(m).File(registries, []byte("fips mirrors"), 0o644), "fips")
+	require.True(t, kubetest.WaitFor(ctx, 60*time.Second, func() bool {
+		return pw.count(func(s agent.Status) bool { return s.Desired == "fips" && s.State == api.StateUnreconcilable }) == size
+	}), "all Unreconcilable")
+	assert.Empty(t, holders(t, admin, ns, pool), "slots held for a refused payload")
+
 	// A payload whose reload fails: two nodes try, fail, roll back and keep their slots; the pool halts.
 	bad := base().File(registries, []byte("v3 "+fixture.FailMarker), 0o644)
 	pub(bad, "v3")
@@ -220,16 +229,19 @@ func TestPacedPoolHaltsOnFailuresAndCompletesOnTheFix(t *testing.T) {
 	t.Logf("most nodes refreshing at once: %d of %d slots", maxWorking, slots)
 
 	// Every slot is free again once all are Done.
-	require.True(t, kubetest.WaitFor(ctx, 10*time.Second, func() bool {
-		l, err := admin.CoordinationV1().Leases(ns).List(ctx, metav1.ListOptions{LabelSelector: api.LabelSlotPool + "=" + pool})
-		if err != nil {
-			return false
+	require.True(t, kubetest.WaitFor(ctx, 10*time.Second, func() bool { return len(holders(t, admin, ns, pool)) == 0 }),
+		"slots still held: %v", holders(t, admin, ns, pool))
+}
+
+// holders lists the nodes holding one of pool's slots.
+func holders(t *testing.T, admin kubernetes.Interface, ns, pool string) []string {
+	l, err := admin.CoordinationV1().Leases(ns).List(context.Background(), metav1.ListOptions{LabelSelector: api.LabelSlotPool + "=" + pool})
+	require.NoError(t, err)
+	var out []string
+	for _, le := range l.Items {
+		if le.Spec.HolderIdentity != nil && *le.Spec.HolderIdentity != "" {
+			out = append(out, le.Name+"="+*le.Spec.HolderIdentity)
 		}
-		for _, le := range l.Items {
-			if le.Spec.HolderIdentity != nil && *le.Spec.HolderIdentity != "" {
-				return false
-			}
-		}
-		return len(l.Items) == slots
-	}), "slots not all released")
+	}
+	return out
 }
