@@ -257,7 +257,7 @@ func (a *Agent) decideAndReport() (Decision, Snapshot) {
 		if in.Node != nil {
 			shown = statusOf(in.Node.Annotations)
 		}
-		a.cfg.Pacer.Settle(context.Background(), a.pool, snap.Hash, pacing.Shown{State: shown.State, Current: shown.Current, Desired: shown.Desired})
+		a.cfg.Pacer.Settle(context.Background(), a.pool, snap.Hash, pacing.Shown{State: shown.State, Current: shown.Current, Desired: shown.Desired, Reason: shown.Reason})
 	}
 	// Paced, a refresh says Working only once it holds a slot (refreshStart): the API never shows
 	// more nodes refreshing than slots.

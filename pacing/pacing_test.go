@@ -54,15 +54,18 @@ func TestSettle(t *testing.T) {
 		marked        bool
 		want          settleAction
 	}{
-		{"working", "h1", "h1", Shown{api.StateWorking, "h0", "h1"}, false, keep},
-		{"done patch not seen yet", "h1", "h1", Shown{api.StateWorking, "h0", "h1"}, false, keep},
-		{"done accepted", "h1", "h1", Shown{api.StateDone, "h1", "h1"}, false, release},
-		{"failed keeps and marks", "h1", "h1", Shown{api.StateDegraded, "h0", "h1"}, false, markFailed},
-		{"failed, marked", "h1", "h1", Shown{api.StateDegraded, "h0", "h1"}, true, keep},
-		{"new content releases a failed slot", "h1", "h2", Shown{api.StateDegraded, "h0", "h1"}, true, release},
-		{"refused releases", "h1", "h1", Shown{api.StateUnreconcilable, "h0", "h1"}, false, release},
-		{"desired unknown", "h1", "", Shown{api.StateDegraded, "h0", "h1"}, true, keep},
-		{"old Done does not release", "h1", "h1", Shown{api.StateDone, "h0", "h0"}, false, keep},
+		{"working", "h1", "h1", Shown{api.StateWorking, "h0", "h1", ""}, false, keep},
+		{"new content while still shown refreshing", "h1", "h2", Shown{api.StateWorking, "h0", "h1", ""}, false, keep},
+		{"new content while shown waiting", "h1", "h2", Shown{api.StateWorking, "h0", "h1", api.ReasonWaitingPrefix + " (1/1 in use)"}, false, release},
+		{"new content after a no-op's Done", "h1", "h2", Shown{api.StateDone, "h2", "h2", ""}, false, release},
+		{"done patch not seen yet", "h1", "h1", Shown{api.StateWorking, "h0", "h1", ""}, false, keep},
+		{"done accepted", "h1", "h1", Shown{api.StateDone, "h1", "h1", ""}, false, release},
+		{"failed keeps and marks", "h1", "h1", Shown{api.StateDegraded, "h0", "h1", ""}, false, markFailed},
+		{"failed, marked", "h1", "h1", Shown{api.StateDegraded, "h0", "h1", ""}, true, keep},
+		{"new content releases a failed slot", "h1", "h2", Shown{api.StateDegraded, "h0", "h1", ""}, true, release},
+		{"refused releases", "h1", "h1", Shown{api.StateUnreconcilable, "h0", "h1", ""}, false, release},
+		{"desired unknown", "h1", "", Shown{api.StateDegraded, "h0", "h1", ""}, true, keep},
+		{"old Done does not release", "h1", "h1", Shown{api.StateDone, "h0", "h0", ""}, false, keep},
 	}
 	for _, c := range cases {
 		if got := settle(c.held, c.desired, c.shown, c.marked); got != c.want {
@@ -213,13 +216,13 @@ func TestAtMostNHoldAndFailuresHaltThePool(t *testing.T) {
 		t.Fatalf("a fourth node: ok %v, %q", ok, waiting)
 	}
 	// Two fail and keep their slots; the third is Done and gives its slot back once the Node says so.
-	ps[got[0]].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1"})
-	ps[got[1]].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1"})
-	ps[got[2]].Settle(ctx, "workers", "h1", Shown{api.StateWorking, "h0", "h1"})
+	ps[got[0]].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
+	ps[got[1]].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
+	ps[got[2]].Settle(ctx, "workers", "h1", Shown{api.StateWorking, "h0", "h1", ""})
 	if len(f.holders()) != 3 {
 		t.Fatal("released before the Done patch was seen")
 	}
-	ps[got[2]].Settle(ctx, "workers", "h1", Shown{api.StateDone, "h1", "h1"})
+	ps[got[2]].Settle(ctx, "workers", "h1", Shown{api.StateDone, "h1", "h1", ""})
 	if len(f.holders()) != 2 {
 		t.Fatalf("holders after Done: %v", f.holders())
 	}
@@ -228,7 +231,7 @@ func TestAtMostNHoldAndFailuresHaltThePool(t *testing.T) {
 	if !ok {
 		t.Fatal("the freed slot was not taken")
 	}
-	ps[5].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1"})
+	ps[5].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
 	ok, waiting = ps[6].Acquire(ctx, "workers", "h1")
 	if ok || waiting != "waiting for a refresh slot (3/3 in use); halted: 3 nodes failed" {
 		t.Fatalf("halted pool: ok %v, %q", ok, waiting)
@@ -244,7 +247,7 @@ func TestAtMostNHoldAndFailuresHaltThePool(t *testing.T) {
 	}
 	// New content: each failed node releases its own slot when it sees it.
 	for _, i := range []int{got[0], got[1], 5} {
-		ps[i].Settle(ctx, "workers", "h2", Shown{api.StateDegraded, "h0", "h1"})
+		ps[i].Settle(ctx, "workers", "h2", Shown{api.StateDegraded, "h0", "h1", ""})
 	}
 	if h := f.holders(); len(h) != 0 {
 		t.Fatalf("new content left holders %v", h)
@@ -273,7 +276,7 @@ func TestExpiredSlotIsTakenOver(t *testing.T) {
 		t.Fatalf("holders %v", h)
 	}
 	// node-0 comes back: it sees it lost the slot and does not release node-1's.
-	ps[0].Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1"})
+	ps[0].Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1", ""})
 	if h := f.holders(); len(h) != 1 || h[0] != "node-1" {
 		t.Fatalf("holders after the old holder settled: %v", h)
 	}
@@ -325,7 +328,7 @@ func TestRestartedHolderFindsItsSlot(t *testing.T) {
 	if ok, _ := again.Acquire(ctx, "p", "h1"); !ok {
 		t.Fatal("the restarted holder did not find its slot")
 	}
-	again.Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1"})
+	again.Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1", ""})
 	if h := f.holders(); len(h) != 0 {
 		t.Fatalf("holders %v", h)
 	}
@@ -342,15 +345,15 @@ func TestWaitingReasonIsStableButForHalting(t *testing.T) {
 		t.Fatalf("first: %q", first)
 	}
 	// ps[0] is Done: a slot frees, ps[3] takes it; ps[2] keeps its reason (no patch per slot change).
-	ps[0].Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1"})
+	ps[0].Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1", ""})
 	if ok, _ := ps[3].Acquire(ctx, "p", "h1"); !ok {
 		t.Fatalf("the freed slot: %v", f.holders())
 	}
-	ps[1].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1"})
+	ps[1].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
 	if _, again := ps[2].Acquire(ctx, "p", "h1"); again != first {
 		t.Fatalf("reason changed without halting: %q", again)
 	}
-	ps[3].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1"})
+	ps[3].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
 	if _, halted := ps[2].Acquire(ctx, "p", "h1"); halted != "waiting for a refresh slot (2/2 in use); halted: 2 nodes failed" {
 		t.Fatalf("halting not said: %q", halted)
 	}

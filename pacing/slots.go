@@ -2,6 +2,7 @@ package pacing
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	coordv1 "k8s.io/api/coordination/v1"
@@ -89,7 +90,7 @@ func waitingReason(v view, m int) string {
 }
 
 // Shown is the node's refresh state as the Node in the API server shows it.
-type Shown struct{ State, Current, Desired string }
+type Shown struct{ State, Current, Desired, Reason string }
 
 // settleAction is what to do with a slot held for a hash.
 type settleAction int
@@ -105,11 +106,17 @@ const (
 // outcome: Done for the held hash (so the API never shows more nodes refreshing than slots), a
 // refusal of it (nothing was touched), or new content (the pool's fix frees the failed nodes'
 // slots). A failure keeps the slot: N failures halt the pool.
+//
+// New content while the Node still shows this node refreshing (Working with its slot, the outcome
+// not patched yet) keeps the slot: releasing it then would let another node start while the API
+// still shows this one Working. The next Acquire moves the slot to the new content, or the outcome
+// (a no-op's Done, a refusal) releases it once shown.
 func settle(heldHash, desired string, shown Shown, failedMarked bool) settleAction {
+	refreshing := shown.State == api.StateWorking && !strings.HasPrefix(shown.Reason, api.ReasonWaitingPrefix)
 	switch {
 	case shown.State == api.StateDone && shown.Current == heldHash:
 		return release
-	case desired != "" && desired != heldHash:
+	case desired != "" && desired != heldHash && !refreshing:
 		return release
 	case shown.Desired == heldHash && shown.State == api.StateUnreconcilable:
 		return release

@@ -55,6 +55,7 @@ type poolWatch struct {
 	mu          sync.Mutex
 	states      map[string]agent.Status
 	maxWorking  int
+	worst       string // the states when maxWorking was reached
 	waitingSeen bool
 }
 
@@ -81,6 +82,9 @@ func watchPool(t *testing.T, admin kubernetes.Interface, pool string) *poolWatch
 				if strings.HasPrefix(s.Reason, api.ReasonWaitingPrefix) {
 					pw.waitingSeen = true
 				}
+			}
+			if working > pw.maxWorking {
+				pw.worst = fmt.Sprint(pw.states)
 			}
 			pw.maxWorking = max(pw.maxWorking, working)
 			pw.mu.Unlock()
@@ -224,7 +228,7 @@ func TestPacedPoolHaltsOnFailuresAndCompletesOnTheFix(t *testing.T) {
 	pw.mu.Lock()
 	maxWorking, waited := pw.maxWorking, pw.waitingSeen
 	pw.mu.Unlock()
-	assert.LessOrEqual(t, maxWorking, slots, "nodes refreshing at once")
+	assert.LessOrEqual(t, maxWorking, slots, "nodes refreshing at once: %s", pw.worst)
 	assert.True(t, waited, "no node ever reported waiting for a slot")
 	t.Logf("most nodes refreshing at once: %d of %d slots", maxWorking, slots)
 
