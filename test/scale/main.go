@@ -67,12 +67,27 @@ func main() {
 	section := fmt.Sprintf("%s\n## Fleet pacing at %d nodes\n\nMeasured by `make bench` (`go run ./test/scale`) on %s: %d agent processes "+
 		"(`refresh-agent run --systemd none --cri-socket none`, each with its own temp root) against one real kube-apiserver "+
 		"and etcd on the same 2-core machine; requests counted from the API server's audit log (the agents' user), watches apart. "+
-		"Each refresh changes one file (registries.conf).\n\n%s\n%s\n", beginMark, *nodes, time.Now().UTC().Format("2006-01-02"), *nodes, table, endMark)
+		"Each refresh changes one file (registries.conf).\n\n%s\n%s\n%s\n", beginMark, *nodes, time.Now().UTC().Format("2006-01-02"), *nodes, table, reading, endMark)
 	if err := writeSection(*out, section); err != nil {
 		h.kube.Stop()
 		fail(err)
 	}
 }
+
+// reading explains the request counts of a paced refresh.
+const reading = `How a paced refresh spends its requests (per node): the Working and Done patches and the
+applied Event, as unpaced; the slot taken (a Lease create the first time a slot index is used, an
+update after) and given back (an update), the +2; the pool's node count for a percentage limit,
+once per new content by the first node to take a slot (it writes the count on its slot, the others
+read it there), so a small fraction per node; one more Node patch for a node that had to wait (its
+Working "waiting for a refresh slot (N/M in use)", kept as it is while it waits, except to add
+"halted"); and the lost races for a freed slot (a conflict each). Each node prefers one slot (by a
+hash of its name) and tries the others only once they stayed free for a --spread, so a freed slot
+is raced for by the waiters that prefer it, not by every waiter of the pool. A node that failed keeps
+its slot and renews it every --slot-ttl/3 (the only requests a halted pool makes). The unpaced
+figures are sensitive to the machine's load: 100 agents, the API server, etcd and the harness share
+2 cores with other work.
+`
 
 const (
 	beginMark = "<!-- scale: begin (test/scale writes this section) -->"
