@@ -75,6 +75,9 @@ type Pacer struct {
 	// agent to say so (the in-use count alone does not, or every slot change would patch every
 	// waiting Node).
 	halted bool
+	// lost counts this node's lost races for a slot since it began waiting: each widens its next
+	// delay (up to 4 spreads), so that the nodes of a busy pool thin out instead of colliding again.
+	lost int
 	// reason is the waiting reason reported for want: kept as it is while the node waits (but for
 	// halting), so that waiting costs one Node patch, not one per slot change.
 	reason string
@@ -264,12 +267,13 @@ func (p *Pacer) tryable(v view, now time.Time) ([]candidate, time.Time) {
 	var try []candidate
 	var later time.Time
 	for _, c := range v.free {
-		s, seen := p.slots[api.SlotName(p.pool, c.index)]
-		freeSince := time.Time{}
-		if seen {
+		// A slot never created counts as free since this node's own spread delay ended: by the time
+		// a node that does not prefer it would create it, one that does has usually done so.
+		freeSince := p.want.notBefore
+		if s, seen := p.slots[api.SlotName(p.pool, c.index)]; seen {
 			freeSince = s.observed
 		}
-		if c.index == preferred || !seen || now.Sub(freeSince) >= p.cfg.Spread {
+		if c.index == preferred || now.Sub(freeSince) >= p.cfg.Spread {
 			if c.index == preferred {
 				try = append([]candidate{c}, try...)
 			} else {
@@ -288,7 +292,7 @@ func (p *Pacer) jitter() time.Duration {
 	if p.cfg.Spread <= 0 {
 		return 0
 	}
-	return rand.N(p.cfg.Spread)
+	return rand.N(p.cfg.Spread << min(p.lost, 2))
 }
 
 // wakeAtLocked wakes the agent at t (one pending wake at a time).
@@ -342,6 +346,7 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 			p.wakeAtLocked(now.Add(time.Second + p.jitter()))
 		}
 		// Another node was faster: the watch shows who, and wakes this node when a slot frees.
+		p.lost++
 	} else if !later.IsZero() {
 		p.wakeAtLocked(later.Add(p.jitter()))
 	}
@@ -362,7 +367,7 @@ func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done boo
 	now := p.cfg.Now()
 	if p.want.pool != pool || p.want.hash != hash {
 		p.want = wanted{pool: pool, hash: hash, notBefore: now.Add(p.jitter())}
-		p.reason = ""
+		p.reason, p.lost = "", 0
 		if p.timer != nil {
 			p.timer.Stop()
 			p.timer = nil
