@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/openshift/refresh-agent/plan"
 )
@@ -95,7 +96,36 @@ func readJournal(stateDir string) (*journal, error) {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("journal %s is corrupt: %w", filepath.Join(stateDir, journalFile), err)
 	}
+	if err := j.check(); err != nil {
+		return nil, fmt.Errorf("journal %s is not one this agent wrote: %w; left as it is", filepath.Join(stateDir, journalFile), err)
+	}
 	return &j, nil
+}
+
+// check refuses a journal whose entries are not what Prepare writes: recovery renames, links and
+// removes what the entries name, so an entry naming /etc/passwd as a backup or a temp file would
+// have recovery delete or overwrite it. Every name must be the managed path's own side file.
+func (j *journal) check() error {
+	for i, e := range j.Entries {
+		if _, err := rel(e.Path); err != nil || reservedName(e.Path) {
+			return fmt.Errorf("entry %d: path %q", i, e.Path)
+		}
+		if e.Temp != "" && e.Temp != tempName(e.Path) {
+			return fmt.Errorf("entry %d: temp %q is not %s's", i, e.Temp, e.Path)
+		}
+		switch {
+		case j.Version >= 2 && e.Backup != "" && e.Backup != sideName(e.Path, backupSuffix):
+			return fmt.Errorf("entry %d: backup %q is not %s's", i, e.Backup, e.Path)
+		case j.Version < 2 && strings.ContainsAny(e.Backup, "/\\") || e.Backup == ".." || e.Backup == ".":
+			return fmt.Errorf("entry %d: backup %q is not a name in the backup directory", i, e.Backup)
+		}
+	}
+	for _, d := range j.CreatedDirs {
+		if _, err := rel(d); err != nil {
+			return fmt.Errorf("created dir %q", d)
+		}
+	}
+	return nil
 }
 
 // WriteFileAtomic writes dir/name through a temp file, fsync and rename, then fsyncs dir. It is for

@@ -3,7 +3,9 @@ package actions
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 )
@@ -15,9 +17,17 @@ type User struct {
 	Home     string
 }
 
+// CoreUser is core as RHCOS creates it.
+var CoreUser = User{Name: "core", UID: 1000, GID: 1000, Home: "/var/home/core"}
+
 // LookupUser finds name in <root>/etc/passwd (never the container's own).
 func (r *Root) LookupUser(name string) (User, error) {
 	data, _, err := r.ReadFile("/etc/passwd")
+	if errors.Is(err, fs.ErrNotExist) && name == CoreUser.Name {
+		// A root without any /etc/passwd is no booted RHCOS node (a bare test root, an image): core
+		// is taken as RHCOS creates it. A passwd that lacks core is still an error below.
+		return CoreUser, nil
+	}
 	if err != nil {
 		return User{}, fmt.Errorf("user %s: %w", name, err)
 	}

@@ -83,6 +83,44 @@ func (r *Root) checkPath(p string) (missing []string, err error) {
 	return nil, nil
 }
 
+// CheckStateDir refuses a state directory inside the root that passes through a symlink: the
+// agent writes its record, payloads and journal there with ordinary file calls, and a symlinked
+// component would send them (a pull secret among them) outside the root. A state dir outside the
+// root is the operator's choice and not checked.
+func (r *Root) CheckStateDir(dir string) error {
+	rp, err := filepath.Rel(r.Dir, dir)
+	if err != nil || rp == ".." || strings.HasPrefix(rp, "../") || filepath.IsAbs(rp) {
+		return nil
+	}
+	parts := strings.Split(filepath.ToSlash(rp), "/")
+	for i := range parts {
+		cur := strings.Join(parts[:i+1], "/")
+		fi, err := r.root.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("state dir %s: %w", dir, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("state dir %s: %w (/%s)", dir, ErrSymlink, cur)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("state dir %s: /%s is not a directory", dir, cur)
+		}
+	}
+	return nil
+}
+
+// Stat returns a regular file's info inside the root, refusing symlinked components.
+func (r *Root) Stat(p string) (fs.FileInfo, error) {
+	if _, err := r.checkPath(p); err != nil {
+		return nil, err
+	}
+	rp, _ := rel(p)
+	return r.root.Lstat(rp)
+}
+
 // ReadFile reads a file inside the root, refusing symlinked components.
 func (r *Root) ReadFile(p string) ([]byte, fs.FileInfo, error) {
 	if _, err := r.checkPath(p); err != nil {

@@ -112,6 +112,11 @@ func (s *Systemd) Ping(ctx context.Context) error {
 // Run starts the job, waits for its result (which must be "done") and then requires the unit to be
 // active.
 func (s *Systemd) Run(ctx context.Context, a plan.UnitAction) error {
+	// The last line: whatever reached here (a plan, a journal on disk), only a plain service that
+	// neither reboots nor halts the node is ever acted on.
+	if u, err := allowlist.NormalizeUnit(a.Unit); err != nil || u != a.Unit {
+		return fmt.Errorf("%s %s: refused: not a unit the agent acts on (%v)", a.Action, a.Unit, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.JobTimeout)
 	defer cancel()
 	// Buffered: go-systemd delivers the result while holding its job-listener lock, so an unread

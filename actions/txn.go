@@ -68,6 +68,35 @@ func reservedName(p string) bool {
 // forward or back, and cleaned up) before another can start.
 var ErrUnfinished = errors.New("an unfinished transaction is pending")
 
+// Pending returns the phase of the unfinished transaction in stateDir, "" when there is none.
+func Pending(stateDir string) (string, error) {
+	j, err := readJournal(stateDir)
+	if err != nil || j == nil {
+		return "", err
+	}
+	return "phase " + string(j.Phase), nil
+}
+
+// Check runs Prepare's checks on ops without writing anything: every path inside the root with no
+// symlinked component, each target absent or a regular file, no name reserved for the agent's side
+// files, one operation per path. Prepare checks again (the node may change in between).
+func Check(root *Root, ops []Op) error {
+	seen := map[string]bool{}
+	for _, op := range ops {
+		if _, err := root.checkPath(op.Path); err != nil {
+			return err
+		}
+		if seen[op.Path] {
+			return fmt.Errorf("%s: more than one operation on the path", op.Path)
+		}
+		if reservedName(op.Path) {
+			return fmt.Errorf("%s: %w", op.Path, ErrReserved)
+		}
+		seen[op.Path] = true
+	}
+	return nil
+}
+
 // Prepare stages ops: it checks every path, writes the journal, creates missing parent directories,
 // writes each new file to a temp file beside its target (mode and owner set before any byte, then
 // fsynced) and backs up every original beside it. No target is touched. On error it cleans up and

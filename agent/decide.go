@@ -46,6 +46,9 @@ type Inputs struct {
 	Heal     bool
 	LastHeal string
 	Now      time.Time
+	// Pending names an unfinished transaction on the node (actions.Pending): a rollback that could
+	// not complete, its journal and backups kept. "" when there is none.
+	Pending string
 }
 
 // Action is what the loop does after a decision.
@@ -98,6 +101,9 @@ func Decide(in Inputs) Decision {
 
 func decide(in Inputs) Decision {
 	rec, s, last := in.RecordHash, in.Snapshot, in.Last
+	if in.Pending != "" {
+		return pending(in)
+	}
 	if s == nil {
 		return Decision{} // nothing seen yet: the Node keeps what it says
 	}
@@ -107,8 +113,11 @@ func decide(in Inputs) Decision {
 			EventKey: "nopool"}
 	}
 	if s.Problem != "" {
-		// A deleted ConfigMap or a missing key changes nothing on the node: say so, once.
-		return Decision{Event: &Event{corev1.EventTypeWarning, EventFailed, "no desired payload: " + s.Problem},
+		// A deleted ConfigMap or a missing key changes nothing on the node: it stays at its record,
+		// with nothing to work toward (an earlier verdict about other content no longer applies).
+		// The Event says why.
+		return Decision{Report: &Status{Current: rec, Desired: rec, State: StateDone},
+			Event:    &Event{corev1.EventTypeWarning, EventFailed, "no desired payload: " + s.Problem},
 			EventKey: "problem/" + s.Problem}
 	}
 	digest := s.digest()
@@ -187,4 +196,46 @@ func nextOutcome(last Outcome, digest, hash, result, reason string, node *corev1
 		}
 	}
 	return out
+}
+
+// pending decides for a node whose last transaction is not settled (a rollback that could not
+// complete): whatever the record says, it is Degraded until recovery completes, and recovery is
+// retried (a refresh settles it first) with the failure backoff.
+func pending(in Inputs) Decision {
+	rec, s, last := in.RecordHash, in.Snapshot, in.Last
+	reason := "an interrupted refresh is not settled (" + in.Pending + "): its journal and backups are kept and recovery is retried"
+	if last.Result == ResultFailed && last.Reason != "" {
+		reason += ": " + last.Reason
+	}
+	desired := rec
+	if s != nil && s.Problem == "" && !s.NoPool {
+		desired = s.Hash
+	}
+	d := Decision{Report: &Status{Current: rec, Desired: desired, State: StateDegraded, Reason: reason},
+		Event:    &Event{corev1.EventTypeWarning, EventFailed, reason},
+		EventKey: "pending/" + in.Pending}
+	if s == nil || s.Problem != "" || s.NoPool {
+		return d
+	}
+	rules, err := allowlist.ParseRules(s.NoRebootPaths)
+	if err != nil {
+		return d
+	}
+	if last.Result == ResultFailed {
+		retryAsked := retryToken(in.Node) != last.RetryToken
+		if last.Attempts >= max(in.MaxAttempts, 1) && !retryAsked {
+			// The same cap as any failure: a unit that always fails is not restarted forever.
+			d.Report.Reason = fmt.Sprintf("%s (gave up after %d attempts; set the annotation %s to a new value to retry)",
+				reason, last.Attempts, AnnotationRetry)
+			d.Event = &Event{corev1.EventTypeWarning, EventFailed, "failed, giving up: " + d.Report.Reason}
+			d.EventKey += "/cap"
+			return d
+		}
+		if !retryAsked && in.Now.Before(last.NextAttempt) {
+			d.Wait = last.NextAttempt.Sub(in.Now)
+			return d
+		}
+	}
+	d.Action, d.Rules = ActRefresh, rules
+	return d
 }

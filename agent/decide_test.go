@@ -9,6 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/apply"
+	"github.com/openshift/refresh-agent/plan"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -55,10 +59,24 @@ func TestDecide(t *testing.T) {
 		want want
 	}{
 		{"nothing seen yet: the node keeps what it says", Inputs{RecordHash: "v1"}, want{}},
+		{"an unsettled rollback: Degraded before anything else, recovery retried", Inputs{RecordHash: "v1", Snapshot: v2, Pending: "phase rollingback"},
+			want{action: ActRefresh, state: StateDegraded, current: "v1", desired: "v2", reason: "not settled (phase rollingback)", eventType: "Warning", event: EventFailed}},
+		{"an unsettled rollback with the record at the hash: never Done, recovery retried", Inputs{RecordHash: "v2", Snapshot: v2, Pending: "phase rollingback",
+			Last: outcome(v2, ResultApplied, "", 0, time.Time{})},
+			want{action: ActRefresh, state: StateDegraded, current: "v2", desired: "v2", reason: "not settled", eventType: "Warning", event: EventFailed}},
+		{"an unsettled rollback, retry backing off", Inputs{RecordHash: "v1", Snapshot: v2, Pending: "phase rollingback", Now: t0, MaxAttempts: 3,
+			Last: outcome(v2, ResultFailed, "restore failed: read-only file system", 1, t0.Add(time.Minute))},
+			want{state: StateDegraded, current: "v1", desired: "v2", reason: "read-only file system", eventType: "Warning", event: EventFailed, wait: true}},
+		{"an unsettled rollback, failure cap reached: gave up, no more attempts", Inputs{RecordHash: "v1", Snapshot: v2, Pending: "phase rolledback", Now: t0, MaxAttempts: 3,
+			Last: outcome(v2, ResultFailed, "Reload crio.service failed", 3, t0.Add(-time.Minute))},
+			want{state: StateDegraded, current: "v1", desired: "v2", reason: "gave up after 3 attempts", eventType: "Warning", event: EventFailed}},
+		{"an unsettled rollback before any payload: Degraded", Inputs{RecordHash: "v1", Pending: "phase rollingback"},
+			want{state: StateDegraded, current: "v1", desired: "v1", reason: "not settled", eventType: "Warning", event: EventFailed}},
 		{"no NodePool label and no fixed ConfigMap", Inputs{RecordHash: "v1", Snapshot: &Snapshot{NoPool: true, Problem: "no label"}},
 			want{state: StateDegraded, current: "v1", desired: "v1", reason: ReasonNoNodePool, eventType: "Warning", event: EventFailed}},
-		{"ConfigMap missing: nothing changes, an Event says so", Inputs{RecordHash: "v1", Snapshot: &Snapshot{Problem: "ConfigMap ns/x not found"}},
-			want{eventType: "Warning", event: EventFailed}},
+		{"ConfigMap missing: the node stays at its record, an Event says why", Inputs{RecordHash: "v1", Snapshot: &Snapshot{Problem: "ConfigMap ns/x not found"},
+			Last: outcome(v2, ResultRefused, "FIPS", 0, time.Time{})},
+			want{state: StateDone, current: "v1", desired: "v1", eventType: "Warning", event: EventFailed}},
 		{"unparsable no-reboot-paths", Inputs{RecordHash: "v1", Snapshot: badRules},
 			want{state: StateDegraded, current: "v1", desired: "v2", reason: "no-reboot-paths", eventType: "Warning", event: EventFailed}},
 		{"in-place upgrade: deferred", Inputs{RecordHash: "v1", Snapshot: v2, Node: upgrading()},
@@ -204,4 +222,14 @@ func TestDecideEventKeysChangeWithEachOutcome(t *testing.T) {
 	capped := Decide(in)
 	assert.NotEqual(t, second.EventKey, capped.EventKey, "giving up is announced")
 	assert.True(t, strings.Contains(capped.Event.Message, AnnotationRetry), "the Event says how to retry")
+}
+
+func TestAppliedMessage(t *testing.T) {
+	p := &plan.Plan{Actions: []plan.UnitAction{{Unit: "crio.service", Action: allowlist.ActionReload}},
+		Changes: []plan.Change{{Path: GlobalPullSecretPath, Delegated: true, Reason: "owned by the syncer"}}}
+	r := &apply.Result{Plan: p, Hash: "v2", FilesWritten: 2}
+	assert.Equal(t, "applied v2: 2 files, 1 unit actions, no reboot; 1 delegated, not written: /var/lib/kubelet/config.json (owned by the syncer)", appliedMessage(r))
+	r.ActionsSkipped = true
+	assert.Contains(t, appliedMessage(r), "1 unit actions skipped")
+	assert.Equal(t, []string(nil), delegatedChanges(&apply.Result{Plan: &plan.Plan{}}))
 }

@@ -126,28 +126,44 @@ func (d *driftWatch) addDir(dir string) {
 	}
 }
 
-// load sets the expectations from the node's record when the record or the delegations changed.
-// It reports whether it reloaded.
+// load sets the expectations from the node's record when the record or the delegations changed
+// (after a restart; a refresh hands its decoded payload to loadPayload instead). It reports whether
+// it reloaded.
 func (d *driftWatch) load(n apply.Node, recordHash string, delegated map[string]string) bool {
-	key := recordHash + "\x00" + strings.Join(slices.Sorted(maps.Keys(delegated)), ",")
+	key := driftKey(recordHash, delegated)
 	d.mu.Lock()
 	same := key == d.key
 	d.mu.Unlock()
 	if same {
 		return false
 	}
-	want := map[string]expect{}
+	var payload *diff.Payload
 	if recordHash != "" {
 		cur, err := apply.LoadCurrent(n.Root, n.StateDir)
 		if err != nil {
 			d.log.Warn("drift watch: the record cannot be read", "err", err)
 			return false
 		}
+		payload = cur.Payload
+	}
+	d.loadPayload(n, recordHash, payload, delegated)
+	return true
+}
+
+func driftKey(recordHash string, delegated map[string]string) string {
+	return recordHash + "\x00" + strings.Join(slices.Sorted(maps.Keys(delegated)), ",")
+}
+
+// loadPayload sets the expectations from payload, the content recorded under recordHash: its files
+// that the node policy lets the agent own, except delegated ones.
+func (d *driftWatch) loadPayload(n apply.Node, recordHash string, payload *diff.Payload, delegated map[string]string) {
+	want := map[string]expect{}
+	if payload != nil {
 		pol := n.Policy
 		if pol == nil {
 			pol = allowlist.Default()
 		}
-		for _, f := range cur.Payload.Config.Storage.Files {
+		for _, f := range payload.Config.Storage.Files {
 			if _, ok := delegated[f.Path]; ok || !pol.Resolve(f.Path, nil).Allowed {
 				continue
 			}
@@ -159,7 +175,7 @@ func (d *driftWatch) load(n apply.Node, recordHash string, delegated map[string]
 		}
 	}
 	d.mu.Lock()
-	d.key, d.root, d.want, d.drifted = key, n.Root, want, nil
+	d.key, d.root, d.want, d.drifted = driftKey(recordHash, delegated), n.Root, want, nil
 	for p := range want {
 		dir := filepath.Join(n.Root.Dir, filepath.FromSlash(path.Dir(p)))
 		if !d.dirs[dir] {
@@ -169,7 +185,6 @@ func (d *driftWatch) load(n apply.Node, recordHash string, delegated map[string]
 	}
 	d.mu.Unlock()
 	d.check()
-	return true
 }
 
 // check compares every watched file with the record.

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"

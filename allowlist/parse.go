@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	k8sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -27,6 +28,9 @@ func ParseRules(data []byte) ([]Rule, error) {
 		return nil, fmt.Errorf("no-reboot-paths is larger than %d bytes", MaxRulesSize)
 	}
 	var rules []Rule
+	if err := strictJSON(data, &rules); err != nil {
+		return nil, err
+	}
 	if err := json.Unmarshal(data, &rules); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
@@ -129,9 +133,12 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	if len(data) > MaxRulesSize {
 		return nil, fmt.Errorf("policy is larger than %d bytes", MaxRulesSize)
 	}
-	js, err := yaml.YAMLToJSON(data)
+	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, fmt.Errorf("not YAML or JSON: %w", err)
+		return nil, fmt.Errorf("not YAML or JSON: %s", strings.Join(strings.Fields(err.Error()), " "))
+	}
+	if err := strictJSON(js, &policyFile{}); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
 	}
 	var f policyFile
 	dec := json.NewDecoder(bytes.NewReader(js))
@@ -255,4 +262,18 @@ func dnsName(s string) bool {
 		}
 	}
 	return true
+}
+
+// strictJSON rejects what encoding/json would silently resolve: a key given twice (the last would
+// win), a key that names a field only when case is ignored ("Path" for "path"), an unknown key.
+// The first problem is named; the entry order never changes the result.
+func strictJSON(data []byte, v any) error {
+	strict, err := k8sjson.UnmarshalStrict(data, v, k8sjson.DisallowDuplicateFields, k8sjson.DisallowUnknownFields)
+	if err != nil {
+		return nil // a syntax or type error: the caller's decode reports it with its offset
+	}
+	if len(strict) > 0 {
+		return fmt.Errorf("invalid JSON: %v", strict[0])
+	}
+	return nil
 }

@@ -25,6 +25,8 @@ const (
 	OutcomeNoop    Outcome = "noop"
 	OutcomeRefused Outcome = "refused"
 	OutcomeFailed  Outcome = "failed"
+	// OutcomePlanned: a dry run that would apply (Request.DryRun); nothing was written.
+	OutcomePlanned Outcome = "planned"
 )
 
 // Node is what a refresh acts on.
@@ -54,6 +56,9 @@ type Request struct {
 	// (a no-op or a refusal never calls it): the agent takes its pacing slot there. An error stops
 	// the refresh with nothing written, and Run returns that error as is.
 	Start func(ctx context.Context) error
+	// DryRun plans against the node (owners, paths, symlinks, the daemon's record) and stops before
+	// any effect: no recovery, no write, no action, no record (apply --dry-run).
+	DryRun bool
 }
 
 // Result is the plan plus what happened. Its JSON form is the CLI's output.
@@ -81,6 +86,9 @@ type Result struct {
 	// ActionsRun counts the planned unit actions that ran successfully on the new content (0 when
 	// skipped; fewer than len(Actions) when one failed).
 	ActionsRun int `json:"actionsRun"`
+	// Desired is the decoded desired payload (the agent's drift watch reads its files from it rather
+	// than decoding the payload a second time).
+	Desired *diff.Payload `json:"-"`
 }
 
 // InvalidError marks input that cannot be planned at all (exit 2).
@@ -99,7 +107,15 @@ func invalid(format string, args ...any) error {
 func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	log := n.logger()
 	// An interrupted refresh is settled first; while a rollback stays incomplete nothing else starts.
-	if _, err := Recover(ctx, n); err != nil {
+	// A dry run changes nothing, recovery included: it says a transaction is pending instead.
+	if err := n.Root.CheckStateDir(n.StateDir); err != nil {
+		return nil, err
+	}
+	if req.DryRun {
+		if txn, err := actions.Pending(n.StateDir); err != nil || txn != "" {
+			return nil, fmt.Errorf("an interrupted refresh is pending (%s%v): run refresh-agent recover first", txn, err)
+		}
+	} else if _, err := Recover(ctx, n); err != nil {
 		return nil, fmt.Errorf("recovering an interrupted refresh: %w", err)
 	}
 	hash := req.Hash
@@ -125,18 +141,38 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	if err != nil {
 		return nil, invalid("%w", err)
 	}
-	res := &Result{Plan: p, Hash: hash}
+	res := &Result{Plan: p, Hash: hash, Desired: des}
 	if !p.Eligible {
 		res.Outcome, res.Reason = OutcomeRefused, refusedReason(p)
 		log.Info("refresh refused", "hash", hash, "refused", len(p.Refused), "reason", res.Reason)
 		return res, nil
 	}
 	ops, err := n.ops(p, des)
+	if errors.Is(err, ErrUnsafeHome) {
+		return refuseOnNode(res, err), nil
+	}
 	if err != nil {
 		res.Outcome, res.Reason = OutcomeFailed, err.Error()
 		return res, nil
 	}
+	p.Writes = writesOf(p, ops)
+	// The node-side checks Prepare repeats, before anything happens: a symlinked component or a
+	// reserved name is a refusal in the plan, shown by --dry-run as by a real run.
+	if err := actions.Check(n.Root, ops); err != nil {
+		if errors.Is(err, actions.ErrSymlink) || errors.Is(err, actions.ErrReserved) {
+			return refuseOnNode(res, err), nil
+		}
+		res.Outcome, res.Reason = OutcomeFailed, err.Error()
+		return res, nil
+	}
 	res.Drift = n.drift(p, cur)
+	if req.DryRun {
+		res.Outcome = OutcomePlanned
+		if len(ops) == 0 {
+			res.Outcome = OutcomeNoop
+		}
+		return res, nil
+	}
 	if len(ops) == 0 {
 		// Nothing on the node changes; only the record moves to the new hash.
 		res.Outcome, res.Applied = OutcomeNoop, true
@@ -164,12 +200,7 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 	res.ActionsSkipped = n.skips(meta.Actions)
 	txn, err := actions.Prepare(n.Root, n.StateDir, ops, meta)
 	if errors.Is(err, actions.ErrSymlink) || errors.Is(err, actions.ErrReserved) {
-		// A symlinked component on the node is refused, never followed, and a name reserved for the
-		// agent's own side files is never written: retrying cannot help.
-		res.Eligible, res.Files, res.SSHKeys, res.Actions = false, nil, nil, []plan.UnitAction{}
-		res.Refused = append(res.Refused, plan.Refusal{Kind: diff.KindFile, Reason: err.Error()})
-		res.Outcome, res.Reason, res.ActionsSkipped = OutcomeRefused, err.Error(), false
-		return res, nil
+		return refuseOnNode(res, err), nil
 	}
 	if err != nil {
 		res.Outcome, res.Reason = OutcomeFailed, err.Error()
@@ -282,6 +313,9 @@ type Recovery struct {
 // cannot complete returns an error wrapping ErrRollbackPending (and the Recovery says so): the
 // journal stays, and Run refuses to start anything until a later Recover completes it.
 func Recover(ctx context.Context, n Node) (Recovery, error) {
+	if err := n.Root.CheckStateDir(n.StateDir); err != nil {
+		return Recovery{}, err
+	}
 	txn, err := actions.Recover(n.Root, n.StateDir)
 	if err != nil {
 		return Recovery{}, err
@@ -315,6 +349,35 @@ func Recover(ctx context.Context, n Node) (Recovery, error) {
 	rec.RolledBack, rec.Reason = true, cause.Error()+"; rolled back"
 	n.logger().Warn("recovered refresh rolled back", "hash", rec.Hash, "reason", rec.Reason)
 	return rec, nil
+}
+
+// refuseOnNode refuses the plan for what the node holds: a symlinked component is refused, never
+// followed, and a name reserved for the agent's own side files is never written (retrying cannot
+// help).
+func refuseOnNode(res *Result, err error) *Result {
+	res.Eligible, res.Files, res.SSHKeys, res.Actions, res.Writes = false, nil, nil, []plan.UnitAction{}, nil
+	res.Refused = append(res.Refused, plan.Refusal{Kind: diff.KindFile, Reason: err.Error()})
+	res.Outcome, res.Reason, res.ActionsSkipped = OutcomeRefused, err.Error(), false
+	return res
+}
+
+// writesOf lists the node-resolved operations of a plan (never contents).
+func writesOf(p *plan.Plan, ops []actions.Op) []plan.Write {
+	out := make([]plan.Write, 0, len(ops))
+	for i, op := range ops {
+		w := plan.Write{Path: op.Path, Remove: op.Remove, UID: op.UID, GID: op.GID, For: "file"}
+		if !op.Remove {
+			w.Mode = fmt.Sprintf("%04o", op.Mode.Perm())
+		}
+		switch {
+		case i >= len(p.Files) && op.Path == MCDCurrentConfig:
+			w.For = "mcdCurrentConfig"
+		case i >= len(p.Files):
+			w.For = "sshKeys"
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // runner runs a plan's actions: unit jobs on n.Units, static pod restarts on n.Pods.

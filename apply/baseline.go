@@ -8,6 +8,10 @@ import (
 	"github.com/openshift/refresh-agent/diff"
 )
 
+// maxBaselineFile bounds the size of a file read from the node for the baseline: far above any
+// file the machine-config server adds (certificates, a kubeconfig).
+const maxBaselineFile = 4 << 20
+
 // withDiskBaseline completes a current state that comes from a MachineConfig (a node the agent never
 // refreshed: the machine-config daemon's current config or the server's content file) with the
 // node's own state for the files the desired payload carries and that MachineConfig lacks.
@@ -27,6 +31,11 @@ func withDiskBaseline(root *actions.Root, cur, des *diff.Payload) *diff.Payload 
 	var added []types.File
 	for _, f := range des.Config.Storage.Files {
 		if have[f.Path] || diff.IsMetadataPath(f.Path) {
+			continue
+		}
+		// Bounded: a payload may name any path, and reading a multi-gigabyte file to compare it
+		// would take the agent's memory; such a file stays an addition (judged by the policy).
+		if fi, err := root.Stat(f.Path); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxBaselineFile {
 			continue
 		}
 		data, fi, err := root.ReadFile(f.Path)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -372,4 +373,130 @@ func TestApplyCreatesParentsUpToVar(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(dir, mcs.PullSecret))
 	require.NoError(t, err)
 	assert.Equal(t, `{"auths":{}}`, string(data))
+}
+
+// The disk baseline never reads a file larger than its bound: a payload naming a huge file on the
+// node (or a device) gets an addition judged by the policy, not a read of the whole file.
+func TestFirstRefreshBaselineIsBounded(t *testing.T) {
+	base := mcs.Base()
+	n := provision(t, base)
+	big := filepath.Join(n.dir, "var/lib/containers/storage/blob")
+	require.NoError(t, os.MkdirAll(filepath.Dir(big), 0o755))
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(1<<30)) // sparse: 1 GiB that a read would allocate
+	require.NoError(t, f.Close())
+	next := base.Clone()
+	next.Files["/var/lib/containers/storage/blob"] = mcs.File{Data: []byte("x"), Mode: 0o644}
+	res := n.apply(t, next.Served(), "P2")
+	assert.Equal(t, apply.OutcomeRefused, res.Outcome)
+	require.Len(t, res.Refused, 1)
+	assert.Equal(t, "/var/lib/containers/storage/blob", res.Refused[0].Path)
+	assert.Equal(t, "add", string(res.Changes[len(res.Changes)-1].Op))
+}
+
+// The plan is the whole truth: a dry run resolves every write against the node (owners, the keys
+// file under core's home, symlink checks) and changes nothing, recovery and record included; the
+// real run then does exactly those writes.
+func TestDryRunIsTheWholePlan(t *testing.T) {
+	base := mcs.Base()
+	n := provision(t, base)
+	var multi mcs.Scenario
+	for _, s := range mcs.Eligible() {
+		if s.Name == "multi" {
+			multi = s
+		}
+	}
+	next := multi.Change(base.Clone()).Served()
+	before, err := fixture.TreeHash(n.dir)
+	require.NoError(t, err)
+	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: mcs.ConfigMapValue(next), Hash: "P2", DryRun: true})
+	require.NoError(t, err)
+	require.Equal(t, apply.OutcomePlanned, res.Outcome, res.Reason)
+	after, err := fixture.TreeHash(n.dir)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "a dry run writes nothing, not even the state dir")
+	assert.Empty(t, n.ran())
+	var paths []string
+	for _, w := range res.Writes {
+		paths = append(paths, w.Path)
+		if w.For == "sshKeys" {
+			assert.Equal(t, [2]int{1000, 1000}, [2]int{w.UID, w.GID})
+			assert.Equal(t, "0600", w.Mode)
+		}
+	}
+	assert.ElementsMatch(t, multi.Paths, paths)
+
+	real := n.apply(t, next, "P2")
+	require.Equal(t, apply.OutcomeApplied, real.Outcome, real.Reason)
+	assert.Equal(t, res.Writes, real.Writes, "the run does what the dry run said")
+
+	// A symlinked parent is a refusal of the dry run too, with nothing written.
+	require.NoError(t, os.Rename(filepath.Join(n.dir, "etc/containers"), filepath.Join(n.dir, "etc/containers.real")))
+	require.NoError(t, os.Symlink("/tmp", filepath.Join(n.dir, "etc/containers")))
+	mirror := base.Clone()
+	mirror.Files[mcs.RegistriesConf] = mcs.File{Data: []byte("changed"), Mode: 0o644}
+	res, err = apply.Run(context.Background(), n.Node, apply.Request{Desired: mirror.Served(), Hash: "P3", DryRun: true})
+	require.NoError(t, err)
+	assert.Equal(t, apply.OutcomeRefused, res.Outcome)
+	assert.Contains(t, res.Reason, "symlink")
+	assert.Empty(t, res.Writes)
+}
+
+// A node file far larger than any the server adds (sparse here) is neither read for the baseline
+// nor for the drift check: the change is planned from its size alone (adversarial run: 21 GB RSS).
+func TestHugeNodeFileIsNeverRead(t *testing.T) {
+	base := mcs.Base()
+	n := provision(t, base)
+	f, err := os.OpenFile(filepath.Join(n.dir, mcs.KubeletCA), os.O_WRONLY, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(8<<30))
+	require.NoError(t, f.Close())
+	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: base.Served(), Hash: "P", DryRun: true})
+	require.NoError(t, err)
+	require.Equal(t, apply.OutcomePlanned, res.Outcome, res.Reason)
+	require.Len(t, res.Writes, 1)
+	assert.Equal(t, mcs.KubeletCA, res.Writes[0].Path)
+	assert.Contains(t, strings.Join(res.Warnings, "\n"), "too large to compare")
+}
+
+// A state dir inside the root that passes through a symlink is refused before anything is read
+// or written there: the record and the payload (a pull secret) would land outside the root.
+func TestSymlinkedStateDirIsRefused(t *testing.T) {
+	base := mcs.Base()
+	n := provision(t, base)
+	outside := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(n.dir, "var/lib"), 0o755))
+	require.NoError(t, os.Symlink(outside, n.StateDir))
+	next := base.Clone()
+	next.Files[mcs.PullSecret] = mcs.File{Data: []byte(`{"auths":{"x":{}}}`), Mode: 0o600}
+	for _, dry := range []bool{true, false} {
+		_, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: next.Served(), Hash: "P2", DryRun: dry})
+		require.ErrorIs(t, err, actions.ErrSymlink)
+	}
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing written outside the root")
+	_, err = apply.Recover(context.Background(), n.Node)
+	assert.ErrorIs(t, err, actions.ErrSymlink)
+}
+
+// core's home comes from the node's /etc/passwd; keys are written under /var/home/ or /home/ only,
+// never /root or a relative home (adversarial run: /root was created owned by core).
+func TestSSHKeysOnlyUnderAHome(t *testing.T) {
+	for _, home := range []string{"/root", "../../../tmp/x", "/var/home/../../etc", ""} {
+		base := mcs.Base()
+		n := provision(t, base)
+		passwd := "root:x:0:0:root:/root:/bin/bash\ncore:x:1000:1000:CoreOS Admin:" + home + ":/bin/bash\n"
+		require.NoError(t, os.WriteFile(filepath.Join(n.dir, "etc/passwd"), []byte(passwd), 0o644))
+		before := treeHashes(t, n.dir)
+		next := base.Clone()
+		next.SSHKeys = append(next.SSHKeys, "ssh-ed25519 AAAA second")
+		res := n.apply(t, next.Served(), "P2")
+		assert.Equal(t, apply.OutcomeRefused, res.Outcome, home)
+		assert.Contains(t, res.Reason, "not under /var/home/ or /home/", home)
+		assert.Equal(t, before, treeHashes(t, n.dir), home)
+		_, err := os.Stat(filepath.Join(n.dir, "root"))
+		assert.True(t, os.IsNotExist(err), home)
+	}
 }

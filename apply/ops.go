@@ -76,6 +76,9 @@ func (n Node) owner(u types.NodeUser, g types.NodeGroup) (int, int, error) {
 	return uid, gid, nil
 }
 
+// ErrUnsafeHome marks a home directory the agent will not write core's keys under.
+var ErrUnsafeHome = errors.New("unsafe home directory")
+
 // SSHKeysFile is where Ignition and the machine-config daemon keep core's keys, below its home.
 const SSHKeysFile = ".ssh/authorized_keys.d/ignition"
 
@@ -88,8 +91,10 @@ func (n Node) sshKeysOp(k *plan.SSHKeysOp) (actions.Op, error) {
 		return actions.Op{}, fmt.Errorf("SSH keys: %w", err)
 	}
 	home := usr.Home
-	if home == "" || !path.IsAbs(home) {
-		home = "/home/" + k.User
+	if home == "" || !path.IsAbs(home) || path.Clean(home) != home || !strings.HasPrefix(home, "/var/home/") && !strings.HasPrefix(home, "/home/") {
+		// The home comes from the node's /etc/passwd; keys go nowhere but under a home directory
+		// (RHCOS: /var/home/core), never /root or a path the deny list covers.
+		return actions.Op{}, fmt.Errorf("SSH keys: %w: home %q of %s in the node's /etc/passwd is not under /var/home/ or /home/", ErrUnsafeHome, home, k.User)
 	}
 	op := actions.Op{Path: path.Join(home, SSHKeysFile), Mode: 0o600, UID: usr.UID, GID: usr.GID,
 		DirMode: 0o700, DirUID: usr.UID, DirGID: usr.GID}
@@ -129,9 +134,15 @@ func (n Node) drift(p *plan.Plan, cur *diff.Payload) int {
 	}
 	count := 0
 	for _, f := range p.Files {
-		data, fi, err := n.Root.ReadFile(f.Path)
 		old, inCurrent := want[f.Path]
 		var what string
+		// Never read more than a bounded file to compare it: the node's file may be anything.
+		if fi, err := n.Root.Stat(f.Path); err == nil && fi.Size() > maxBaselineFile {
+			count++
+			p.Warnings = append(p.Warnings, fmt.Sprintf("drift: %s is %d bytes on the node, too large to compare; writing the desired content", f.Path, fi.Size()))
+			continue
+		}
+		data, fi, err := n.Root.ReadFile(f.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if inCurrent {

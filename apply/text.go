@@ -13,6 +13,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	if r.Outcome == OutcomeRefused {
 		return r.Plan.WriteText(w)
 	}
+	if r.Outcome == OutcomePlanned || r.Outcome == OutcomeNoop && !r.Applied {
+		return r.writeDryRun(w)
+	}
 	var b strings.Builder
 	verb := map[bool]string{true: "wrote", false: "would have written"}[r.Applied]
 	for _, c := range r.Changes {
@@ -27,10 +30,14 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	if r.Applied {
 		for _, a := range r.Actions {
+			target, why := a.Unit, "--systemd none"
+			if a.Pod != "" {
+				target, why = "static pod "+a.Pod, "--cri-socket none"
+			}
 			if r.ActionsSkipped {
-				fmt.Fprintf(&b, "%s: skipped %s %s (--systemd none)\n", r.Outcome, strings.ToLower(string(a.Action)), a.Unit)
+				fmt.Fprintf(&b, "%s: skipped %s %s (%s)\n", r.Outcome, strings.ToLower(string(a.Action)), target, why)
 			} else {
-				fmt.Fprintf(&b, "%s: %s %s\n", r.Outcome, strings.ToLower(string(a.Action))+"ed", a.Unit)
+				fmt.Fprintf(&b, "%s: %s %s\n", r.Outcome, strings.ToLower(string(a.Action))+"ed", target)
 			}
 		}
 	}
@@ -65,4 +72,42 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// writeDryRun prints the plan resolved against the node: every write with its mode and owner, then
+// the actions. Nothing was done.
+func (r *Result) writeDryRun(w io.Writer) error {
+	var b strings.Builder
+	for _, wr := range r.Writes {
+		if wr.Remove {
+			fmt.Fprintf(&b, "would remove %s (%s)\n", wr.Path, wr.For)
+			continue
+		}
+		fmt.Fprintf(&b, "would write %s mode %s owner %d:%d (%s)\n", wr.Path, wr.Mode, wr.UID, wr.GID, wr.For)
+	}
+	for _, c := range r.Changes {
+		if c.Skipped != "" {
+			fmt.Fprintf(&b, "skip %s (%s): %s\n", c.Path, c.Op, c.Skipped)
+		}
+		if c.Delegated {
+			fmt.Fprintf(&b, "delegated %s (%s): %s\n", c.Path, c.Op, c.Reason)
+		}
+	}
+	for _, a := range r.Actions {
+		if a.Pod != "" {
+			fmt.Fprintf(&b, "would restart static pod %s (through the CRI)\n", a.Pod)
+			continue
+		}
+		fmt.Fprintf(&b, "would %s %s\n", strings.ToLower(string(a.Action)), a.Unit)
+	}
+	for _, wr := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", wr)
+	}
+	if r.Outcome == OutcomeNoop {
+		b.WriteString("result: dry run: nothing to do\n")
+	} else {
+		fmt.Fprintf(&b, "result: dry run: would apply %s (%d writes, %d actions, no reboot); nothing was done\n", short(r.Hash), len(r.Writes), len(r.Actions))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -223,3 +223,15 @@ func TestDecodeAgainstValidatesWhatChanged(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "$.storage.files.0.mode")
 }
+
+// JSON structure is charged before it is decoded: a few bytes per entry become hundreds in Go.
+func TestDecodeChargesStructure(t *testing.T) {
+	entries := func(n int) []byte {
+		return []byte(`{"ignition":{"version":"3.2.0"},"storage":{"files":[` + strings.Repeat(`{"path":"/etc/a"},`, n-1) + `{"path":"/etc/b"}]}}`)
+	}
+	_, err := diff.Decode(fixture.GzipBase64(entries(100_000))) // 1.7 MB of JSON
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "decoded JSON values exceeds")
+	_, err = diff.Decode(entries(2))
+	require.NoError(t, err)
+}

@@ -34,7 +34,7 @@ const KindMachineConfig Kind = "machineConfig"
 // spec.config; only metadata files inside it are checked.
 func CheckEmbedded(p *Payload) string {
 	for _, f := range p.Config.Storage.Files {
-		if !IsMetadataPath(f.Path) {
+		if !isMachineConfigPath(f.Path) {
 			continue
 		}
 		if why := checkEmbeddedFile(p, f); why != "" {
@@ -68,7 +68,38 @@ func checkEmbeddedFile(p *Payload, f types.File) string {
 	if inner.MachineConfig != nil {
 		return "spec.config is a MachineConfig, not an Ignition config"
 	}
-	return agree(&inner.Config, &p.Config)
+	if why := agree(&inner.Config, &p.Config); why != "" {
+		return why
+	}
+	return agreeAll(inner, p)
+}
+
+// agreeAll diffs the embedded config against the outer one with the same diff a refresh uses, so
+// every field Ignition has is compared (see coverage.go), not only files, units and users: storage,
+// directories, links, ignition.config merge/replace, passwd. The only differences allowed are what
+// the outer config adds (the server adds files when serving; the encapsulated copy carries an empty
+// config) and Ignition kernelArguments the outer config lacks (the server moves them into
+// spec.kernelArguments when it serves an older spec). Anything the embedded copy carries that the
+// outer config does not, or carries differently, is a disagreement.
+func agreeAll(inner, outer *Payload) string {
+	changes, err := Diff(&Payload{Config: inner.Config}, &Payload{Config: outer.Config})
+	if err != nil {
+		return "cannot compare it: " + err.Error()
+	}
+	for _, c := range changes {
+		switch {
+		case c.Op == OpAdd: // the outer config carries more (the encapsulated copy carries no config at all)
+		case c.Kind == KindKernelArguments && len(outer.Config.KernelArguments.ShouldExist) == 0 &&
+			len(outer.Config.KernelArguments.ShouldNotExist) == 0:
+		default:
+			what := c.Detail
+			if what == "" {
+				what = string(c.Kind) + " " + string(c.Op)
+			}
+			return fmt.Sprintf("disagrees with the outer config: %s %s", quote(c.Path+c.Unit+c.User), quote(what))
+		}
+	}
+	return ""
 }
 
 // agree returns why the embedded config in is not carried by the outer config out, or "".
@@ -184,7 +215,20 @@ func sameJSON(a, b any) bool {
 // current one does: its reboot-class fields (OS image, kernel arguments, FIPS, kernel type,
 // extensions) cannot be compared, so the planner refuses it rather than assume they are unchanged.
 func MachineConfigDropped(cur, des *Payload) bool {
-	return len(cur.Machine) > 0 && len(des.Machine) == 0
+	if len(cur.Machine) > 0 && len(des.Machine) == 0 {
+		return true
+	}
+	// Dropping one source is dropping it too: the content file is what the machine-config daemon's
+	// baseline receives, and a payload without it would leave that baseline stale.
+	for _, c := range cur.Machine {
+		if c.Source == "spec" {
+			continue
+		}
+		if !slices.ContainsFunc(des.Machine, func(d MachineView) bool { return d.Source == c.Source }) {
+			return true
+		}
+	}
+	return false
 }
 
 // quote returns s as is when it prints plainly, else Go-quoted: names in reasons come from the

@@ -48,6 +48,11 @@ func TestEmbeddedMachineConfigAgrees(t *testing.T) {
 	// Same decoded contents in another encoding agree.
 	p := decode(t, served(func(c *fixture.Config) {
 		c.File("/etc/containers/policy.json", []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644)
+		for i := range c.Storage.Files {
+			if c.Storage.Files[i].Path == "/etc/containers/policy.json" {
+				c.Storage.Files[i].Overwrite = nil // as the outer entry (GzipFile sets none)
+			}
+		}
 	}).JSON())
 	assert.Empty(t, diff.CheckEmbedded(p))
 	// Payloads without embedded files, and MachineConfig payloads, are their own spec.config.
@@ -103,6 +108,18 @@ func TestEmbeddedMachineConfigDisagrees(t *testing.T) {
 		"link": {func(c *fixture.Config) {
 			c.Storage.Links = []types.Link{{Node: types.Node{Path: "/etc/ld.so.preload"}, LinkEmbedded1: types.LinkEmbedded1{Target: ptr("/tmp/x")}}}
 		}, "link /etc/ld.so.preload is not in the outer config"},
+		// Every field the diff sees, not only files, units and users (found by an adversarial run).
+		"storage filesystem": {func(c *fixture.Config) {
+			c.Storage.Filesystems = []types.Filesystem{{Device: "/dev/disk/by-label/var", Format: ptr("xfs"), WipeFilesystem: ptr(true), Path: ptr("/var")}}
+		}, "disagrees with the outer config"},
+		"storage luks": {func(c *fixture.Config) {
+			c.Storage.Luks = []types.Luks{{Name: "root", Device: ptr("/dev/sda4")}}
+		}, "disagrees with the outer config"},
+		"ignition.config.merge": {func(c *fixture.Config) {
+			c.Ignition.Config.Merge = []types.Resource{{Source: ptr("data:,%7B%7D")}}
+		}, "ignition.config"},
+		"file overwrite": {func(c *fixture.Config) { c.Storage.Files[0].Overwrite = ptr(false) },
+			"overwrite"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -183,4 +200,36 @@ func TestRealServedPayloadsAgree(t *testing.T) {
 		require.NoError(t, json.Unmarshal(mc, &parsed))
 		assert.NotEmpty(t, parsed.Spec.Config, "%s: the embedded MachineConfig carries its config, so the check compared something", f)
 	}
+}
+
+// The embedded MachineConfig's own fields are reboot-class fields like the rest: a changed OS
+// extensions image is an OS image change, whatever source carries it.
+func TestExtensionsImageIsRebootClass(t *testing.T) {
+	mc := func(img string) []byte {
+		return []byte(`{"kind":"MachineConfig","spec":{"osImageURL":"os","baseOSExtensionsContainerImage":"` + img + `","config":{"ignition":{"version":"3.2.0"}}}}`)
+	}
+	cur, err := diff.Decode(mc("ext-1"))
+	require.NoError(t, err)
+	des, err := diff.Decode(mc("ext-2"))
+	require.NoError(t, err)
+	changes, err := diff.Diff(cur, des)
+	require.NoError(t, err)
+	require.Len(t, changes, 1)
+	assert.Equal(t, diff.KindOSImage, changes[0].Kind)
+	assert.Contains(t, changes[0].Detail, "baseOSExtensionsContainerImage")
+}
+
+// Dropping one MachineConfig source (the content file the daemon's baseline receives) is dropping
+// the MachineConfig: its fields could not be verified and the baseline would go stale.
+func TestDroppingOneMachineConfigSource(t *testing.T) {
+	cur := decode(t, served(nil).JSON())
+	keepEncapsulated := served(nil)
+	for i, f := range keepEncapsulated.Storage.Files {
+		if f.Path == diff.MachineConfigContentPath {
+			keepEncapsulated.Storage.Files = append(keepEncapsulated.Storage.Files[:i], keepEncapsulated.Storage.Files[i+1:]...)
+			break
+		}
+	}
+	assert.True(t, diff.MachineConfigDropped(cur, decode(t, keepEncapsulated.JSON())))
+	assert.False(t, diff.MachineConfigDropped(cur, cur))
 }

@@ -23,14 +23,24 @@ type DuplicateKeyError struct {
 }
 
 func (e *DuplicateKeyError) Error() string {
-	ptr := e.Pointer
+	ptr := clip(e.Pointer, 256)
 	if ptr == "" {
 		ptr = "/"
 	}
 	if e.Key == e.First {
-		return fmt.Sprintf("duplicate key %q at %s (offset %d)", e.Key, ptr, e.Offset)
+		return fmt.Sprintf("duplicate key %q at %s (offset %d)", clip(e.Key, 64), ptr, e.Offset)
 	}
-	return fmt.Sprintf("duplicate key %q at %s (offset %d): equal to %q but for case, and JSON keys match case-insensitively", e.Key, ptr, e.Offset, e.First)
+	return fmt.Sprintf("duplicate key %q at %s (offset %d): equal to %q but for case, and JSON keys match case-insensitively",
+		clip(e.Key, 64), ptr, e.Offset, clip(e.First, 64))
+}
+
+// clip shortens what the payload chose (a key can be megabytes) for a one-line message that ends up
+// in node annotations and Events.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "..."
 }
 
 // errMalformed: the scan met something that is not JSON. The caller's full decode reports it.
@@ -42,7 +52,11 @@ const maxDepth = 10000
 // checkKeys fails on the first object in js that repeats a key (as encoding/json matches keys). It is
 // a single pass that allocates only for keys with escapes or non-ASCII bytes, so it costs little next
 // to the decode that follows. Malformed JSON is reported as encoding/json reports it.
-func checkKeys(js []byte) error {
+//
+// It also returns what decoding js may cost in memory beyond its bytes (see objectCost): a few bytes
+// of JSON ("{}," or "\"\",") become hundreds of bytes of Go values, so a small compressed payload
+// of millions of empty entries would otherwise exhaust memory within its byte budget.
+func checkKeys(js []byte) (int64, error) {
 	s := keyScanner{js: js}
 	s.ws()
 	err := s.value(0)
@@ -53,19 +67,30 @@ func checkKeys(js []byte) error {
 		}
 	}
 	if err != errMalformed {
-		return err
+		return s.cost, err
 	}
 	var v any
 	if uerr := json.Unmarshal(js, &v); uerr != nil {
-		return jsonError(js, uerr)
+		return 0, jsonError(js, uerr)
 	}
 	// Valid JSON the scan could not follow: fail closed rather than skip the check.
-	return fmt.Errorf("invalid JSON: duplicate-key scan failed at offset %d", s.pos)
+	return 0, fmt.Errorf("invalid JSON: duplicate-key scan failed at offset %d", s.pos)
 }
 
+// What decoding a JSON value may allocate at worst, charged against the decode's budget before it
+// happens: an object becomes a struct, an array element a slice slot, each decoded, translated and
+// validated (an invalid or duplicate entry also gets a report entry with its path; measured: about
+// 1.5 KiB per empty file entry, 0.9 KiB per duplicate SSH key); a string value a copy of its bytes.
+// Real payloads have a few hundred objects and elements.
+const (
+	objectCost  = 2048
+	elementCost = 1024
+)
+
 type keyScanner struct {
-	js  []byte
-	pos int
+	js   []byte
+	pos  int
+	cost int64 // see objectCost
 }
 
 func (s *keyScanner) ws() {
@@ -89,7 +114,8 @@ func (s *keyScanner) value(depth int) error {
 	case '[':
 		return s.array(depth + 1)
 	case '"':
-		_, err := s.str()
+		v, err := s.str()
+		s.cost += int64(len(v))
 		return err
 	default:
 		// A number or literal: its spelling is checked by the decode that follows.
@@ -140,6 +166,7 @@ func (s *keyScanner) array(depth int) error {
 		return nil
 	}
 	for i := 0; ; i++ {
+		s.cost += elementCost
 		s.ws()
 		if err := s.value(depth); err != nil {
 			return within(err, strconv.Itoa(i))
@@ -171,6 +198,7 @@ const manyKeys = 16
 
 func (s *keyScanner) object(depth int) error {
 	s.pos++ // {
+	s.cost += objectCost
 	s.ws()
 	if s.pos < len(s.js) && s.js[s.pos] == '}' {
 		s.pos++

@@ -91,7 +91,7 @@ func TestIgnitionKeysMatchCaseInsensitively(t *testing.T) {
 
 func TestMalformedJSONIsReportedAsJSON(t *testing.T) {
 	for _, raw := range []string{`{"a":1,}`, `{"a" 1}`, `{"a":[1,}`, `{"a":"x`, `{"a":1}}`, `{"a":1} {}`} {
-		err := checkKeys([]byte(raw))
+		_, err := checkKeys([]byte(raw))
 		require.Error(t, err, raw)
 		assert.Contains(t, err.Error(), "invalid JSON at offset", raw)
 	}
@@ -171,7 +171,7 @@ func FuzzCheckKeys(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, js []byte) {
-		err := checkKeys(js)
+		_, err := checkKeys(js)
 		if !json.Valid(js) {
 			if err == nil {
 				// The scan does not check spelling of literals; the decode after it does.
@@ -195,4 +195,12 @@ func FuzzCheckKeys(f *testing.F) {
 			t.Fatalf("duplicate: scan %v (%v), reference %v", got, err, want)
 		}
 	})
+}
+
+func TestDuplicateKeyMessageIsShort(t *testing.T) {
+	long := strings.Repeat("k", 1<<20)
+	_, err := Decode([]byte(`{"ignition":{"version":"3.5.0"},"` + long + `":1,"` + long + `":2}`))
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 400)
+	assert.Contains(t, err.Error(), "duplicate key")
 }

@@ -23,6 +23,9 @@ func diffMachine(cur, des []MachineView) []Change {
 		if c.OSImageURL != d.OSImageURL {
 			add(KindOSImage, fmt.Sprintf("osImageURL %q -> %q", c.OSImageURL, d.OSImageURL))
 		}
+		if c.ExtensionsImage != d.ExtensionsImage {
+			add(KindOSImage, fmt.Sprintf("baseOSExtensionsContainerImage %q -> %q", c.ExtensionsImage, d.ExtensionsImage))
+		}
 		if !slices.Equal(c.KernelArguments, d.KernelArguments) {
 			add(KindKernelArguments, fmt.Sprintf("kernelArguments %q -> %q", c.KernelArguments, d.KernelArguments))
 		}

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	k8sjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
 
 // machineConfig is the subset of machineconfiguration.openshift.io/v1 MachineConfig the agent reads.
@@ -22,6 +21,7 @@ type machineConfigOf[C any] struct {
 	Spec       struct {
 		Config          C        `json:"config,omitempty"`
 		OSImageURL      string   `json:"osImageURL,omitempty"`
+		ExtensionsImage string   `json:"baseOSExtensionsContainerImage,omitempty"`
 		KernelArguments []string `json:"kernelArguments,omitempty"`
 		FIPS            bool     `json:"fips,omitempty"`
 		KernelType      string   `json:"kernelType,omitempty"`
@@ -41,6 +41,7 @@ func (p *present) UnmarshalJSON(b []byte) error {
 type MachineView struct {
 	Source          string // "spec", or the path of the embedded metadata file
 	OSImageURL      string
+	ExtensionsImage string // baseOSExtensionsContainerImage: the OS extensions' image, layered at boot
 	KernelArguments []string
 	FIPS            bool
 	KernelType      string
@@ -50,13 +51,14 @@ type MachineView struct {
 // parseMachineConfig reads a MachineConfig, JSON or YAML, checking it for duplicate keys.
 func parseMachineConfig(data []byte) (*machineConfig, error) {
 	if len(data) > 0 && data[0] != '{' {
-		js, err := yaml.YAMLToJSONStrict(data)
+		js, err := yamlToJSON(data)
 		if err != nil {
 			return nil, fmt.Errorf("MachineConfig is neither JSON nor YAML: %s", oneLine(err))
 		}
 		data = js
 	}
-	if err := checkKeys(data); err != nil {
+	// An embedded file's bytes are charged as contents; it decodes into a few fields only.
+	if _, err := checkKeys(data); err != nil {
 		return nil, err
 	}
 	return unmarshalMachineConfig(data)
@@ -76,7 +78,7 @@ func unmarshalMachineConfig(js []byte) (*machineConfig, error) {
 	}
 	hasConfig := len(mc.Spec.Config) > 0 && string(mc.Spec.Config) != "null"
 	if mc.APIVersion != cs.APIVersion || mc.Kind != cs.Kind || hasConfig != bool(cs.Spec.Config) ||
-		mc.Spec.OSImageURL != cs.Spec.OSImageURL || !slices.Equal(mc.Spec.KernelArguments, cs.Spec.KernelArguments) ||
+		mc.Spec.OSImageURL != cs.Spec.OSImageURL || mc.Spec.ExtensionsImage != cs.Spec.ExtensionsImage || !slices.Equal(mc.Spec.KernelArguments, cs.Spec.KernelArguments) ||
 		mc.Spec.FIPS != cs.Spec.FIPS || mc.Spec.KernelType != cs.Spec.KernelType || !slices.Equal(mc.Spec.Extensions, cs.Spec.Extensions) {
 		return nil, fmt.Errorf("MachineConfig key %s differs from a field name only in case (the machine-config operator reads keys case-sensitively)", caseVariantKey(js))
 	}
@@ -119,6 +121,7 @@ func (mc *machineConfigOf[C]) view(source string) MachineView {
 	return MachineView{
 		Source:          source,
 		OSImageURL:      mc.Spec.OSImageURL,
+		ExtensionsImage: mc.Spec.ExtensionsImage,
 		KernelArguments: mc.Spec.KernelArguments,
 		FIPS:            mc.Spec.FIPS,
 		KernelType:      kt,

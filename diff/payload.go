@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
-	"sigs.k8s.io/yaml"
 )
 
 // MaxPayloadSize is the memory budget of one decode: the payload as read, every encoding layer's
@@ -124,7 +123,7 @@ func (d *decoder) decode(raw []byte, layer int) (*Payload, Form, error) {
 		return wrap(d.decode(inner, layer+1))("base64")
 	default:
 		// Strict: a key given twice in YAML is invalid, as in JSON.
-		js, err := yaml.YAMLToJSONStrict(trimmed)
+		js, err := yamlToJSON(trimmed)
 		if err != nil {
 			return nil, "", fmt.Errorf("payload is neither JSON, YAML, gzip nor base64: %s", oneLine(err))
 		}
@@ -217,7 +216,11 @@ func probeJSON(js []byte) (probe, error) {
 
 // decodeJSON tells an Ignition config from a MachineConfig by their top-level keys.
 func (d *decoder) decodeJSON(js []byte) (*Payload, Form, error) {
-	if err := checkKeys(js); err != nil {
+	cost, err := checkKeys(js)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := d.charge(cost, "decoded JSON values"); err != nil {
 		return nil, "", err
 	}
 	pr, err := probeJSON(js)

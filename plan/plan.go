@@ -23,6 +23,11 @@ type Plan struct {
 	Refused  []Refusal    `json:"refused"`
 	Warnings []string     `json:"warnings"`
 
+	// Writes is what a refresh does on the node, resolved against its root (owners from its
+	// /etc/passwd and /etc/group, core's keys file under its home, the machine-config daemon's
+	// current config kept coherent). Set by apply (also with --dry-run); empty from diff, which has no node.
+	Writes []Write `json:"writes,omitempty"`
+
 	// Files are the eligible file writes and removals, with decoded contents, in path order.
 	Files []FileOp `json:"-"`
 	// SSHKeys is set when core's authorized keys change.
@@ -81,6 +86,18 @@ type FileOp struct {
 	Pods     []string
 }
 
+// Write is one file a refresh writes or removes on the node. Mode is octal; never contents.
+type Write struct {
+	Path   string `json:"path"`
+	Remove bool   `json:"remove,omitempty"`
+	Mode   string `json:"mode,omitempty"`
+	UID    int    `json:"uid"`
+	GID    int    `json:"gid"`
+	// For says why: "file" (a payload file), "sshKeys" (core's authorized keys) or
+	// "mcdCurrentConfig" (the machine-config daemon's record of the applied MachineConfig).
+	For string `json:"for"`
+}
+
 // SSHKeysOp replaces core's authorized keys.
 type SSHKeysOp struct {
 	User string
@@ -126,6 +143,7 @@ func Build(in Inputs) (*Plan, error) {
 		}
 	}
 	p.checkMachineConfig(in.Current, in.Desired)
+	p.checkNesting()
 	p.Eligible = len(p.Refused) == 0
 	if p.Eligible {
 		p.Actions = orderActions(p.Files)
@@ -250,6 +268,13 @@ func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (Fi
 	if mode < 0 || mode > 0o777 {
 		return FileOp{}, fmt.Sprintf("file %s: mode %o is not a file permission", c.Path, mode), nil
 	}
+	// An id the kernel cannot store would be truncated on write (2^32+1000 becomes core's 1000):
+	// what is written must be what was planned.
+	for i, id := range []*int{f.User.ID, f.Group.ID} {
+		if id != nil && (*id < 0 || *id > maxID) {
+			return FileOp{}, fmt.Sprintf("file %s: %s id %d is out of range (0 to %d)", c.Path, []string{"user", "group"}[i], *id, maxID), nil
+		}
+	}
 	// Ignition's validation checked the data URL; what it cannot check is compressed contents.
 	if f.Contents.Compression != nil && *f.Contents.Compression != "" {
 		if _, err := diff.FileContents(f); err != nil {
@@ -330,4 +355,31 @@ func orderUnits(files []FileOp) []UnitAction {
 		return strings.Compare(a.Unit, b.Unit)
 	})
 	return out
+}
+
+// maxID is the largest uid or gid a file can have ((uid_t)-1 means "unchanged" to chown).
+const maxID = 1<<32 - 2
+
+// checkNesting refuses a written file that is also a parent directory of another written file
+// (/etc/docker/certs.d/a and /etc/docker/certs.d/a/ca.crt): both cannot exist, and the plan would
+// promise what no run can do.
+func (p *Plan) checkNesting() {
+	written := map[string]bool{}
+	for _, f := range p.Files {
+		if !f.Remove {
+			written[f.Path] = true
+		}
+	}
+	for _, f := range p.Files {
+		if f.Remove {
+			continue
+		}
+		for dir := path.Dir(f.Path); dir != "/" && dir != "."; dir = path.Dir(dir) {
+			if written[dir] {
+				p.Refused = append(p.Refused, Refusal{Kind: diff.KindFile, Path: f.Path,
+					Reason: fmt.Sprintf("file %s: its parent %s is also a file of the payload", f.Path, dir)})
+				break
+			}
+		}
+	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +10,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+
+	"github.com/spf13/pflag"
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
@@ -23,7 +24,7 @@ type nodeFlags struct {
 	root, stateDir, policy, systemd, cri, nodeName *string
 }
 
-func addNodeFlags(fs *flag.FlagSet) nodeFlags {
+func addNodeFlags(fs *pflag.FlagSet) nodeFlags {
 	return nodeFlags{
 		root:     fs.String("root", "", "the node's filesystem root (/host in the DaemonSet)"),
 		stateDir: fs.String("state-dir", "", "the agent's state directory (default <root>/var/lib/refresh-agent)"),
@@ -80,17 +81,18 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, erro
 }
 
 func runApply(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("apply")
 	nf := addNodeFlags(fs)
 	desired := fs.String("desired", "", "the desired payload")
 	current := fs.String("current", "", "override the recorded current payload")
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	hash := fs.String("hash", "", "the desired payload's hash (default: its sha256)")
 	output := fs.String("output", "text", "text or json")
+	dryRun := fs.Bool("dry-run", false, "plan against the node (owners, paths, symlinks) and stop before any effect")
 	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
-	if err := fs.Parse(args); err != nil {
-		return exitInvalid
+	newLog := addLogLevel(fs, "warn")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if *desired == "" {
 		return fail(stderr, exitInvalid, "apply: --desired is required")
@@ -102,7 +104,10 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	// refresh in progress then either finishes or rolls back under its own deadline before exiting.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log, err := newLog(stderr)
+	if err != nil {
+		return fail(stderr, exitInvalid, "apply: %v", err)
+	}
 	node, err := nf.open(ctx, log)
 	if err != nil {
 		return fail(stderr, exitInvalid, "apply: %v", err)
@@ -117,7 +122,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitInvalid, "%v", err)
 	}
-	req := apply.Request{Desired: raw, Hash: *hash}
+	req := apply.Request{Desired: raw, Hash: *hash, DryRun: *dryRun}
 	if *current != "" {
 		if req.Current, err = decodeFile(*current); err != nil {
 			return fail(stderr, exitInvalid, "%v", err)
@@ -155,13 +160,17 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 
 // runRecover finishes or undoes an interrupted refresh and exits.
 func runRecover(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("recover", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("recover")
 	nf := addNodeFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return exitInvalid
+	newLog := addLogLevel(fs, "info")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
-	node, err := nf.open(context.Background(), slog.New(slog.NewJSONHandler(stderr, nil)))
+	log, err := newLog(stderr)
+	if err != nil {
+		return fail(stderr, exitInvalid, "recover: %v", err)
+	}
+	node, err := nf.open(context.Background(), log)
 	if err != nil {
 		return fail(stderr, exitInvalid, "recover: %v", err)
 	}

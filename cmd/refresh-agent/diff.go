@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,16 +12,15 @@ import (
 )
 
 func runDiff(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("diff")
 	current := fs.String("current", "", "the node's current payload (Ignition, MachineConfig; raw, gzip, base64)")
 	desired := fs.String("desired", "", "the desired payload")
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	policy := fs.String("policy", "", "node-local policy file (YAML or JSON); default: built-in")
 	output := fs.String("output", "text", "text or json")
 	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
-	if err := fs.Parse(args); err != nil {
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if *current == "" || *desired == "" {
 		return fail(stderr, exitInvalid, "diff: --current and --desired are required")

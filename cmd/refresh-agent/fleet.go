@@ -2,18 +2,22 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/fleet"
 	"github.com/openshift/refresh-agent/kube"
@@ -21,109 +25,254 @@ import (
 	"github.com/openshift/refresh-agent/publish"
 )
 
-func kubeClient(kubeconfig string) (*kube.Client, error) {
-	if kubeconfig == "" {
-		kubeconfig = os.Getenv("KUBECONFIG")
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+// defaultNamespace is where deploy/ runs the agents and where they read their pools' ConfigMaps.
+const defaultNamespace = "refresh-agent"
+
+// apiTimeout bounds a CLI command's requests; reachability is checked first, with a shorter bound.
+const apiTimeout = 30 * time.Second
+
+// connect builds a client from kubectl-style flags and checks the server answers, so that an
+// unreachable server is reported at once.
+func connect(ctx context.Context, kf *kube.ConfigFlags) (*kube.Client, error) {
+	cfg, err := kf.RESTConfig("refresh-agent/" + version)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, err
 	}
-	cfg.UserAgent = "refresh-agent/" + version
-	return kube.New(cfg)
+	client, err := kube.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := client.Ping(ctx, 10*time.Second); err != nil {
+		return nil, fmt.Errorf("cannot reach the API server at %s: %w", cfg.Host, err)
+	}
+	return client, nil
 }
 
-// statusOutput is the JSON form of `status`.
+// poolFlags name a pool's ConfigMap: --configmap, else the template applied to --pool.
+type poolFlags struct {
+	namespace, pool, template, configMap *string
+}
+
+func addPoolFlags(fs *pflag.FlagSet) poolFlags {
+	return poolFlags{
+		namespace: fs.String("namespace", defaultNamespace, "the agents' namespace, which holds the pools' ConfigMaps"),
+		pool:      fs.String("pool", "", "the NodePool: its ConfigMap is --configmap-template's, its nodes are labelled "+api.LabelNodePool+"=POOL"),
+		template:  fs.String("configmap-template", api.DefaultConfigMapTemplate, "the ConfigMap name for a pool ({pool} is replaced)"),
+		configMap: fs.String("configmap", "", "the ConfigMap's name (overrides --pool and --configmap-template)"),
+	}
+}
+
+// name returns the ConfigMap's name, or "" when neither --configmap nor --pool gives one.
+func (p poolFlags) name() string {
+	if *p.configMap != "" {
+		return *p.configMap
+	}
+	if *p.pool != "" {
+		return api.ConfigMapName(*p.template, *p.pool)
+	}
+	return ""
+}
+
+// statusNode is one row of `status`: the node's annotations, its phase toward the hash, its age.
+type statusNode struct {
+	fleet.NodeStatus
+	Phase   string    `json:"phase"`
+	Pool    string    `json:"pool,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// phaseNoAgent marks a node that carries no refresh annotation: no agent has reported on it.
+const phaseNoAgent = "NoAgent"
+
+// statusOutput is the JSON and YAML form of `status`.
 type statusOutput struct {
 	Hash       string             `json:"hash"`
+	ConfigMap  string             `json:"configMap,omitempty"`
 	Conditions []metav1.Condition `json:"conditions"`
-	Nodes      []fleet.NodeStatus `json:"nodes"`
+	Nodes      []statusNode       `json:"nodes"`
 }
 
 func runStatus(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	selector := fs.String("selector", "", "label selector of the NodePool's nodes")
-	hash := fs.String("hash", "", "the desired payload hash")
-	output := fs.String("output", "text", "text or json")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else in-cluster)")
+	fs := newFlags("status")
+	pf := addPoolFlags(fs)
+	selector := fs.String("selector", "", "label selector of the nodes (default: "+api.LabelNodePool+"=POOL)")
+	hash := fs.String("hash", "", "the desired payload hash (default: the hash in the pool's ConfigMap)")
+	output := fs.StringP("output", "o", "", "output format: (table), wide, json or yaml")
+	var kf kube.ConfigFlags
 	maxConcurrent := fs.String("max-concurrent", "0", "the agents' --max-concurrent, to say when the pool halted (0: from the nodes' reasons only)")
-	if err := fs.Parse(args); err != nil {
-		return exitInvalid
-	}
-	if *hash == "" {
-		return fail(stderr, exitInvalid, "status: --hash is required")
+	kf.AddFlags(fs)
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	limit, err := pacing.ParseLimit(*maxConcurrent)
 	if err != nil {
 		return fail(stderr, exitInvalid, "status: %v", err)
 	}
-	if *output != "text" && *output != "json" {
-		return fail(stderr, exitInvalid, "status: --output must be text or json, not %q", *output)
+	switch *output {
+	case "", "text", "wide", "json", "yaml":
+	default:
+		return fail(stderr, exitInvalid, "status: --output must be wide, json or yaml, not %q", *output)
 	}
-	if _, err := labels.Parse(*selector); err != nil {
+	sel := *selector
+	if sel == "" {
+		if *pf.pool == "" {
+			return fail(stderr, exitInvalid, "status: --pool (or --selector) is required")
+		}
+		sel = labels.Set{api.LabelNodePool: *pf.pool}.String()
+	}
+	if _, err := labels.Parse(sel); err != nil {
 		return fail(stderr, exitInvalid, "status: --selector: %v", err)
 	}
-	client, err := kubeClient(*kubeconfig)
-	if err != nil {
-		return fail(stderr, exitInvalid, "status: %v", err)
+	cmName := pf.name()
+	if *hash == "" && cmName == "" {
+		return fail(stderr, exitInvalid, "status: --hash is required when neither --pool nor --configmap names the ConfigMap")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
-	nodes, err := client.ListNodes(ctx, *selector)
+	client, err := connect(ctx, &kf)
+	if err != nil {
+		return fail(stderr, exitFailed, "status: %v", err)
+	}
+	out := statusOutput{Hash: *hash}
+	if cmName != "" {
+		out.ConfigMap = *pf.namespace + "/" + cmName
+	}
+	if out.Hash == "" {
+		cm, err := client.GetConfigMap(ctx, *pf.namespace, cmName)
+		if apierrors.IsNotFound(err) {
+			return fail(stderr, exitFailed, "status: ConfigMap %s not found: publish a payload for the pool first, or pass --hash", out.ConfigMap)
+		}
+		if err != nil {
+			return fail(stderr, exitFailed, "status: ConfigMap %s: %v", out.ConfigMap, err)
+		}
+		if out.Hash = cm.Data[api.KeyHash]; out.Hash == "" {
+			return fail(stderr, exitFailed, "status: ConfigMap %s has no %q key", out.ConfigMap, api.KeyHash)
+		}
+	}
+	nodes, err := client.ListNodes(ctx, sel)
 	if err != nil {
 		return fail(stderr, exitFailed, "status: listing nodes: %v", err)
 	}
-	out := statusOutput{Hash: *hash, Conditions: fleet.PacedConditions(nodes, *hash, nil, time.Now(), limit.Slots(len(nodes))),
-		Nodes: fleet.Summarize(nodes, *hash).Nodes}
-	if out.Nodes == nil {
-		out.Nodes = []fleet.NodeStatus{}
-	}
-	if *output == "json" {
-		if err := writeJSON(stdout, out); err != nil {
-			return exitFailed
+	out.Conditions = fleet.PacedConditions(nodes, out.Hash, nil, time.Now(), limit.Slots(len(nodes)))
+	out.Nodes = statusNodes(nodes, out.Hash)
+	switch *output {
+	case "json":
+		err = writeJSON(stdout, out)
+	case "yaml":
+		var b []byte
+		if b, err = yaml.Marshal(out); err == nil {
+			_, err = stdout.Write(b)
 		}
-		return exitOK
+	default:
+		err = writeStatusTable(stdout, out, *output == "wide", time.Now())
 	}
-	var b strings.Builder
-	for _, c := range out.Conditions {
-		fmt.Fprintf(&b, "%-25s %-5s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
+	if err != nil {
+		return fail(stderr, exitFailed, "writing output: %v", err)
 	}
-	for _, n := range out.Nodes {
-		fmt.Fprintf(&b, "node %s: %s current=%s desired=%s", n.Name, n.PhaseOf(*hash), short(n.Current), short(n.Desired))
-		if n.Reason != "" {
-			fmt.Fprintf(&b, " reason=%q", n.Reason)
-		}
-		b.WriteString("\n")
-	}
-	_, _ = io.WriteString(stdout, b.String())
 	return exitOK
+}
+
+func statusNodes(nodes []corev1.Node, hash string) []statusNode {
+	byName := map[string]corev1.Node{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	out := []statusNode{}
+	for _, st := range fleet.Summarize(nodes, hash).Nodes {
+		n := byName[st.Name]
+		row := statusNode{NodeStatus: st, Phase: string(st.PhaseOf(hash)), Pool: n.Labels[api.LabelNodePool],
+			Created: n.CreationTimestamp.Time}
+		if st.State == "" && st.Current == "" && st.Desired == "" {
+			row.Phase = phaseNoAgent
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// writeStatusTable prints kubectl-style columns, then the conditions. wide adds the phase and pool
+// and prints whole hashes and reasons.
+func writeStatusTable(w io.Writer, out statusOutput, wide bool, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	head := "NODE\tSTATE\tCURRENT\tDESIRED\tAGE\tREASON"
+	if wide {
+		head += "\tPHASE\tPOOL"
+	}
+	fmt.Fprintln(tw, head)
+	for _, n := range out.Nodes {
+		state := n.State
+		if n.Phase == phaseNoAgent {
+			state = "<none>"
+		}
+		cur, des, reason := short(n.Current), short(n.Desired), oneLine(n.Reason)
+		if wide {
+			cur, des = orNone(n.Current), orNone(n.Desired)
+		} else if len(reason) > 60 {
+			reason = reason[:57] + "..."
+		}
+		age := "<unknown>"
+		if !n.Created.IsZero() {
+			age = duration.HumanDuration(now.Sub(n.Created))
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", n.Name, orNone(state), cur, des, age, reason)
+		if wide {
+			line += fmt.Sprintf("\t%s\t%s", n.Phase, orNone(n.Pool))
+		}
+		fmt.Fprintln(tw, line)
+	}
+	if len(out.Nodes) == 0 {
+		fmt.Fprintln(tw, "(no nodes match)")
+	}
+	fmt.Fprintf(tw, "\nDesired hash %s", out.Hash)
+	if out.ConfigMap != "" {
+		fmt.Fprintf(tw, " (ConfigMap %s)", out.ConfigMap)
+	}
+	fmt.Fprintln(tw, "\n\nCONDITION\tSTATUS\tREASON\tMESSAGE")
+	for _, c := range out.Conditions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, oneLine(c.Message))
+	}
+	return tw.Flush()
 }
 
 func short(h string) string {
 	if len(h) > 12 {
 		return h[:12]
 	}
-	if h == "" {
-		return "-"
+	return orNone(h)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
 	}
-	return h
+	return s
+}
+
+// oneLine keeps a reason on its row (tabs would break the columns too).
+func oneLine(s string) string {
+	return strings.NewReplacer("\n", " ", "\r", " ", "\t", " ").Replace(s)
 }
 
 func runPublish(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	namespace := fs.String("namespace", "", "the ConfigMap's namespace (created when missing)")
+	fs := newFlags("publish")
+	pf := addPoolFlags(fs)
 	name := fs.String("name", "", "the ConfigMap's name")
+	_ = fs.MarkDeprecated("name", "use --configmap, or --pool")
 	payload := fs.String("payload", "", "the payload file (Ignition or MachineConfig, any encoding)")
 	rules := fs.String("no-reboot-paths", "", "no-reboot-paths JSON file")
 	hash := fs.String("hash", "", "the hash to publish (default: sha256 of the payload)")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else in-cluster)")
-	if err := fs.Parse(args); err != nil {
-		return exitInvalid
+	createNS := fs.Bool("create-namespace", false, "create the namespace (labelled for privileged pods) when missing")
+	var kf kube.ConfigFlags
+	kf.AddFlags(fs)
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
-	if *namespace == "" || *name == "" || *payload == "" {
-		return fail(stderr, exitInvalid, "publish: --namespace, --name and --payload are required")
+	if *pf.configMap == "" {
+		*pf.configMap = *name
+	}
+	cmName := pf.name()
+	if cmName == "" || *payload == "" {
+		return fail(stderr, exitInvalid, "publish: --payload and --pool (or --configmap) are required")
 	}
 	raw, err := readInput(*payload, diff.MaxPayloadSize)
 	if err != nil {
@@ -141,16 +290,22 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 	if _, err := publish.Data(raw, rulesRaw, *hash); err != nil {
 		return fail(stderr, exitInvalid, "publish: %v", err)
 	}
-	client, err := kubeClient(*kubeconfig)
-	if err != nil {
-		return fail(stderr, exitInvalid, "publish: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
-	h, err := publish.Publish(ctx, client, *namespace, *name, raw, rulesRaw, *hash)
+	client, err := connect(ctx, &kf)
 	if err != nil {
 		return fail(stderr, exitFailed, "publish: %v", err)
 	}
-	fmt.Fprintf(stdout, "published %s to ConfigMap %s/%s\n", h, *namespace, *name)
+	if !*createNS {
+		// Publishing into a namespace nobody installed the agents in is most often a typo.
+		if _, err := client.GetNamespace(ctx, *pf.namespace); apierrors.IsNotFound(err) {
+			return fail(stderr, exitFailed, "publish: namespace %s not found (install deploy/ first, or pass --create-namespace)", *pf.namespace)
+		}
+	}
+	h, err := publish.Publish(ctx, client, *pf.namespace, cmName, raw, rulesRaw, *hash)
+	if err != nil {
+		return fail(stderr, exitFailed, "publish: %v", err)
+	}
+	fmt.Fprintf(stdout, "published %s to ConfigMap %s/%s\n", h, *pf.namespace, cmName)
 	return exitOK
 }

@@ -1,11 +1,20 @@
 // Command refresh-agent applies reboot-free Ignition changes on a node. Each subcommand only wires its
 // flags to the packages that do the work.
+//
+// Flags are spf13/pflag's (GNU-style --long and -s short flags, as kubectl and HyperShift's own
+// tools take them, through cobra there). pflag alone is a drop-in for the standard library's flag
+// package, keeps one plain function per command, and brings no command tree we do not need.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
 )
 
 // Exit codes shared by the subcommands.
@@ -29,44 +38,112 @@ var commands = map[string]command{
 	"version": runVersion,
 }
 
-func main() {
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(exitInvalid)
-	}
-	cmd, ok := commands[os.Args[1]]
-	if !ok {
-		if os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
-			usage()
-			os.Exit(exitOK)
-		}
-		fmt.Fprintf(os.Stderr, "refresh-agent: unknown command %q\n", os.Args[1])
-		usage()
-		os.Exit(exitInvalid)
-	}
-	os.Exit(cmd(os.Args[2:], os.Stdout, os.Stderr))
+// synopses are each command's one line in the usage, in order.
+var synopses = []struct{ name, text string }{
+	{"diff", "plan a refresh from a current and a desired payload (dry run, touches nothing)"},
+	{"apply", "refresh a node root to a desired payload: files, SSH keys, unit actions, rollback"},
+	{"recover", "finish or undo an interrupted refresh"},
+	{"run", "the node agent: watch its pool's ConfigMap, refresh, report in node annotations"},
+	{"publish", "write a payload into a pool's ConfigMap, which the agents watch"},
+	{"status", "a pool's nodes and its ConfigRefresh conditions, from the nodes' annotations"},
+	{"controller", "the management-side controller: publishes each NodePool's refresh, reports its conditions"},
+	{"version", "print the version"},
 }
 
-func usage() {
-	fmt.Fprint(os.Stderr, `usage: refresh-agent <command> [flags]
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
 
-commands:
-  diff      plan a refresh from a current and a desired payload (dry run, touches nothing)
-  apply     refresh a node root to a desired payload: files, SSH keys, unit actions, rollback
-  recover   finish or undo an interrupted refresh
-  run       the node agent: watch the ConfigMap, refresh, report in node annotations
-  publish   write a payload into the ConfigMap the agents watch
-  status    compute a NodePool's ConfigRefresh conditions from its nodes' annotations
-  version   print the version
-`)
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitInvalid
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(stdout)
+		return exitOK
+	case "--version":
+		return runVersion(nil, stdout, stderr)
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "refresh-agent: unknown command %q\n", args[0])
+		usage(stderr)
+		return exitInvalid
+	}
+	return cmd(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("usage: refresh-agent <command> [flags]\n       refresh-agent <command> --help\n       refresh-agent --version\n\ncommands:\n")
+	for _, s := range synopses {
+		fmt.Fprintf(&b, "  %-10s %s\n", s.name, s.text)
+	}
+	_, _ = io.WriteString(w, b.String())
+}
+
+// newFlags returns a command's flag set. Parsing errors and help are printed by parseFlags.
+func newFlags(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.SortFlags = false
+	return fs
+}
+
+// parseFlags parses a command's arguments. `--help` prints the command's usage on stdout (exit 0);
+// an unknown flag, a bad value or a stray argument is an error with the usage on stderr (exit 2).
+// ok is false when the command must return code at once.
+func parseFlags(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		commandUsage(stdout, fs)
+		return exitOK, false
+	case err != nil:
+		fmt.Fprintf(stderr, "refresh-agent %s: %v\n", fs.Name(), err)
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "refresh-agent %s: unexpected argument %q (every input is a flag)\n", fs.Name(), fs.Arg(0))
+	default:
+		return exitOK, true
+	}
+	commandUsage(stderr, fs)
+	return exitInvalid, false
+}
+
+func commandUsage(w io.Writer, fs *pflag.FlagSet) {
+	text := ""
+	for _, s := range synopses {
+		if s.name == fs.Name() {
+			text = s.text
+		}
+	}
+	fmt.Fprintf(w, "usage: refresh-agent %s [flags]\n\n%s\n\nflags:\n%s", fs.Name(), text, fs.FlagUsages())
 }
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-func runVersion(_ []string, stdout, _ io.Writer) int {
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	if code, ok := parseFlags(newFlags("version"), args, stdout, stderr); !ok {
+		return code
+	}
 	fmt.Fprintln(stdout, version)
 	return exitOK
+}
+
+// addLogLevel adds --log-level; the returned function builds the JSON logger it asks for.
+func addLogLevel(fs *pflag.FlagSet, def string) func(w io.Writer) (*slog.Logger, error) {
+	level := fs.String("log-level", def, "log level: debug, info, warn or error")
+	return func(w io.Writer) (*slog.Logger, error) {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(*level)); err != nil {
+			return nil, fmt.Errorf("--log-level must be debug, info, warn or error, not %q", *level)
+		}
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+	}
 }
 
 // fail prints one line on stderr and returns the exit code.

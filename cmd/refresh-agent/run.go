@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -12,19 +10,18 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/refresh-agent/agent"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/kube"
+	"github.com/openshift/refresh-agent/metricsserver"
 	"github.com/openshift/refresh-agent/pacing"
 )
 
 func runAgent(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("run")
 	nf := addNodeFlags(fs)
 	nodeName := nf.nodeName // --node-name, shared with apply (static pods are found by it)
 	source := fs.String("source", "api", "where the desired payload comes from: api or volume")
@@ -37,13 +34,16 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	spread := fs.Duration("spread", 2*time.Second, "random delay before each attempt at a pacing slot")
 	drift := fs.String("drift", agent.DriftReport, "recorded files changed on the node: report, heal (write them back) or off")
 	watchDir := fs.String("watch-dir", "", "the directory the ConfigMap is mounted at (--source volume)")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: in-cluster)")
-	metricsAddr := fs.String("metrics-addr", ":9464", "Prometheus metrics address (empty: off)")
+	var kf kube.ConfigFlags
+	kf.AddFlags(fs)
+	metricsAddr := fs.String("metrics-addr", ":9464", "Prometheus metrics address, HTTPS for authorized tokens only (empty: off)")
+	metricsCertDir := fs.String("metrics-cert-dir", "", "directory with the metrics serving tls.crt and tls.key (default or absent: self-signed)")
+	newLog := addLogLevel(fs, "info")
 	healthAddr := fs.String("health-addr", ":9465", "/healthz and /readyz address (empty: off)")
 	grace := fs.Duration("shutdown-grace", 90*time.Second, "how long a refresh in progress may finish after SIGTERM")
 	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
-	if err := fs.Parse(args); err != nil {
-		return exitInvalid
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if *nodeName == "" {
 		return fail(stderr, exitInvalid, "run: --node-name (or $NODE_NAME) is required")
@@ -73,7 +73,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitInvalid, "run: %v", err)
 	}
 	if !limit.Unpaced() && *namespace == "" {
-		if flagSet(fs, "max-concurrent") {
+		if fs.Changed("max-concurrent") {
 			return fail(stderr, exitInvalid, "run: --max-concurrent %s needs --namespace (the pacing slots' Leases live there; 0: unpaced)", limit)
 		}
 		limit = pacing.Limit{} // --source volume without a namespace: the default cannot pace
@@ -92,22 +92,28 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		// closer to the payload's size (every node pays for the peak in its memory limit).
 		debug.SetGCPercent(25)
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("node", *nodeName)
+	log, err := newLog(stderr)
+	if err != nil {
+		return fail(stderr, exitInvalid, "run: %v", err)
+	}
+	log = log.With("node", *nodeName)
 	klog.SetSlogLogger(log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	restCfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	restCfg, err := kf.RESTConfig("refresh-agent/" + version)
 	if err != nil {
-		return fail(stderr, exitInvalid, "run: kubeconfig: %v", err)
+		return fail(stderr, exitInvalid, "run: %v", err)
 	}
-	restCfg.UserAgent = "refresh-agent/" + version
 	// A refresh costs about three requests (two patches, an Event). client-go's default limiter (5/s,
 	// burst 10) added ~600 ms to every refresh after a burst of five; this still caps a runaway loop.
 	restCfg.QPS, restCfg.Burst = 20, 40
 	client, err := kube.New(restCfg)
 	if err != nil {
 		return fail(stderr, exitInvalid, "run: %v", err)
+	}
+	if err := client.Ping(ctx, 5*time.Second); err != nil {
+		log.Error("API server unreachable at start-up; retrying in the background", "server", restCfg.Host, "err", err)
 	}
 	if src == nil {
 		src = &agent.APISource{Client: client, Namespace: *namespace, Name: *configMap, Template: *template}
@@ -135,7 +141,13 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	a := agent.New(agent.Config{NodeName: *nodeName, Client: client, Source: src, Node: node, Recorder: recorder,
 		Metrics: metrics, Log: log, ShutdownGrace: *grace, MaxAttempts: *maxAttempts, Drift: *drift, Pacer: pacer})
-	if err := a.Serve(ctx, *metricsAddr, *healthAddr); err != nil {
+	if *metricsAddr != "" {
+		if err := metricsserver.Serve(ctx, metricsserver.Config{Addr: *metricsAddr, Gatherer: metrics.Registry,
+			Reviewer: client, CertDir: *metricsCertDir, Log: log}); err != nil {
+			return fail(stderr, exitFailed, "run: %v", err)
+		}
+	}
+	if err := a.Serve(ctx, "", *healthAddr); err != nil { // metrics: metricsserver above
 		return fail(stderr, exitFailed, "run: %v", err)
 	}
 	log.Info("refresh-agent starting", "version", version, "source", *source, "root", node.Root.Dir, "stateDir", node.StateDir)
@@ -144,10 +156,4 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("refresh-agent stopped")
 	return exitOK
-}
-
-// flagSet says the flag was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) (set bool) {
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

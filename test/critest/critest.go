@@ -39,16 +39,25 @@ type Runtime struct {
 // Start serves a runtime on a socket in a temp dir until the test ends.
 func Start(t testing.TB) *Runtime {
 	t.Helper()
-	r := &Runtime{Socket: filepath.Join(t.TempDir(), "crio.sock"), stops: map[string]int{}, RecreateDelay: 50 * time.Millisecond}
-	l, err := net.Listen("unix", r.Socket)
+	r, stop, err := Serve(filepath.Join(t.TempDir(), "crio.sock"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return r
+}
+
+// Serve serves a runtime on socket until stop is called (for the demo; tests use Start).
+func Serve(socket string) (r *Runtime, stop func(), err error) {
+	r = &Runtime{Socket: socket, stops: map[string]int{}, RecreateDelay: 50 * time.Millisecond}
+	l, err := net.Listen("unix", r.Socket)
+	if err != nil {
+		return nil, nil, err
 	}
 	srv := grpc.NewServer()
 	cri.RegisterRuntimeServiceServer(srv, r)
 	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
-	return r
+	return r, srv.Stop, nil
 }
 
 // AddPod adds a ready sandbox. static marks it as kubelet marks static pods.

@@ -21,19 +21,19 @@ import (
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/agent"
 	"github.com/openshift/refresh-agent/apply"
-	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/fleet"
 	kubeclient "github.com/openshift/refresh-agent/kube"
 	"github.com/openshift/refresh-agent/publish"
+	"github.com/openshift/refresh-agent/test/critest"
 	"github.com/openshift/refresh-agent/test/kubetest"
+	"github.com/openshift/refresh-agent/test/mcs"
 	"github.com/openshift/refresh-agent/test/systemdtest"
 )
 
 const (
-	examples = "test/testdata/examples"
 	nodeName = "demo-node"
 	ns       = "refresh-agent"
-	cmName   = "refresh-config"
+	cmName   = "demo-refresh" // api.ConfigMapName for pool "demo" (the Node's label)
 )
 
 type demo struct{}
@@ -69,7 +69,7 @@ func run() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	step("a node: stand-in units in a real systemd user manager, a temp root as Ignition left it")
+	step("a node: stand-in units in a real systemd user manager, a CRI runtime (with kubelet's static pod restart) and a temp root as Ignition left it")
 	for _, u := range []string{"crio.service", "kubelet.service", "coreos-update-ca-trust.service"} {
 		if err := mgr.InstallStandIn(u, mgr.MarkerReload(u)); err != nil {
 			return err
@@ -85,23 +85,37 @@ func run() error {
 		return err
 	}
 	defer node.Root.Close()
+	runtime, stopCRI, err := critest.Serve(filepath.Join(root, "..", filepath.Base(root)+"-crio.sock"))
+	if err != nil {
+		return err
+	}
+	defer stopCRI()
+	runtime.AddPod("kube-system", "kube-apiserver-proxy-"+nodeName, true)
+	if node.Pods, err = actions.DialCRI(runtime.Socket, nodeName); err != nil {
+		return err
+	}
+	defer node.Pods.Close()
 	if _, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName,
 		Labels: map[string]string{"hypershift.openshift.io/nodePool": "demo"}}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	crioPID, _ := mgr.PID("crio.service")
-	fmt.Printf("root %s; crio.service MainPID %d\n", root, crioPID)
+	fmt.Printf("root %s (provisioned from the MCS-served base payload, no agent record yet); crio.service MainPID %d\n", root, crioPID)
 
-	current, _ := os.ReadFile(filepath.Join(examples, "current.ign"))
-	rules, _ := os.ReadFile(filepath.Join(examples, "no-reboot-paths.json"))
+	base := mcs.Base()
 	publisher, err := kubeclient.New(kube.Config(kubetest.AdminUser))
 	if err != nil {
 		return err
 	}
-	if _, err := publish.Publish(ctx, publisher, ns, cmName, current, rules, "v1"); err != nil {
+	publishPool := func(p *mcs.Pool, hash string) error {
+		// As HyperShift stores it: base64 of gzip of the served Ignition 3.2.0 JSON.
+		_, err := publish.Publish(ctx, publisher, ns, cmName, p.Served(), nil, hash)
 		return err
 	}
-	step("starting the agent (source: API watch on ConfigMap %s/%s)", ns, cmName)
+	if err := publishPool(base, "v1"); err != nil {
+		return err
+	}
+	step("starting the agent (source: API watch on ConfigMap %s/%s); the first refresh is the payload the node booted from", ns, cmName)
 	agentClient, err := kubeclient.New(kube.Config(kubetest.AgentUser))
 	if err != nil {
 		return err
@@ -122,41 +136,53 @@ func run() error {
 	if err := waitState(ctx, admin, "v1", agent.StateDone); err != nil {
 		return err
 	}
+	fmt.Printf("Done with nothing written (kubeconfig skipped: first boot only; node-annotations.json is metadata); crio reloaded %d time(s)\n", mgr.Reloads("crio.service"))
 	fmt.Println("node annotations:", annotations(ctx, admin))
 
-	eligible, _ := os.ReadFile(filepath.Join(examples, "desired-eligible.ign.gz.b64"))
-	step("publishing an eligible refresh: pull secret, registries.conf mirror, a second SSH key for core")
+	step("publishing an eligible refresh: pull secret, registries.conf mirror, user CA bundle, a second SSH key for core, the HAProxy image")
+	multi := scenario(mcs.Eligible(), "multi").Change(base.Clone())
 	start := time.Now()
-	if _, err := publish.Publish(ctx, publisher, ns, cmName, eligible, rules, "v2"); err != nil {
+	if err := publishPool(multi, "v2"); err != nil {
 		return err
 	}
 	if err := waitState(ctx, admin, "v2", agent.StateDone); err != nil {
 		return err
 	}
 	fmt.Printf("Done in %s\n", time.Since(start).Round(time.Millisecond))
-	reg, _ := os.ReadFile(filepath.Join(root, "etc/containers/registries.conf"))
-	fmt.Printf("registries.conf now mirrors to mirror.example.com: %t\n", strings.Contains(string(reg), "mirror.example.com"))
+	reg, _ := os.ReadFile(filepath.Join(root, mcs.RegistriesConf))
+	fmt.Printf("registries.conf now mirrors to mirror2.example.com: %t\n", strings.Contains(string(reg), "mirror2.example.com"))
 	keys, _ := os.ReadFile(filepath.Join(root, "var/home/core/.ssh/authorized_keys.d/ignition"))
 	fmt.Printf("core's authorized keys: %d\n", strings.Count(string(keys), "\n"))
 	pid, _ := mgr.PID("crio.service")
-	fmt.Printf("crio.service reloaded %d time(s), MainPID %d (unchanged: %t); nothing rebooted\n", mgr.Reloads("crio.service"), pid, pid == crioPID)
+	fmt.Printf("coreos-update-ca-trust then crio.service restarted: crio MainPID %d -> %d; nothing rebooted\n", crioPID, pid)
 	fmt.Println("node annotations:", annotations(ctx, admin))
 	printConditions(ctx, admin, "v2")
 
-	refused, _ := os.ReadFile(filepath.Join(examples, "desired-refused.ign"))
-	step("publishing a refused refresh: FIPS switched on, and a file under /etc/ssh")
-	before, _ := os.ReadFile(filepath.Join(root, "etc/containers/registries.conf"))
-	if _, err := publish.Publish(ctx, publisher, ns, cmName, refused, rules, "v3"); err != nil {
+	step("publishing haproxy.cfg: HAProxy never re-reads it, so the static pod is restarted through the CRI")
+	before := runtime.Ready("kube-apiserver-proxy-" + nodeName)
+	if err := publishPool(scenario(mcs.Eligible(), "haproxy-cfg").Change(multi.Clone()), "v3"); err != nil {
 		return err
 	}
-	if err := waitState(ctx, admin, "v3", agent.StateUnreconcilable); err != nil {
+	if err := waitState(ctx, admin, "v3", agent.StateDone); err != nil {
 		return err
 	}
-	after, _ := os.ReadFile(filepath.Join(root, "etc/containers/registries.conf"))
-	_, sshErr := os.Stat(filepath.Join(root, "etc/ssh"))
-	fmt.Printf("nothing written: registries.conf unchanged %t, /etc/ssh absent %t\n", string(before) == string(after), os.IsNotExist(sshErr))
+	after := runtime.Ready("kube-apiserver-proxy-" + nodeName)
+	fmt.Printf("kube-system/kube-apiserver-proxy sandbox stopped %d time(s); kubelet's new sandbox ready: %t\n",
+		runtime.Stops("kube-apiserver-proxy-"+nodeName), len(after) == 1 && len(before) == 1 && after[0] != before[0])
+
+	step("publishing a refused refresh: the OS image bumped as an upgrade does it (needs a reboot)")
+	osimage := scenario(mcs.Refused(), "osimage").Change(multi.Clone())
+	beforeReg, _ := os.ReadFile(filepath.Join(root, mcs.RegistriesConf))
+	if err := publishPool(osimage, "v4"); err != nil {
+		return err
+	}
+	if err := waitState(ctx, admin, "v4", agent.StateUnreconcilable); err != nil {
+		return err
+	}
+	afterReg, _ := os.ReadFile(filepath.Join(root, mcs.RegistriesConf))
+	fmt.Printf("nothing written: registries.conf unchanged %t\n", string(beforeReg) == string(afterReg))
 	fmt.Println("node annotations:", annotations(ctx, admin))
-	printConditions(ctx, admin, "v3")
+	printConditions(ctx, admin, "v4")
 	events, _ := admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + nodeName})
 	step("events on the node")
 	for _, e := range events.Items {
@@ -169,7 +195,8 @@ func run() error {
 	return nil
 }
 
-// firstBoot lays the example's current state on a node root, as Ignition left it.
+// firstBoot lays out a node root as Ignition leaves it after booting from the MCS-served base
+// payload: the files, the server's metadata files, core's keys. The agent has no record yet.
 func firstBoot(root string) (apply.Node, error) {
 	for _, d := range []string{"etc", "var/home/core"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
@@ -178,44 +205,23 @@ func firstBoot(root string) (apply.Node, error) {
 	}
 	_ = os.WriteFile(filepath.Join(root, "etc/passwd"), []byte("root:x:0:0:root:/root:/bin/bash\ncore:x:1000:1000:CoreOS Admin:/var/home/core:/bin/bash\n"), 0o644)
 	_ = os.WriteFile(filepath.Join(root, "etc/group"), []byte("root:x:0:\ncore:x:1000:\n"), 0o644)
+	if err := mcs.Base().Provision(root); err != nil {
+		return apply.Node{}, err
+	}
 	r, err := actions.OpenRoot(root)
 	if err != nil {
 		return apply.Node{}, err
 	}
-	n := apply.Node{Root: r, StateDir: filepath.Join(root, "var/lib/refresh-agent"), Units: actions.NoUnits{}}
-	raw, err := os.ReadFile(filepath.Join(examples, "current.ign"))
-	if err != nil {
-		return n, err
-	}
-	cur, err := diff.Decode(raw)
-	if err != nil {
-		return n, err
-	}
-	// Write the files as Ignition did at first boot, then record the config as current.
-	for _, f := range cur.Config.Storage.Files {
-		if diff.IsMetadataPath(f.Path) {
-			continue
-		}
-		data, err := diff.FileContents(f)
-		if err != nil {
-			return n, err
-		}
-		p := filepath.Join(root, f.Path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return n, err
-		}
-		if err := os.WriteFile(p, data, os.FileMode(diff.FileMode(f))); err != nil {
-			return n, err
+	return apply.Node{Root: r, StateDir: filepath.Join(root, "var/lib/refresh-agent"), Units: actions.NoUnits{}}, nil
+}
+
+func scenario(list []mcs.Scenario, name string) mcs.Scenario {
+	for _, s := range list {
+		if s.Name == name {
+			return s
 		}
 	}
-	res, err := apply.Run(context.Background(), n, apply.Request{Desired: raw, Hash: "v1", Current: cur})
-	if err != nil {
-		return n, err
-	}
-	if res.Outcome != apply.OutcomeNoop {
-		return n, fmt.Errorf("first boot: %s: %s", res.Outcome, res.Reason)
-	}
-	return n, nil
+	panic("no scenario " + name)
 }
 
 func waitState(ctx context.Context, c kubernetes.Interface, hash, state string) error {

@@ -62,6 +62,13 @@ func (e *agentEnv) Write(p []byte) (int, error) {
 	return e.logs.Write(p)
 }
 
+// logText is the agent's log so far (the agent may be writing to it).
+func (e *agentEnv) logText() string {
+	e.logsMu.Lock()
+	defer e.logsMu.Unlock()
+	return e.logs.String()
+}
+
 func sanitize(s string) string {
 	s = strings.ToLower(s)
 	return strings.Map(func(r rune) rune {
@@ -140,7 +147,7 @@ func (e *agentEnv) start(t *testing.T) {
 			t.Error("agent did not stop within 30s")
 		}
 		if t.Failed() {
-			t.Logf("agent log:\n%s", e.logs.String())
+			t.Logf("agent log:\n%s", e.logText())
 		}
 	})
 }
@@ -163,7 +170,7 @@ func (e *agentEnv) waitState(t *testing.T, hash, state string, timeout time.Dura
 		ann = n.Annotations
 		return ann[agent.AnnotationDesired] == hash && ann[agent.AnnotationState] == state
 	})
-	require.True(t, ok, "node never reached %s for %s; annotations %v\nlog:\n%s", state, hash, ann, e.logs.String())
+	require.True(t, ok, "node never reached %s for %s; annotations %v\nlog:\n%s", state, hash, ann, e.logText())
 	return ann
 }
 
@@ -526,7 +533,7 @@ func TestSIGTERMLetsTheRefreshFinish(t *testing.T) {
 	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
 	require.True(t, kubetest.WaitFor(context.Background(), 20*time.Second, func() bool {
 		return read(t, e.root, registries) == "v2 mirrors" // committed; the slow reload is running
-	}), "v2 never written; agent log:\n%s", e.logs.String())
+	}), "v2 never written; agent log:\n%s", e.logText())
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-exited:
@@ -534,7 +541,7 @@ func TestSIGTERMLetsTheRefreshFinish(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Signal(syscall.SIGQUIT) // goroutine dump into the log
 		time.Sleep(time.Second)
-		t.Fatalf("agent did not exit after SIGTERM; log:\n%s", e.logs.String())
+		t.Fatalf("agent did not exit after SIGTERM; log:\n%s", e.logText())
 	}
 	assert.Equal(t, 1, mgr.Reloads(crio), "the reload finished before exit")
 	assert.Equal(t, "v2", apply.CurrentHash(e.stateDir), "the refresh was recorded")

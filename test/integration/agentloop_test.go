@@ -3,8 +3,10 @@ package integration
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,7 +48,7 @@ func (e *agentEnv) waitAnnotations(t *testing.T, what string, timeout time.Durat
 		ann = n.Annotations
 		return cond(ann)
 	})
-	require.True(t, ok, "%s: never; annotations %v\nlog:\n%s", what, ann, e.logs.String())
+	require.True(t, ok, "%s: never; annotations %v\nlog:\n%s", what, ann, e.logText())
 	return ann
 }
 
@@ -236,6 +238,16 @@ func TestAgentReportsDrift(t *testing.T) {
 	e.waitAnnotations(t, "mode drift", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == registries })
 	require.NoError(t, os.Chmod(filepath.Join(e.root, registries), 0o644))
 	e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == "" })
+
+	// A refresh's own writes are not drift; after it, its files are watched against the new record.
+	e.publish(t, base().File(registries, []byte("v2 mirrors"), 0o644), "v2")
+	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	time.Sleep(2 * time.Second)
+	assert.Empty(t, e.annotations(t)[agent.AnnotationDrift], "no drift from the refresh itself")
+	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("v1 mirrors"), 0o644))
+	e.waitAnnotations(t, "drift against the new record", 30*time.Second, func(a map[string]string) bool {
+		return a[agent.AnnotationDrift] == registries
+	})
 }
 
 // With --drift=heal the recorded content is written back through a transaction and the path's unit
@@ -251,7 +263,7 @@ func TestAgentHealsDrift(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("edited by hand"), 0o600))
 	require.True(t, kubetest.WaitFor(context.Background(), 30*time.Second, func() bool {
 		return read(t, e.root, registries) == "v1 mirrors"
-	}), "never healed; log:\n%s", e.logs.String())
+	}), "never healed; log:\n%s", e.logText())
 	fi, err := os.Stat(filepath.Join(e.root, registries))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
@@ -261,4 +273,38 @@ func TestAgentHealsDrift(t *testing.T) {
 	ann := e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == "" })
 	assert.Equal(t, agent.StateDone, ann[agent.AnnotationState])
 	assert.Equal(t, "v1", ann[agent.AnnotationCurrent])
+}
+
+// The binary as the DaemonSet runs it, without --configmap: a Node without the NodePool label is
+// Degraded and untouched; labelled, it reads "<pool>-refresh" and converges; SIGTERM exits cleanly.
+func TestAgentBinaryReadsItsPoolsConfigMap(t *testing.T) {
+	e := newAgentEnv(t, false)
+	e.publishTo(t, api.ConfigMapName("", "workers"), base().File(registries, []byte("workers mirrors"), 0o644), "w1")
+	kubeconfig, err := e.kube.Kubeconfig(kubetest.AgentUser)
+	require.NoError(t, err)
+	cmd := exec.Command(agentBinary(t), "run", "--node-name", e.node, "--root", e.root, "--source", "api",
+		"--namespace", e.ns, "--systemd", "user", "--kubeconfig", kubeconfig, "--metrics-addr", "", "--health-addr", "")
+	cmd.Stderr = e
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	ann := e.waitAnnotations(t, "no NodePool label", 30*time.Second, func(a map[string]string) bool {
+		return a[agent.AnnotationState] == agent.StateDegraded
+	})
+	assert.Equal(t, agent.ReasonNoNodePool, ann[agent.AnnotationReason])
+	assert.Equal(t, "v1 mirrors", read(t, e.root, registries))
+
+	e.patchNode(t, `{"metadata":{"labels":{"`+api.LabelNodePool+`":"workers"}}}`)
+	e.waitState(t, "w1", agent.StateDone, 30*time.Second)
+	assert.Equal(t, "workers mirrors", read(t, e.root, registries))
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "clean exit")
+	case <-time.After(30 * time.Second):
+		t.Fatalf("agent did not exit after SIGTERM; log:\n%s", e.logText())
+	}
 }

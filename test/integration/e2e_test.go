@@ -65,7 +65,7 @@ func TestEndToEndThreeNodes(t *testing.T) {
 	publishCLI := func(c *fixture.Config, hash string) {
 		f := filepath.Join(t.TempDir(), "payload.ign")
 		require.NoError(t, os.WriteFile(f, c.JSON(), 0o644))
-		out, err := exec.Command(bin, "publish", "--kubeconfig", adminKC, "--namespace", ns, "--name", cm, "--payload", f, "--hash", hash).CombinedOutput()
+		out, err := exec.Command(bin, "publish", "--kubeconfig", adminKC, "--create-namespace", "--namespace", ns, "--configmap", cm, "--payload", f, "--hash", hash).CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		require.Contains(t, string(out), "published "+hash)
 	}

@@ -16,6 +16,9 @@ type runner struct{ m *testing.M }
 
 func (r runner) Run() int {
 	code := r.m.Run()
+	if guestServer != nil {
+		guestServer.Stop()
+	}
 	if kubeServer != nil {
 		kubeServer.Stop()
 	}

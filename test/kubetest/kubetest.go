@@ -45,7 +45,8 @@ type Server struct {
 	CAData   []byte
 	AuditLog string
 	assets   string
-	etcd     *exec.Cmd
+	etcd     *exec.Cmd // nil for a server sharing another's etcd
+	etcdURL  string
 	api      *exec.Cmd
 	apiArgs  []string
 	mu       sync.Mutex
@@ -115,13 +116,38 @@ func (s *Server) start() error {
 	if err := s.etcd.Start(); err != nil {
 		return err
 	}
+	s.etcdURL = etcdURL
+	return s.startAPI(ports[2])
+}
+
+// Another starts a second kube-apiserver on this server's etcd under its own --etcd-prefix: a
+// separate cluster (its own namespaces, CRDs, RBAC) for tests that need two, such as management
+// and guest. Stop it before this one.
+func (s *Server) Another(prefix string) (*Server, error) {
+	dir, err := os.MkdirTemp("", "kubetest-")
+	if err != nil {
+		return nil, err
+	}
+	o := &Server{Dir: dir, assets: s.assets, AuditLog: filepath.Join(dir, "audit.log"), etcdURL: s.etcdURL}
+	port, err := freePort()
+	if err == nil {
+		err = o.startAPI(port, "--etcd-prefix", prefix)
+	}
+	if err != nil {
+		o.Stop()
+		return nil, err
+	}
+	return o, nil
+}
+
+func (s *Server) startAPI(port int, extra ...string) error {
 	if err := s.writeSecrets(); err != nil {
 		return err
 	}
-	s.URL = fmt.Sprintf("https://127.0.0.1:%d", ports[2])
+	s.URL = fmt.Sprintf("https://127.0.0.1:%d", port)
 	s.apiArgs = []string{
-		"--etcd-servers", etcdURL, "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
-		"--secure-port", fmt.Sprint(ports[2]),
+		"--etcd-servers", s.etcdURL, "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+		"--secure-port", fmt.Sprint(port),
 		"--tls-cert-file", filepath.Join(s.Dir, "serving.crt"), "--tls-private-key-file", filepath.Join(s.Dir, "serving.key"),
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-account-key-file", filepath.Join(s.Dir, "sa.key"),
@@ -132,6 +158,7 @@ func (s *Server) start() error {
 		"--audit-log-mode", "blocking", "--audit-log-format", "json",
 		"--endpoint-reconciler-type", "none", // the default refuses a loopback advertise address
 	}
+	s.apiArgs = append(s.apiArgs, extra...)
 	return s.StartAPIServer()
 }
 

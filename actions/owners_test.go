@@ -1,0 +1,35 @@
+package actions_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openshift/refresh-agent/actions"
+)
+
+// A root with no /etc/passwd at all (not a booted node) takes core as RHCOS creates it; a passwd
+// that lacks the user, or any other user, is an error.
+func TestLookupUserWithoutPasswd(t *testing.T) {
+	dir := t.TempDir()
+	root, err := actions.OpenRoot(dir)
+	require.NoError(t, err)
+	defer root.Close()
+	u, err := root.LookupUser("core")
+	require.NoError(t, err)
+	assert.Equal(t, actions.User{Name: "core", UID: 1000, GID: 1000, Home: "/var/home/core"}, u)
+	_, err = root.LookupUser("root")
+	assert.Error(t, err)
+
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "etc"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/passwd"), []byte("root:x:0:0::/root:/bin/sh\n"), 0o644))
+	_, err = root.LookupUser("core")
+	assert.ErrorContains(t, err, "not in the node's /etc/passwd")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/passwd"), []byte("core:x:1001:1002::/home/core:/bin/sh\n"), 0o644))
+	u, err = root.LookupUser("core")
+	require.NoError(t, err)
+	assert.Equal(t, 1001, u.UID)
+}

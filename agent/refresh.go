@@ -1,0 +1,142 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/openshift/refresh-agent/api"
+	"github.com/openshift/refresh-agent/apply"
+)
+
+// refresh applies one snapshot and records the outcome; false when it did not start (no pacing slot).
+func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
+	started := time.Now()
+	a.busySince.Store(started.UnixNano())
+	defer a.busySince.Store(0)
+	node := a.nodes.get()
+	if a.drift != nil {
+		a.drift.setBusy(true)
+		defer a.drift.setBusy(false)
+	}
+	// A refresh in progress finishes even when the agent is told to stop, within ShutdownGrace.
+	rctx, cancel := graceContext(ctx, a.cfg.ShutdownGrace)
+	defer cancel()
+	res, err := apply.Run(rctx, a.cfg.Node, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
+		Delegated: delegated(node), Start: a.refreshStart(snap, d)})
+	if errors.Is(err, errWaitingForSlot) {
+		return false // no pacing slot: nothing written; the pacer wakes the loop
+	}
+	var inv *apply.InvalidError
+	var result, reason string
+	switch {
+	case errors.As(err, &inv):
+		result, reason = resultInvalid, err.Error()
+	case err != nil:
+		result, reason = ResultFailed, err.Error()
+	default:
+		a.countResult(res)
+		switch res.Outcome {
+		case apply.OutcomeApplied:
+			result = ResultApplied
+		case apply.OutcomeNoop:
+			result = ResultNoop
+		case apply.OutcomeRefused:
+			result, reason = ResultRefused, res.Reason
+		default:
+			result, reason = ResultFailed, res.Reason
+		}
+	}
+	if (result == ResultApplied || result == ResultNoop) && a.drift != nil && res.Desired != nil {
+		// The files just recorded, from the payload already decoded: no second decode of it.
+		a.drift.loadPayload(a.cfg.Node, snap.Hash, res.Desired, delegated(node))
+	}
+	out := nextOutcome(a.last, snap.digest(), snap.Hash, result, reason, node)
+	if result == ResultFailed {
+		if out.Attempts == 1 {
+			a.limiter.Forget(workKey) // a new failure (or an operator's retry) starts the backoff over
+		}
+		out.NextAttempt = time.Now().Add(a.limiter.When(workKey))
+	} else {
+		a.limiter.Forget(workKey)
+	}
+	if result == ResultApplied || (result == ResultNoop && len(delegatedChanges(res)) > 0) {
+		out.Message = appliedMessage(res)
+	}
+	a.last = out
+	metric := result
+	if metric == resultInvalid {
+		metric = ResultFailed
+	}
+	a.cfg.Metrics.observe(metric, started)
+	if (result == ResultApplied || result == ResultNoop) && a.cfg.Metrics != nil {
+		a.cfg.Metrics.lastSuccess.SetToCurrentTime()
+	}
+	a.log.Info("refresh concluded", "hash", snap.Hash, "result", result, "reason", reason, "attempt", out.Attempts,
+		"duration", time.Since(started).Round(time.Millisecond))
+	// Idle from here on, possibly for weeks: give the refresh's garbage back to the node now.
+	debug.FreeOSMemory()
+	return true
+}
+
+// delegated lists the files someone else owns on this Node: on a Node labelled for HyperShift's
+// global pull-secret syncer, the kubelet's pull secret.
+func delegated(n *corev1.Node) map[string]string {
+	if n == nil || n.Labels[api.LabelGlobalPullSecret] != "true" {
+		return nil
+	}
+	return map[string]string{GlobalPullSecretPath: "owned by HyperShift's global pull-secret syncer (node label " +
+		api.LabelGlobalPullSecret + "=true)"}
+}
+
+func (a *Agent) countResult(res *apply.Result) {
+	m := a.cfg.Metrics
+	if m == nil {
+		return
+	}
+	for _, r := range res.Refused {
+		m.refused.WithLabelValues(string(r.Kind)).Inc()
+	}
+	m.filesWritten.Add(float64(res.FilesWritten))
+	m.drift.Add(float64(res.Drift))
+}
+
+func appliedMessage(r *apply.Result) string {
+	msg := fmt.Sprintf("applied %s: %d files, %d unit actions, no reboot", r.Hash, r.FilesWritten, len(r.Actions))
+	if r.ActionsSkipped && len(r.Actions) > 0 {
+		msg = fmt.Sprintf("applied %s: %d files, %d unit actions skipped, no reboot", r.Hash, r.FilesWritten, len(r.Actions))
+	}
+	if d := delegatedChanges(r); len(d) > 0 {
+		msg += fmt.Sprintf("; %d delegated, not written: %s", len(d), strings.Join(d, "; "))
+	}
+	return msg
+}
+
+// delegatedChanges describes the plan's delegated changes (path and owner).
+func delegatedChanges(r *apply.Result) []string {
+	if r == nil || r.Plan == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range r.Changes {
+		if c.Delegated {
+			out = append(out, c.Path+" ("+c.Reason+")")
+		}
+	}
+	return out
+}
+
+// graceContext is ctx for a refresh: it survives ctx's cancellation for at most grace.
+func graceContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(grace, cancel)
+		context.AfterFunc(rctx, func() { t.Stop() })
+	})
+	return rctx, func() { stop(); cancel() }
+}

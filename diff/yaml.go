@@ -1,0 +1,66 @@
+package diff
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/yaml"
+)
+
+// yamlToJSON converts one YAML document to JSON, strictly. Anchors and aliases are refused before
+// anything is expanded: an alias copies its anchor's whole value, so a few hundred bytes can expand
+// to gigabytes (the budget would only see the result). No MachineConfig or Ignition config needs
+// them. A second document is refused too: it would be silently ignored, and what is ignored is not
+// what was checked.
+func yamlToJSON(data []byte) ([]byte, error) {
+	// Parsing builds a node per scalar, key and collection, each far larger than its bytes: bound
+	// the worst case by counting what can start one before parsing anything.
+	if nodes := int64(countAny(data, "\n-:,[{")); nodes*yamlNodeCost > MaxPayloadSize {
+		return nil, fmt.Errorf("YAML with up to %d nodes exceeds the %d byte budget (--max-payload-bytes) once parsed", nodes, MaxPayloadSize)
+	}
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	var doc yamlv3.Node
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("YAML: %s", oneLine(err))
+	}
+	if err := noAliases(&doc); err != nil {
+		return nil, err
+	}
+	var next yamlv3.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, fmt.Errorf("YAML: %s", oneLine(err))
+		}
+		return nil, fmt.Errorf("YAML holds more than one document (line %d): only one is read, so only one is accepted", next.Line)
+	}
+	// Strict: a key given twice in YAML is invalid, as in JSON.
+	return yaml.YAMLToJSONStrict(data)
+}
+
+func noAliases(n *yamlv3.Node) error {
+	if n.Kind == yamlv3.AliasNode || n.Anchor != "" {
+		return fmt.Errorf("YAML anchor or alias at line %d: not accepted (an alias can expand a small document without bound)", n.Line)
+	}
+	for _, c := range n.Content {
+		if err := noAliases(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// yamlNodeCost is a generous size of one parsed YAML node (yaml.v3's Node is about 200 bytes).
+const yamlNodeCost = 512
+
+func countAny(b []byte, chars string) int {
+	n := 0
+	for _, c := range b {
+		if bytes.IndexByte([]byte(chars), c) >= 0 {
+			n++
+		}
+	}
+	return n
+}
