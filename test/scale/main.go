@@ -50,11 +50,13 @@ func main() {
 		fail(err)
 	}
 	defer h.kube.Stop()
+	defer h.cleanup()
 	var rows []string
 	add := func(r []string, err error) {
 		if err != nil {
 			h.stopAll()
 			h.kube.Stop()
+			h.cleanup()
 			fail(err)
 		}
 		rows = append(rows, r...)
@@ -118,6 +120,14 @@ type harness struct {
 	kc        string
 	mu        sync.Mutex
 	procs     []*exec.Cmd
+	roots     []string
+}
+
+// cleanup removes the nodes' temp roots.
+func (h *harness) cleanup() {
+	for _, r := range h.roots {
+		_ = os.RemoveAll(r)
+	}
 }
 
 func newHarness() (*harness, error) {
@@ -184,6 +194,7 @@ func (h *harness) pool(pool string, n int) ([]string, []string, error) {
 			return nil, nil, err
 		}
 		names, roots = append(names, name), append(roots, dir)
+		h.roots = append(h.roots, dir)
 	}
 	return names, roots, nil
 }
