@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/kube"
+	"github.com/openshift/refresh-agent/pacing"
 )
 
 // Event reasons on the Node.
@@ -50,6 +52,8 @@ type Config struct {
 	RetryBase, RetryMax time.Duration
 	// Drift is DriftReport, DriftHeal or DriftOff (default DriftReport).
 	Drift string
+	// Pacer paces refreshes across the node's pool (a slot before changing the node); nil: unpaced.
+	Pacer *pacing.Pacer
 }
 
 // Agent is the per-node loop.
@@ -138,6 +142,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		return fmt.Errorf("watching node %s: %w", a.cfg.NodeName, err)
 	}
 	a.nodes = nodes
+	if a.cfg.Pacer != nil {
+		a.cfg.Pacer.Start(ctx, a.enqueue)
+	}
 	go a.reporter.run(ctx)
 	if err := a.cfg.Source.Start(ctx, a.desired.put); err != nil {
 		return fmt.Errorf("starting the source: %w", err)
@@ -208,7 +215,9 @@ func (a *Agent) work(ctx context.Context) bool {
 			a.queue.AddRateLimited(key) // still not settled: come back later rather than spin
 			return true
 		}
-		a.refresh(ctx, snap, d) // the snapshot decided on, even if a newer one arrived meanwhile
+		if !a.refresh(ctx, snap, d) { // the snapshot decided on, even if a newer one arrived meanwhile
+			return true // waiting for a pacing slot: the pacer wakes the loop
+		}
 	}
 }
 
@@ -246,11 +255,44 @@ func (a *Agent) decideAndReport() (Decision, Snapshot) {
 		}
 	}
 	a.lastEvent = d.EventKey
-	if d.Report != nil {
+	if a.cfg.Pacer != nil && ok {
+		// The slot goes back only once the Node shows the outcome (see pacing).
+		shown := statusOf(nil)
+		if in.Node != nil {
+			shown = statusOf(in.Node.Annotations)
+		}
+		a.cfg.Pacer.Settle(context.Background(), a.pool, snap.Hash, pacing.Shown{State: shown.State, Current: shown.Current, Desired: shown.Desired, Reason: shown.Reason})
+	}
+	// Paced, a refresh says Working only once it holds a slot (refreshStart): the API never shows
+	// more nodes refreshing than slots.
+	if d.Report != nil && (a.cfg.Pacer == nil || d.Action != ActRefresh) {
 		a.report(*d.Report)
 	}
 	return d, snap
 }
+
+// refreshStart is apply's Start hook when paced: take a slot, or report the wait.
+func (a *Agent) refreshStart(snap Snapshot, d Decision) func(context.Context) error {
+	if a.cfg.Pacer == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		ok, waiting := a.cfg.Pacer.Acquire(ctx, a.pool, snap.Hash)
+		if !ok {
+			if waiting != "" {
+				r := *d.Report
+				r.Reason = waiting
+				a.report(r)
+			}
+			return errWaitingForSlot
+		}
+		a.report(*d.Report)
+		return nil
+	}
+}
+
+// errWaitingForSlot stops a paced refresh before it writes anything.
+var errWaitingForSlot = errors.New("waiting for a refresh slot")
 
 func (a *Agent) report(s Status) {
 	a.reporter.set(s)

@@ -14,8 +14,8 @@ import (
 	"github.com/openshift/refresh-agent/apply"
 )
 
-// refresh applies one snapshot and records the outcome.
-func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) {
+// refresh applies one snapshot and records the outcome; false when it did not start (no pacing slot).
+func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 	started := time.Now()
 	a.busySince.Store(started.UnixNano())
 	defer a.busySince.Store(0)
@@ -28,7 +28,10 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) {
 	rctx, cancel := graceContext(ctx, a.cfg.ShutdownGrace)
 	defer cancel()
 	res, err := apply.Run(rctx, a.cfg.Node, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
-		Delegated: delegated(node)})
+		Delegated: delegated(node), Start: a.refreshStart(snap, d)})
+	if errors.Is(err, errWaitingForSlot) {
+		return false // no pacing slot: nothing written; the pacer wakes the loop
+	}
 	var inv *apply.InvalidError
 	var result, reason string
 	switch {
@@ -78,6 +81,7 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) {
 		"duration", time.Since(started).Round(time.Millisecond))
 	// Idle from here on, possibly for weeks: give the refresh's garbage back to the node now.
 	debug.FreeOSMemory()
+	return true
 }
 
 // delegated lists the files someone else owns on this Node: on a Node labelled for HyperShift's

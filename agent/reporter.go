@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,6 +32,15 @@ type reporter struct {
 	// newer Node, that patch is taken as applied rather than sent again.
 	sent   Status
 	sentRV string
+	// ackRV is the Node's resourceVersion after the last patch, when the client says it: a watch
+	// event older than it (the agent's own earlier patch, delivered late) is not a reason to send
+	// the same patch again.
+	ackRV string
+}
+
+// nodePatcherRV is a nodePatcher that also says the resourceVersion its patch produced.
+type nodePatcherRV interface {
+	PatchNodeRV(ctx context.Context, name string, patch []byte) (string, error)
 }
 
 // nodePatcher is the one API call the reporter makes (kube.Client implements it).
@@ -100,7 +110,7 @@ func (r *reporter) sync(ctx context.Context) error {
 	if statusOf(n.Annotations) == want {
 		return nil
 	}
-	if r.sent == want && r.sentRV == n.ResourceVersion {
+	if r.sent == want && (r.sentRV == n.ResourceVersion || olderRV(n.ResourceVersion, r.ackRV)) {
 		return nil // sent; the watch has not delivered the result yet
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": want.annotations()}})
@@ -109,11 +119,24 @@ func (r *reporter) sync(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := r.client.PatchNode(ctx, r.nodeName, patch); err != nil {
+	ack := ""
+	if c, ok := r.client.(nodePatcherRV); ok {
+		if ack, err = c.PatchNodeRV(ctx, r.nodeName, patch); err != nil {
+			return err
+		}
+	} else if err := r.client.PatchNode(ctx, r.nodeName, patch); err != nil {
 		return err
 	}
-	r.sent, r.sentRV = want, n.ResourceVersion
+	r.sent, r.sentRV, r.ackRV = want, n.ResourceVersion, ack
 	return nil
+}
+
+// olderRV says resourceVersion a is older than b (the API server's are etcd revisions, integers;
+// anything else is never older).
+func olderRV(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x < y
 }
 
 // flush patches the wanted status now, retrying for up to timeout: the last word before exit.

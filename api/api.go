@@ -6,6 +6,7 @@ package api
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
 )
 
@@ -63,3 +64,23 @@ func Hash(payload []byte) string {
 	sum := sha256.Sum256(payload)
 	return hex.EncodeToString(sum[:])
 }
+
+// Pacing slots: coordination.k8s.io/v1 Leases in the agent's namespace, SlotName(pool, i) for i in
+// [0, the pool's --max-concurrent), labelled with their pool. A Lease's holderIdentity is the Node
+// refreshing in that slot; an empty holder is a free slot.
+const (
+	LabelSlotPool        = "refresh-agent.openshift.io/pool"
+	AnnotationSlotHash   = "refresh-agent.openshift.io/hash"   // the hash the holder is refreshing to
+	AnnotationSlotFailed = "refresh-agent.openshift.io/failed" // "true": the holder failed and keeps the slot
+	// AnnotationSlotCount is "<slots>/<hash>": the pool's slot count for hash (--max-concurrent P%
+	// of the pool's nodes), counted by the first node to take a slot for it; the others reuse it.
+	AnnotationSlotCount = "refresh-agent.openshift.io/slots"
+)
+
+// SlotName names slot i of pool.
+func SlotName(pool string, i int) string {
+	return "refresh-" + pool + "-" + strconv.Itoa(i)
+}
+
+// ReasonWaitingPrefix starts the reason of a Working node that waits for a pacing slot.
+const ReasonWaitingPrefix = "waiting for a refresh slot"

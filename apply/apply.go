@@ -57,6 +57,10 @@ type Request struct {
 	Delegated map[string]string
 	// Current overrides the recorded current state (the --current flag).
 	Current *diff.Payload
+	// Start, when set, is called once the plan says files will change, before anything is written
+	// (a no-op or a refusal never calls it): the agent takes its pacing slot there. An error stops
+	// the refresh with nothing written, and Run returns that error as is.
+	Start func(ctx context.Context) error
 	// DryRun plans against the node (owners, paths, symlinks, the daemon's record) and stops before
 	// any effect: no recovery, no write, no action, no record (apply --dry-run).
 	DryRun bool
@@ -193,6 +197,11 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		// Told to stop (SIGTERM) before anything was written: start nothing.
 		res.Outcome, res.Reason = OutcomeFailed, "not started: "+err.Error()
 		return res, nil
+	}
+	if req.Start != nil {
+		if err := req.Start(ctx); err != nil {
+			return nil, err
+		}
 	}
 	meta := actions.Meta{Hash: hash, PayloadFile: payloadName(req.Desired), Actions: p.Actions}
 	if p.Drain && n.Drainer != nil {

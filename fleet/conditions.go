@@ -30,6 +30,9 @@ const (
 	ReasonNodesDegraded  = "NodesDegraded"
 	ReasonUnreconcilable = "NodesUnreconcilable"
 	ReasonNoNodes        = "NoNodes"
+	// ReasonHalted: a paced pool stopped by itself, as many nodes having failed the hash as it has
+	// refresh slots (each failed node keeps its slot until new content comes).
+	ReasonHalted = "Halted"
 )
 
 // MaxMessageLen bounds a condition message.
@@ -102,9 +105,32 @@ func Summarize(nodes []corev1.Node, hash string) Summary {
 }
 
 // Conditions computes the three conditions for the nodes toward hash. Previous conditions keep their
-// LastTransitionTime when their status does not change (meta.SetStatusCondition semantics).
+// LastTransitionTime when their status does not change (meta.SetStatusCondition semantics). A pool
+// whose waiting nodes say it halted is reported halted (see PacedConditions).
 func Conditions(nodes []corev1.Node, hash string, previous []metav1.Condition, now time.Time) []metav1.Condition {
+	return PacedConditions(nodes, hash, previous, now, 0)
+}
+
+// Halted says whether a paced pool stopped by itself: at least slots nodes Degraded for the hash
+// (slots > 0), or a node waiting for a slot says so (its agent counts the failed slots' holders).
+// It returns the number of failed nodes.
+func Halted(s Summary, slots int) (bool, int) {
+	failed := len(s.By[PhaseDegraded])
+	if slots > 0 && failed >= slots {
+		return true, failed
+	}
+	for _, n := range s.By[PhaseRefreshing] {
+		if n.Desired == s.Hash && n.State == api.StateWorking && strings.Contains(n.Reason, "; halted: ") {
+			return failed > 0, failed
+		}
+	}
+	return false, failed
+}
+
+// PacedConditions is Conditions for a pool paced with slots refresh slots (0: unknown).
+func PacedConditions(nodes []corev1.Node, hash string, previous []metav1.Condition, now time.Time, slots int) []metav1.Condition {
 	s := Summarize(nodes, hash)
+	halted, failed := Halted(s, slots)
 	out := slices.Clone(previous)
 	set := func(c metav1.Condition) {
 		c.LastTransitionTime = metav1.NewTime(now)
@@ -116,6 +142,9 @@ func Conditions(nodes []corev1.Node, hash string, previous []metav1.Condition, n
 	switch {
 	case s.Total == 0:
 		set(metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonNoNodes, Message: "No nodes selected"})
+	case refreshing > 0 && halted:
+		set(metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonHalted,
+			Message: fmt.Sprintf("halted: %d nodes failed; %d/%d nodes wait for new content toward %s", failed, refreshing, s.Total, hash)})
 	case refreshing > 0:
 		set(metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: ReasonRefreshing,
 			Message: fmt.Sprintf("Refreshing %d/%d nodes toward %s", refreshing, s.Total, hash)})

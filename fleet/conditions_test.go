@@ -94,3 +94,41 @@ func TestDegradedMessageIsBounded(t *testing.T) {
 	assert.Contains(t, c.Message, "200 nodes failed")
 	assert.Contains(t, c.Message, "more")
 }
+
+func TestPacedPoolHalts(t *testing.T) {
+	node := func(name, cur, des, state, reason string) corev1.Node {
+		return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{api.AnnotationCurrent: cur,
+			api.AnnotationDesired: des, api.AnnotationState: state, api.AnnotationReason: reason}}}
+	}
+	nodes := []corev1.Node{
+		node("a", "h0", "h1", api.StateDegraded, "reload failed"),
+		node("b", "h0", "h1", api.StateDegraded, "reload failed"),
+		node("c", "h0", "h1", api.StateWorking, "waiting for a refresh slot (2/2 in use)"),
+		node("d", "h1", "h1", api.StateDone, ""),
+	}
+	progressing := func(cs []metav1.Condition) metav1.Condition {
+		for _, c := range cs {
+			if c.Type == ConditionProgressing {
+				return c
+			}
+		}
+		t.Fatal("no Progressing condition")
+		return metav1.Condition{}
+	}
+	now := time.Unix(1000, 0)
+	c := progressing(PacedConditions(nodes, "h1", nil, now, 2))
+	if c.Reason != ReasonHalted || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "halted: 2 nodes failed") {
+		t.Fatalf("2 failed of 2 slots: %+v", c)
+	}
+	if c := progressing(PacedConditions(nodes, "h1", nil, now, 3)); c.Reason != ReasonRefreshing {
+		t.Fatalf("2 failed of 3 slots is not halted: %+v", c)
+	}
+	if c := progressing(Conditions(nodes, "h1", nil, now)); c.Reason != ReasonRefreshing {
+		t.Fatalf("unknown slots, no node says halted: %+v", c)
+	}
+	// Without the limit, the waiting nodes' reason says it (their agents count the failed slots).
+	nodes[2] = node("c", "h0", "h1", api.StateWorking, "waiting for a refresh slot (2/2 in use); halted: 2 nodes failed")
+	if c := progressing(Conditions(nodes, "h1", nil, now)); c.Reason != ReasonHalted {
+		t.Fatalf("a waiting node says halted: %+v", c)
+	}
+}

@@ -5,6 +5,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,6 +59,19 @@ func (c *Client) REST() rest.Interface { return c.rest }
 // PatchNode applies a JSON merge patch to a node.
 func (c *Client) PatchNode(ctx context.Context, name string, patch []byte) error {
 	return c.rest.Patch(types.MergePatchType).Resource("nodes").Name(name).Body(patch).Do(ctx).Error()
+}
+
+// PatchNodeRV applies a JSON merge patch to a node and returns the node's resourceVersion after it.
+func (c *Client) PatchNodeRV(ctx context.Context, name string, patch []byte) (string, error) {
+	n := &metav1.PartialObjectMetadata{}
+	raw, err := c.rest.Patch(types.MergePatchType).Resource("nodes").Name(name).Body(patch).Do(ctx).Raw()
+	if err != nil {
+		return "", err
+	}
+	if err := json.Unmarshal(raw, n); err != nil {
+		return "", nil // applied; the version is only an optimization
+	}
+	return n.ResourceVersion, nil
 }
 
 // GetNode returns a node.

@@ -43,6 +43,7 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, erro
 	}
 	switch *f.systemd {
 	case "system", "user", "none":
+	case testUnitsMode:
 	default:
 		return apply.Node{}, fmt.Errorf("--systemd must be system, user or none, not %q", *f.systemd)
 	}
@@ -62,7 +63,9 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, erro
 	}
 	mode := *f.systemd
 	var units actions.Units = actions.NoUnits{}
-	if mode != "none" {
+	if mode == testUnitsMode && testUnits != nil {
+		units = testUnits(root.Dir) // a build with -tags refreshtest only
+	} else if mode != "none" {
 		// The connection outlives a cancelled ctx: a refresh in progress at SIGTERM must still be able
 		// to wait for its jobs and roll back.
 		dialCtx := context.WithoutCancel(ctx)

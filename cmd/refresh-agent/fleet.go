@@ -21,6 +21,7 @@ import (
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/fleet"
 	"github.com/openshift/refresh-agent/kube"
+	"github.com/openshift/refresh-agent/pacing"
 	"github.com/openshift/refresh-agent/publish"
 )
 
@@ -98,9 +99,14 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	hash := fs.String("hash", "", "the desired payload hash (default: the hash in the pool's ConfigMap)")
 	output := fs.StringP("output", "o", "", "output format: (table), wide, json or yaml")
 	var kf kube.ConfigFlags
+	maxConcurrent := fs.String("max-concurrent", "0", "the agents' --max-concurrent, to say when the pool halted (0: from the nodes' reasons only)")
 	kf.AddFlags(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	limit, err := pacing.ParseLimit(*maxConcurrent)
+	if err != nil {
+		return fail(stderr, exitInvalid, "status: %v", err)
 	}
 	switch *output {
 	case "", "text", "wide", "json", "yaml":
@@ -147,7 +153,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitFailed, "status: listing nodes: %v", err)
 	}
-	out.Conditions = fleet.Conditions(nodes, out.Hash, nil, time.Now())
+	out.Conditions = fleet.PacedConditions(nodes, out.Hash, nil, time.Now(), limit.Slots(len(nodes)))
 	out.Nodes = statusNodes(nodes, out.Hash)
 	switch *output {
 	case "json":

@@ -17,6 +17,7 @@ import (
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/kube"
 	"github.com/openshift/refresh-agent/metricsserver"
+	"github.com/openshift/refresh-agent/pacing"
 )
 
 func runAgent(args []string, stdout, stderr io.Writer) int {
@@ -28,6 +29,9 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	configMap := fs.String("configmap", "", "the ConfigMap of a node without the "+api.LabelNodePool+" label (--source api)")
 	template := fs.String("configmap-template", api.DefaultConfigMapTemplate, "the NodePool's ConfigMap name; {pool} is the node's "+api.LabelNodePool+" label (--source api)")
 	maxAttempts := fs.Int("max-attempts", 3, "failed attempts at one payload before the node stays Degraded until the content or the "+agent.AnnotationRetry+" annotation changes")
+	maxConcurrent := fs.String("max-concurrent", "1", "nodes of a pool refreshing at once: N, or P% of the pool's nodes; 0: unpaced (see README: pacing)")
+	slotTTL := fs.Duration("slot-ttl", pacing.DefaultTTL, "a pacing slot whose holder stopped renewing for this long is taken over")
+	spread := fs.Duration("spread", 2*time.Second, "random delay before each attempt at a pacing slot")
 	drift := fs.String("drift", agent.DriftReport, "recorded files changed on the node: report, heal (write them back) or off")
 	watchDir := fs.String("watch-dir", "", "the directory the ConfigMap is mounted at (--source volume)")
 	var kf kube.ConfigFlags
@@ -63,6 +67,19 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	if *maxAttempts < 1 {
 		return fail(stderr, exitInvalid, "run: --max-attempts must be at least 1, not %d", *maxAttempts)
+	}
+	limit, err := pacing.ParseLimit(*maxConcurrent)
+	if err != nil {
+		return fail(stderr, exitInvalid, "run: %v", err)
+	}
+	if !limit.Unpaced() && *namespace == "" {
+		if fs.Changed("max-concurrent") {
+			return fail(stderr, exitInvalid, "run: --max-concurrent %s needs --namespace (the pacing slots' Leases live there; 0: unpaced)", limit)
+		}
+		limit = pacing.Limit{} // --source volume without a namespace: the default cannot pace
+	}
+	if *slotTTL < 3*time.Second || *spread < 0 {
+		return fail(stderr, exitInvalid, "run: --slot-ttl must be at least 3s and --spread not negative")
 	}
 	switch *drift {
 	case agent.DriftReport, agent.DriftHeal, agent.DriftOff:
@@ -114,8 +131,17 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	recorder, stopEvents := agent.NewRecorder(client, *nodeName)
 	defer stopEvents()
 	metrics := agent.NewMetrics(version)
+	var pacer *pacing.Pacer
+	if !limit.Unpaced() {
+		leases, err := kube.NewLeases(restCfg)
+		if err != nil {
+			return fail(stderr, exitInvalid, "run: %v", err)
+		}
+		pacer = pacing.New(pacing.Config{Leases: leases, Watch: leases.REST(), Nodes: client, Namespace: *namespace, Node: *nodeName,
+			Limit: limit, TTL: *slotTTL, Spread: *spread, Log: log})
+	}
 	a := agent.New(agent.Config{NodeName: *nodeName, Client: client, Source: src, Node: node, Recorder: recorder,
-		Metrics: metrics, Log: log, ShutdownGrace: *grace, MaxAttempts: *maxAttempts, Drift: *drift})
+		Metrics: metrics, Log: log, ShutdownGrace: *grace, MaxAttempts: *maxAttempts, Drift: *drift, Pacer: pacer})
 	if *metricsAddr != "" {
 		if err := metricsserver.Serve(ctx, metricsserver.Config{Addr: *metricsAddr, Gatherer: metrics.Registry,
 			Reviewer: client, CertDir: *metricsCertDir, Log: log}); err != nil {

@@ -1,0 +1,65 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// rvPatcher is an API server that says the resourceVersion each patch produced.
+type rvPatcher struct {
+	rv      int
+	patches int
+}
+
+func (p *rvPatcher) PatchNode(ctx context.Context, name string, patch []byte) error {
+	_, err := p.PatchNodeRV(ctx, name, patch)
+	return err
+}
+
+func (p *rvPatcher) PatchNodeRV(context.Context, string, []byte) (string, error) {
+	p.patches++
+	p.rv++
+	return strconv.Itoa(p.rv), nil
+}
+
+// A late watch event showing the agent's own earlier patch does not make it send the newer one again.
+func TestReporterIgnoresItsOwnLateEvents(t *testing.T) {
+	api := &rvPatcher{rv: 10}
+	var shown *corev1.Node
+	node := func(rv string, s Status) *corev1.Node {
+		ann := map[string]string{}
+		for k, v := range s.annotations() {
+			if v, ok := v.(string); ok {
+				ann[k] = v
+			}
+		}
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", ResourceVersion: rv, Annotations: ann}}
+	}
+	old := Status{Current: "h0", Desired: "h0", State: StateDone}
+	working := Status{Current: "h0", Desired: "h1", State: StateWorking}
+	done := Status{Current: "h1", Desired: "h1", State: StateDone}
+	shown = node("10", old)
+	r := newReporter(api, "n", slog.New(slog.DiscardHandler), func() *corev1.Node { return shown })
+	ctx := context.Background()
+	r.set(working)
+	if err := r.sync(ctx); err != nil || api.patches != 1 {
+		t.Fatalf("Working: %v, %d patches", err, api.patches)
+	}
+	r.set(done) // the refresh ended before the watch showed Working
+	if err := r.sync(ctx); err != nil || api.patches != 2 {
+		t.Fatalf("Done: %v, %d patches", err, api.patches)
+	}
+	shown = node("11", working) // the watch catches up with the first patch
+	if err := r.sync(ctx); err != nil || api.patches != 2 {
+		t.Fatalf("a late event of its own Working patch sent Done again: %d patches", api.patches)
+	}
+	shown = node("13", old) // a newer Node edited by hand: corrected
+	if err := r.sync(ctx); err != nil || api.patches != 3 {
+		t.Fatalf("a hand edit was not corrected: %d patches", api.patches)
+	}
+}

@@ -1,0 +1,360 @@
+package pacing
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	coordv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/openshift/refresh-agent/api"
+)
+
+func TestParseLimit(t *testing.T) {
+	for in, want := range map[string]string{"0": "0", "1": "1", "10%": "10%", " 3 ": "3", "100%": "100%"} {
+		l, err := ParseLimit(in)
+		if err != nil || l.String() != want {
+			t.Errorf("ParseLimit(%q) = %v, %v; want %s", in, l, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "0%", "101%", "x", "1.5", "%"} {
+		if _, err := ParseLimit(bad); err == nil || !strings.Contains(err.Error(), "--max-concurrent") {
+			t.Errorf("ParseLimit(%q): want an error naming the flag, got %v", bad, err)
+		}
+	}
+	if l, _ := ParseLimit("0"); !l.Unpaced() {
+		t.Error("0 must be unpaced")
+	}
+}
+
+func TestSlots(t *testing.T) {
+	l, _ := ParseLimit("10%")
+	for size, want := range map[int]int{0: 1, 5: 1, 19: 1, 20: 2, 100: 10, 105: 10} {
+		if got := l.Slots(size); got != want {
+			t.Errorf("10%% of %d = %d, want %d", size, got, want)
+		}
+	}
+	n, _ := ParseLimit("3")
+	if n.Slots(100) != 3 {
+		t.Error("a number is a number")
+	}
+}
+
+func TestSettle(t *testing.T) {
+	cases := []struct {
+		name          string
+		held, desired string
+		shown         Shown
+		marked        bool
+		want          settleAction
+	}{
+		{"working", "h1", "h1", Shown{api.StateWorking, "h0", "h1", ""}, false, keep},
+		{"new content while still shown refreshing", "h1", "h2", Shown{api.StateWorking, "h0", "h1", ""}, false, keep},
+		{"new content while shown waiting", "h1", "h2", Shown{api.StateWorking, "h0", "h1", api.ReasonWaitingPrefix + " (1/1 in use)"}, false, release},
+		{"new content after a no-op's Done", "h1", "h2", Shown{api.StateDone, "h2", "h2", ""}, false, release},
+		{"done patch not seen yet", "h1", "h1", Shown{api.StateWorking, "h0", "h1", ""}, false, keep},
+		{"done accepted", "h1", "h1", Shown{api.StateDone, "h1", "h1", ""}, false, release},
+		{"failed keeps and marks", "h1", "h1", Shown{api.StateDegraded, "h0", "h1", ""}, false, markFailed},
+		{"failed, marked", "h1", "h1", Shown{api.StateDegraded, "h0", "h1", ""}, true, keep},
+		{"new content releases a failed slot", "h1", "h2", Shown{api.StateDegraded, "h0", "h1", ""}, true, release},
+		{"refused releases", "h1", "h1", Shown{api.StateUnreconcilable, "h0", "h1", ""}, false, release},
+		{"desired unknown", "h1", "", Shown{api.StateDegraded, "h0", "h1", ""}, true, keep},
+		{"old Done does not release", "h1", "h1", Shown{api.StateDone, "h0", "h0", ""}, false, keep},
+	}
+	for _, c := range cases {
+		if got := settle(c.held, c.desired, c.shown, c.marked); got != c.want {
+			t.Errorf("%s: got %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// fakeLeases is an API server's Lease store: resourceVersions, conflicts, and a watch that
+// delivers every write to every pacer.
+type fakeLeases struct {
+	mu       sync.Mutex
+	rv       int
+	leases   map[string]*coordv1.Lease
+	watchers []*Pacer
+	pending  []*coordv1.Lease
+	writes   int
+}
+
+var leaseGR = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
+
+func (f *fakeLeases) Create(_ context.Context, l *coordv1.Lease) (*coordv1.Lease, error) {
+	f.mu.Lock()
+	f.writes++
+	if _, ok := f.leases[l.Name]; ok {
+		f.mu.Unlock()
+		return nil, apierrors.NewAlreadyExists(leaseGR, l.Name)
+	}
+	return f.store(l), nil
+}
+
+func (f *fakeLeases) Update(_ context.Context, l *coordv1.Lease) (*coordv1.Lease, error) {
+	f.mu.Lock()
+	f.writes++
+	cur, ok := f.leases[l.Name]
+	if !ok {
+		f.mu.Unlock()
+		return nil, apierrors.NewNotFound(leaseGR, l.Name)
+	}
+	if cur.ResourceVersion != l.ResourceVersion {
+		f.mu.Unlock()
+		return nil, apierrors.NewConflict(leaseGR, l.Name, nil)
+	}
+	return f.store(l), nil
+}
+
+// store saves l (f.mu held) and unlocks; the watchers see it on the next sync, as a watch
+// delivers after the write's answer.
+func (f *fakeLeases) store(l *coordv1.Lease) *coordv1.Lease {
+	f.rv++
+	l = l.DeepCopy()
+	l.ResourceVersion = strconv.Itoa(f.rv)
+	f.leases[l.Name] = l
+	ws := append([]*Pacer(nil), f.watchers...)
+	f.mu.Unlock()
+	// The watch: every other pacer sees the write now (the tests call one pacer at a time; the
+	// writer, whose lock is held, saw its own write in the answer).
+	for _, w := range ws {
+		if w.mu.TryLock() {
+			w.observeLocked(l.DeepCopy())
+			w.mu.Unlock()
+		}
+	}
+	return l.DeepCopy()
+}
+
+// sync delivers the writes so far to every watcher.
+func (f *fakeLeases) sync() {
+	f.mu.Lock()
+	pending, ws := f.pending, append([]*Pacer(nil), f.watchers...)
+	f.pending = nil
+	f.mu.Unlock()
+	for _, l := range pending {
+		for _, w := range ws {
+			w.Observe(l.DeepCopy())
+		}
+	}
+}
+
+func (f *fakeLeases) holders() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, l := range f.leases {
+		if h := holder(l); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+type countNodes struct {
+	n     int
+	calls *atomic.Int64
+}
+
+func (c countNodes) CountNodes(context.Context, string) (int, error) { c.calls.Add(1); return c.n, nil }
+
+var counts atomic.Int64
+
+func pool(t *testing.T, name string, n int, limit string, clk *clock) (*fakeLeases, []*Pacer) {
+	l, err := ParseLimit(limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeLeases{leases: map[string]*coordv1.Lease{}}
+	var ps []*Pacer
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	for i := 0; i < n; i++ {
+		p := New(Config{Leases: f, Nodes: countNodes{n, &counts}, Namespace: "ns", Node: "node-" + strconv.Itoa(i), Limit: l,
+			TTL: time.Minute, Now: clk.now})
+		p.Start(ctx, func() {})
+		p.ensurePool(name) // the watch's first list
+		ps = append(ps, p)
+	}
+	f.watchers = ps
+	return f, ps
+}
+
+func TestAtMostNHoldAndFailuresHaltThePool(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	f, ps := pool(t, "workers", 10, "3", clk)
+	ctx := context.Background()
+	var got []int
+	for i, p := range ps {
+		if ok, _ := p.Acquire(ctx, "workers", "h1"); ok {
+			got = append(got, i)
+		}
+	}
+	if len(got) != 3 || len(f.holders()) != 3 {
+		t.Fatalf("holders %v (%v), want 3", got, f.holders())
+	}
+	ok, waiting := ps[5].Acquire(ctx, "workers", "h1")
+	if ok || waiting != "waiting for a refresh slot (3/3 in use)" {
+		t.Fatalf("a fourth node: ok %v, %q", ok, waiting)
+	}
+	// Two fail and keep their slots; the third is Done and gives its slot back once the Node says so.
+	ps[got[0]].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
+	ps[got[1]].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
+	ps[got[2]].Settle(ctx, "workers", "h1", Shown{api.StateWorking, "h0", "h1", ""})
+	if len(f.holders()) != 3 {
+		t.Fatal("released before the Done patch was seen")
+	}
+	ps[got[2]].Settle(ctx, "workers", "h1", Shown{api.StateDone, "h1", "h1", ""})
+	if len(f.holders()) != 2 {
+		t.Fatalf("holders after Done: %v", f.holders())
+	}
+	// One more gets the free slot and fails too: the pool halts.
+	ok, _ = ps[5].Acquire(ctx, "workers", "h1")
+	if !ok {
+		t.Fatal("the freed slot was not taken")
+	}
+	ps[5].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
+	ok, waiting = ps[6].Acquire(ctx, "workers", "h1")
+	if ok || waiting != "waiting for a refresh slot (3/3 in use); halted: 3 nodes failed" {
+		t.Fatalf("halted pool: ok %v, %q", ok, waiting)
+	}
+	// A failed node renews: its slot never expires while it lives.
+	clk.add(50 * time.Second)
+	for _, p := range ps {
+		p.renew(ctx)
+	}
+	clk.add(50 * time.Second)
+	if ok, _ := ps[7].Acquire(ctx, "workers", "h1"); ok {
+		t.Fatal("took the slot of a failed node that renews")
+	}
+	// New content: each failed node releases its own slot when it sees it.
+	for _, i := range []int{got[0], got[1], 5} {
+		ps[i].Settle(ctx, "workers", "h2", Shown{api.StateDegraded, "h0", "h1", ""})
+	}
+	if h := f.holders(); len(h) != 0 {
+		t.Fatalf("new content left holders %v", h)
+	}
+}
+
+func TestExpiredSlotIsTakenOver(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	f, ps := pool(t, "p", 3, "1", clk)
+	ctx := context.Background()
+	if ok, _ := ps[0].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatal("first node got no slot")
+	}
+	if ok, _ := ps[1].Acquire(ctx, "p", "h1"); ok {
+		t.Fatal("two holders of one slot")
+	}
+	clk.add(59 * time.Second)
+	if ok, _ := ps[1].Acquire(ctx, "p", "h1"); ok {
+		t.Fatal("taken over before the TTL")
+	}
+	clk.add(2 * time.Second) // node-0 died: it never renewed
+	if ok, _ := ps[1].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatal("an expired slot was not taken over")
+	}
+	if h := f.holders(); len(h) != 1 || h[0] != "node-1" {
+		t.Fatalf("holders %v", h)
+	}
+	// node-0 comes back: it sees it lost the slot and does not release node-1's.
+	ps[0].Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1", ""})
+	if h := f.holders(); len(h) != 1 || h[0] != "node-1" {
+		t.Fatalf("holders after the old holder settled: %v", h)
+	}
+}
+
+func TestPercentCountsThePool(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	f, ps := pool(t, "p", 30, "10%", clk)
+	before := counts.Load()
+	for _, p := range ps {
+		p.Acquire(context.Background(), "p", "h1")
+	}
+	if h := f.holders(); len(h) != 3 {
+		t.Fatalf("10%% of 30: %d holders", len(h))
+	}
+	// The first node counts the pool and writes the count on its slot; the others read it there.
+	if c := counts.Load() - before; c != 1 {
+		t.Fatalf("the pool was counted %d times", c)
+	}
+}
+
+func TestSpreadDelaysTheFirstAttemptSilently(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	_, ps := pool(t, "p", 1, "1", clk)
+	p := ps[0]
+	p.cfg.Spread = time.Hour
+	ok, waiting := p.Acquire(context.Background(), "p", "h1")
+	if !ok && waiting != "" {
+		t.Fatalf("in the spread delay: %q, want nothing to report", waiting)
+	}
+	clk.add(time.Hour)
+	if ok, _ := p.Acquire(context.Background(), "p", "h1"); !ok {
+		t.Fatal("no slot after the spread delay")
+	}
+}
+
+func TestRestartedHolderFindsItsSlot(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	f, ps := pool(t, "p", 2, "1", clk)
+	ctx := context.Background()
+	ps[0].Acquire(ctx, "p", "h1")
+	// A new Pacer for the same node (the agent restarted) sees its Lease through the watch.
+	l, _ := ParseLimit("1")
+	again := New(Config{Leases: f, Nodes: countNodes{2, &counts}, Namespace: "ns", Node: "node-0", Limit: l, TTL: time.Minute, Now: clk.now})
+	again.ensurePool("p")
+	for _, le := range f.leases {
+		again.Observe(le.DeepCopy())
+	}
+	if ok, _ := again.Acquire(ctx, "p", "h1"); !ok {
+		t.Fatal("the restarted holder did not find its slot")
+	}
+	again.Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1", ""})
+	if h := f.holders(); len(h) != 0 {
+		t.Fatalf("holders %v", h)
+	}
+}
+
+func TestWaitingReasonIsStableButForHalting(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	f, ps := pool(t, "p", 4, "2", clk)
+	ctx := context.Background()
+	ps[0].Acquire(ctx, "p", "h1")
+	ps[1].Acquire(ctx, "p", "h1")
+	_, first := ps[2].Acquire(ctx, "p", "h1")
+	if first != "waiting for a refresh slot (2/2 in use)" {
+		t.Fatalf("first: %q", first)
+	}
+	// ps[0] is Done: a slot frees, ps[3] takes it; ps[2] keeps its reason (no patch per slot change).
+	ps[0].Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1", ""})
+	if ok, _ := ps[3].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatalf("the freed slot: %v", f.holders())
+	}
+	ps[1].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
+	if _, again := ps[2].Acquire(ctx, "p", "h1"); again != first {
+		t.Fatalf("reason changed without halting: %q", again)
+	}
+	ps[3].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
+	if _, halted := ps[2].Acquire(ctx, "p", "h1"); halted != "waiting for a refresh slot (2/2 in use); halted: 2 nodes failed" {
+		t.Fatalf("halting not said: %q", halted)
+	}
+}

@@ -1,0 +1,127 @@
+package pacing
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	coordv1 "k8s.io/api/coordination/v1"
+
+	"github.com/openshift/refresh-agent/api"
+)
+
+// slot is one Lease of the pool as the watch has it, with the time this agent last saw it change
+// (expiry is judged on the local clock from that moment, never on the holder's clock).
+type slot struct {
+	lease    *coordv1.Lease
+	observed time.Time
+}
+
+func holder(l *coordv1.Lease) string {
+	if l == nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+func ttlOf(l *coordv1.Lease) time.Duration {
+	if l.Spec.LeaseDurationSeconds == nil {
+		return 0
+	}
+	return time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+}
+
+// expired says the holder has not renewed for the Lease's duration since this agent last saw it
+// change.
+func (s slot) expired(now time.Time) bool {
+	return holder(s.lease) != "" && now.Sub(s.observed) > ttlOf(s.lease)
+}
+
+// view is the pool's slots from one node's point of view.
+type view struct {
+	inUse  int // held and not expired, whatever their index
+	failed int // of those, the ones whose holder failed and keeps its slot
+	mine   *coordv1.Lease
+	// free are the slot indexes below the limit that can be taken: no Lease yet (create), or a
+	// Lease free or expired (update; lease set).
+	free []candidate
+}
+
+type candidate struct {
+	index int
+	lease *coordv1.Lease // nil: create it
+}
+
+// inspect reads the pool's slots for node me with m slots.
+func inspect(slots map[string]slot, pool, me string, m int, now time.Time) view {
+	var v view
+	for _, s := range slots {
+		h := holder(s.lease)
+		if h == me {
+			v.mine = s.lease
+		}
+		if h == "" || s.expired(now) {
+			continue
+		}
+		v.inUse++
+		if s.lease.Annotations[api.AnnotationSlotFailed] == "true" {
+			v.failed++
+		}
+	}
+	for i := 0; i < m; i++ {
+		s, ok := slots[api.SlotName(pool, i)]
+		switch {
+		case !ok:
+			v.free = append(v.free, candidate{index: i})
+		case holder(s.lease) == "" || s.expired(now):
+			v.free = append(v.free, candidate{index: i, lease: s.lease})
+		}
+	}
+	return v
+}
+
+// waitingReason is the Working reason of a node without a slot.
+func waitingReason(v view, m int) string {
+	r := fmt.Sprintf("%s (%d/%d in use)", api.ReasonWaitingPrefix, v.inUse, m)
+	if v.failed >= m {
+		r += fmt.Sprintf("; halted: %d nodes failed", v.failed)
+	}
+	return r
+}
+
+// Shown is the node's refresh state as the Node in the API server shows it.
+type Shown struct{ State, Current, Desired, Reason string }
+
+// settleAction is what to do with a slot held for a hash.
+type settleAction int
+
+const (
+	keep settleAction = iota
+	release
+	markFailed // keep it, and say on the Lease that the holder failed
+)
+
+// settle decides on the slot this node holds for heldHash, given the content the pool asks for now
+// (desired, "" when unknown) and what the Node shows. It releases only once the Node shows the
+// outcome: Done for the held hash (so the API never shows more nodes refreshing than slots), a
+// refusal of it (nothing was touched), or new content (the pool's fix frees the failed nodes'
+// slots). A failure keeps the slot: N failures halt the pool.
+//
+// New content while the Node still shows this node refreshing (Working with its slot, the outcome
+// not patched yet) keeps the slot: releasing it then would let another node start while the API
+// still shows this one Working. The next Acquire moves the slot to the new content, or the outcome
+// (a no-op's Done, a refusal) releases it once shown.
+func settle(heldHash, desired string, shown Shown, failedMarked bool) settleAction {
+	refreshing := shown.State == api.StateWorking && !strings.HasPrefix(shown.Reason, api.ReasonWaitingPrefix)
+	switch {
+	case shown.State == api.StateDone && shown.Current == heldHash:
+		return release
+	case desired != "" && desired != heldHash && !refreshing:
+		return release
+	case shown.Desired == heldHash && shown.State == api.StateUnreconcilable:
+		return release
+	case shown.Desired == heldHash && shown.State == api.StateDegraded && !failedMarked:
+		return markFailed
+	}
+	return keep
+}

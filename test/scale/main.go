@@ -1,0 +1,571 @@
+// Command scale runs a pool of refresh-agent processes (one per simulated node, each with its own
+// temp root, --systemd none, --cri-socket none) against a real kube-apiserver with its audit log,
+// and writes the fleet figures into docs/performance.md (between the scale markers): publish → all
+// Done unpaced and paced, API requests per node per refresh and per minute while idle, start-up
+// patches, RSS, and halting on a payload whose reload fails. `make bench` runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
+	"github.com/openshift/refresh-agent/apply"
+	"github.com/openshift/refresh-agent/diff"
+	kubeclient "github.com/openshift/refresh-agent/kube"
+	"github.com/openshift/refresh-agent/publish"
+	"github.com/openshift/refresh-agent/test/fixture"
+	"github.com/openshift/refresh-agent/test/kubetest"
+)
+
+const (
+	ns         = "refresh-agent"
+	registries = "/etc/containers/registries.conf"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/refresh-agent", "the agent binary")
+	testBin := flag.String("test-bin", "bin/refresh-agent-test", "the agent built with -tags refreshtest (failing units)")
+	nodes := flag.Int("nodes", 100, "simulated nodes")
+	idle := flag.Duration("idle", 60*time.Second, "idle window")
+	out := flag.String("out", "docs/performance.md", "the document whose scale section is replaced")
+	flag.Parse()
+	h, err := newHarness()
+	if err != nil {
+		fail(err)
+	}
+	defer h.kube.Stop()
+	defer h.cleanup()
+	var rows []string
+	add := func(r []string, err error) {
+		if err != nil {
+			h.stopAll()
+			h.kube.Stop()
+			h.cleanup()
+			fail(err)
+		}
+		rows = append(rows, r...)
+	}
+	add(h.fleetRun("scale-unpaced", *bin, *nodes, "0", *idle))
+	add(h.fleetRun("scale-paced", *bin, *nodes, "10%", 0))
+	add(h.haltRun("scale-halt", *testBin, 5, "2"))
+	table := "| figure | measured | goal | met |\n|---|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
+	fmt.Print(table)
+	section := fmt.Sprintf("%s\n## Fleet pacing at %d nodes\n\nMeasured by `make bench` (`go run ./test/scale`) on %s: %d agent processes "+
+		"(`refresh-agent run --systemd none --cri-socket none`, each with its own temp root) against one real kube-apiserver "+
+		"and etcd on the same 2-core machine; requests counted from the API server's audit log (the agents' user), watches apart. "+
+		"Each refresh changes one file (registries.conf).\n\n%s\n%s\n%s\n", beginMark, *nodes, time.Now().UTC().Format("2006-01-02"), *nodes, table, reading, endMark)
+	if err := writeSection(*out, section); err != nil {
+		h.kube.Stop()
+		fail(err)
+	}
+}
+
+// reading explains the request counts of a paced refresh.
+const reading = `How a paced refresh spends its requests (per node): the Working and Done patches and the
+applied Event, as unpaced; the slot taken (a Lease create the first time a slot index is used, an
+update after) and given back (an update), the +2; the pool's node count for a percentage limit,
+once per new content by the first node to take a slot (it writes the count on its slot, the others
+read it there), so a small fraction per node; one more Node patch for a node that had to wait (its
+Working "waiting for a refresh slot (N/M in use)", kept as it is while it waits, except to add
+"halted"); and the lost races for a freed slot (a conflict each). Each node prefers one slot (by a
+hash of its name) and tries the others only once they stayed free for a --spread, so a freed slot
+is raced for by the waiters that prefer it, not by every waiter of the pool. A node that failed keeps
+its slot and renews it every --slot-ttl/3 (the only requests a halted pool makes). The unpaced
+figures are sensitive to the machine's load: 100 agents, the API server, etcd and the harness share
+2 cores with other work.
+`
+
+const (
+	beginMark = "<!-- scale: begin (test/scale writes this section) -->"
+	endMark   = "<!-- scale: end -->"
+)
+
+// writeSection replaces the scale section of file, or appends it.
+func writeSection(file, section string) error {
+	b, _ := os.ReadFile(file)
+	doc := string(b)
+	if i, j := strings.Index(doc, beginMark), strings.Index(doc, endMark); i >= 0 && j > i {
+		doc = doc[:i] + strings.TrimSuffix(section, "\n") + doc[j+len(endMark):]
+	} else {
+		doc = strings.TrimRight(doc, "\n") + "\n\n" + section
+	}
+	return os.WriteFile(file, []byte(doc), 0o644)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "scale:", err)
+	os.Exit(1)
+}
+
+type harness struct {
+	kube      *kubetest.Server
+	admin     kubernetes.Interface
+	publisher *kubeclient.Client
+	kc        string
+	mu        sync.Mutex
+	procs     []*exec.Cmd
+	roots     []string
+}
+
+// cleanup removes the nodes' temp roots.
+func (h *harness) cleanup() {
+	for _, r := range h.roots {
+		_ = os.RemoveAll(r)
+	}
+}
+
+func newHarness() (*harness, error) {
+	k, err := kubetest.Start()
+	if err != nil {
+		return nil, err
+	}
+	admin, err := kubernetes.NewForConfig(k.Config(kubetest.AdminUser))
+	if err != nil {
+		return nil, err
+	}
+	pub, err := kubeclient.New(k.Config(kubetest.AdminUser))
+	if err != nil {
+		return nil, err
+	}
+	kc, err := k.Kubeconfig(kubetest.AgentUser)
+	if err != nil {
+		return nil, err
+	}
+	return &harness{kube: k, admin: admin, publisher: pub, kc: kc}, nil
+}
+
+func base(registriesContent string) *fixture.Config {
+	return fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
+		File(registries, []byte(registriesContent), 0o644).
+		File("/var/lib/kubelet/config.json", []byte(`{"auths":{}}`), 0o600)
+}
+
+// pool creates n nodes of pool: a temp root seeded with the v0 payload, and a Node that says Done v0.
+func (h *harness) pool(pool string, n int) ([]string, []string, error) {
+	ctx := context.Background()
+	empty, err := diff.Decode(fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).JSON())
+	if err != nil {
+		return nil, nil, err
+	}
+	v0 := base("v0 mirrors").JSON()
+	if _, err := publish.Publish(ctx, h.publisher, ns, api.ConfigMapName("", pool), v0, nil, "v0"); err != nil {
+		return nil, nil, err
+	}
+	var names, roots []string
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%s-%03d", pool, i)
+		dir, err := os.MkdirTemp("", "scale-root-")
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := fixture.NodeRoot(dir); err != nil {
+			return nil, nil, err
+		}
+		root, err := actions.OpenRoot(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		_, err = apply.Run(ctx, apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}},
+			apply.Request{Desired: v0, Hash: "v0", Current: empty})
+		root.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+		_, err = h.admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels:      map[string]string{api.LabelNodePool: pool},
+			Annotations: map[string]string{api.AnnotationCurrent: "v0", api.AnnotationDesired: "v0", api.AnnotationState: api.StateDone}}}, metav1.CreateOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		names, roots = append(names, name), append(roots, dir)
+		h.roots = append(h.roots, dir)
+	}
+	return names, roots, nil
+}
+
+// start runs one agent per node.
+func (h *harness) start(bin string, names, roots []string, systemd string, extra ...string) ([]*exec.Cmd, error) {
+	logDir := filepath.Join(os.TempDir(), "refresh-agent-scale-logs")
+	_ = os.MkdirAll(logDir, 0o755)
+	var cmds []*exec.Cmd
+	for i, name := range names {
+		args := append([]string{"run", "--node-name", name, "--root", roots[i], "--source", "api", "--namespace", ns,
+			"--systemd", systemd, "--cri-socket", "none", "--kubeconfig", h.kc, "--metrics-addr", "", "--health-addr", "", "--drift", "off"}, extra...)
+		cmd := exec.Command(bin, args...)
+		logf, err := os.Create(filepath.Join(logDir, name+".log"))
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stderr = logf
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		cmds = append(cmds, cmd)
+	}
+	h.mu.Lock()
+	h.procs = append(h.procs, cmds...)
+	h.mu.Unlock()
+	return cmds, nil
+}
+
+func stop(cmds []*exec.Cmd) {
+	for _, c := range cmds {
+		_ = c.Process.Signal(syscall.SIGTERM)
+	}
+	for _, c := range cmds {
+		_ = c.Wait()
+	}
+}
+
+func (h *harness) stopAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.procs {
+		_ = c.Process.Kill()
+	}
+}
+
+// poolWatch follows the pool's Nodes: the most refreshing at once (Working, not waiting) and
+// whether all say state for hash.
+type poolWatch struct {
+	mu         sync.Mutex
+	states     map[string][3]string // current, state, reason
+	maxWorking int
+	waited     map[string]bool // nodes seen waiting for a slot
+	refreshed  map[string]bool // nodes seen Working with a slot
+	cancel     context.CancelFunc
+}
+
+func (h *harness) watchPool(pool string) (*poolWatch, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pw := &poolWatch{states: map[string][3]string{}, waited: map[string]bool{}, refreshed: map[string]bool{}, cancel: cancel}
+	watchOnce := func() (watch.Interface, error) {
+		return h.admin.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: api.LabelNodePool + "=" + pool})
+	}
+	w, err := watchOnce()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	go func() {
+		// A watch the server ends (timeout, a slow consumer under load) starts again: its first
+		// events are the Nodes as they are.
+		for ctx.Err() == nil {
+			for ev := range w.ResultChan() {
+				n, ok := ev.Object.(*corev1.Node)
+				if !ok || ev.Type == watch.Deleted {
+					continue
+				}
+				pw.observe(n)
+			}
+			for ctx.Err() == nil {
+				if w, err = watchOnce(); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}()
+	return pw, nil
+}
+
+func (pw *poolWatch) observe(n *corev1.Node) {
+	a := n.Annotations
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	pw.states[n.Name] = [3]string{a[api.AnnotationCurrent], a[api.AnnotationState], a[api.AnnotationReason]}
+	if strings.HasPrefix(a[api.AnnotationReason], api.ReasonWaitingPrefix) {
+		pw.waited[n.Name] = true
+	} else if a[api.AnnotationState] == api.StateWorking {
+		pw.refreshed[n.Name] = true
+	}
+	working := 0
+	for _, s := range pw.states {
+		if s[1] == api.StateWorking && !strings.HasPrefix(s[2], api.ReasonWaitingPrefix) {
+			working++
+		}
+	}
+	pw.maxWorking = max(pw.maxWorking, working)
+}
+
+func (pw *poolWatch) count(f func(current, state, reason string) bool) int {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	n := 0
+	for _, s := range pw.states {
+		if f(s[0], s[1], s[2]) {
+			n++
+		}
+	}
+	return n
+}
+
+func (pw *poolWatch) reset() {
+	pw.mu.Lock()
+	pw.maxWorking, pw.waited, pw.refreshed = 0, map[string]bool{}, map[string]bool{}
+	pw.mu.Unlock()
+}
+
+// waitAll polls the pool's Nodes (a list, not the watch: robust to a dropped watch) until n match.
+func (h *harness) waitAll(pool string, n int, timeout time.Duration, f func(current, state, reason string) bool) bool {
+	ctx := context.Background()
+	return kubetest.WaitFor(ctx, timeout, func() bool {
+		l, err := h.admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: api.LabelNodePool + "=" + pool})
+		if err != nil {
+			return false
+		}
+		c := 0
+		for _, node := range l.Items {
+			a := node.Annotations
+			if f(a[api.AnnotationCurrent], a[api.AnnotationState], a[api.AnnotationReason]) {
+				c++
+			}
+		}
+		return c == n
+	})
+}
+
+// requests counts the agents' audit events after from, watches apart, by "verb resource".
+func (h *harness) requests(from int) (int, map[string]int, int, error) {
+	ev, err := h.kube.Audit()
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	by := map[string]int{}
+	total := 0
+	for _, e := range ev[from:] {
+		if e.Verb == "watch" {
+			continue
+		}
+		by[e.Verb+" "+e.ObjectRef.Resource]++
+		total++
+	}
+	return total, by, len(ev), nil
+}
+
+func (h *harness) auditLen() int {
+	ev, _ := h.kube.Audit()
+	return len(ev)
+}
+
+func breakdown(by map[string]int, n int) string {
+	var keys []string
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(by[k])/float64(n)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func rss(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func yes(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func row(figure, measured, goal string, ok bool) string {
+	return fmt.Sprintf("| %s | %s | %s | %s |", figure, measured, goal, yes(ok))
+}
+
+// startUp starts the agents and waits until each watches its ConfigMap, then a little more.
+func (h *harness) startUp(bin string, names, roots []string, systemd string, extra ...string) ([]*exec.Cmd, int, error) {
+	a0 := h.auditLen()
+	cmds, err := h.start(bin, names, roots, systemd, extra...)
+	if err != nil {
+		return nil, 0, err
+	}
+	ok := kubetest.WaitFor(context.Background(), 180*time.Second, func() bool {
+		ev, err := h.kube.Audit()
+		if err != nil {
+			return false
+		}
+		w := 0
+		for _, e := range ev[a0:] {
+			if e.Verb == "watch" && e.ObjectRef.Resource == "configmaps" {
+				w++
+			}
+		}
+		return w >= len(names)
+	})
+	if !ok {
+		return cmds, 0, fmt.Errorf("the agents did not all start within 180s")
+	}
+	time.Sleep(5 * time.Second)
+	_, by, _, err := h.requests(a0)
+	if err != nil {
+		return cmds, 0, err
+	}
+	return cmds, by["patch nodes"], nil
+}
+
+// fleetRun: n agents of one pool at limit; start-up, idle (when idle > 0), one refresh.
+func (h *harness) fleetRun(pool, bin string, n int, limit string, idle time.Duration) ([]string, error) {
+	names, roots, err := h.pool(pool, n)
+	if err != nil {
+		return nil, err
+	}
+	pw, err := h.watchPool(pool)
+	if err != nil {
+		return nil, err
+	}
+	defer pw.cancel()
+	label := "unpaced"
+	if limit != "0" {
+		label = "--max-concurrent " + limit
+	}
+	fmt.Fprintf(os.Stderr, "scale: starting %d agents (%s)\n", n, label)
+	cmds, patches, err := h.startUp(bin, names, roots, "none", "--max-concurrent", limit)
+	defer stop(cmds)
+	if err != nil {
+		return nil, err
+	}
+	var rows []string
+	if idle > 0 {
+		rows = append(rows, row(fmt.Sprintf("node patches per agent at start-up (%d agents, Nodes already Done)", n),
+			fmt.Sprintf("%.2f", float64(patches)/float64(n)), "≤ 1", patches <= n))
+		a1 := h.auditLen()
+		fmt.Fprintf(os.Stderr, "scale: idle for %s\n", idle)
+		time.Sleep(idle)
+		reqs, by, _, err := h.requests(a1)
+		if err != nil {
+			return nil, err
+		}
+		perMin := float64(reqs) / float64(n) / idle.Minutes()
+		var rs []float64
+		sum := 0.0
+		for _, c := range cmds {
+			r := rss(c.Process.Pid)
+			rs = append(rs, r)
+			sum += r
+		}
+		sort.Float64s(rs)
+		rows = append(rows,
+			row(fmt.Sprintf("API requests per node per minute while idle (%s window, %d agents)", idle, n),
+				fmt.Sprintf("%.2f %s", perMin, breakdown(by, n)), "0 besides the watches", reqs == 0),
+			row(fmt.Sprintf("agent RSS while idle, %d agents", n),
+				fmt.Sprintf("per agent median %.1f MiB, max %.1f MiB; summed %.0f MiB", rs[len(rs)/2], rs[len(rs)-1], sum), "≤ 25 MiB per agent", rs[len(rs)-1] <= 25))
+	}
+	pw.reset()
+	a2 := h.auditLen()
+	start := time.Now()
+	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("v1 mirrors").JSON(), nil, "v1"); err != nil {
+		return nil, err
+	}
+	if !h.waitAll(pool, n, 300*time.Second, func(cur, state, _ string) bool { return cur == "v1" && state == api.StateDone }) {
+		return nil, fmt.Errorf("%s: not all %d nodes Done within 300s", label, n)
+	}
+	elapsed := time.Since(start)
+	time.Sleep(3 * time.Second) // the last Events and slot releases
+	reqs, by, _, err := h.requests(a2)
+	if err != nil {
+		return nil, err
+	}
+	perNode := float64(reqs) / float64(n)
+	pw.mu.Lock()
+	maxWorking, waited := pw.maxWorking, len(pw.waited)
+	pw.mu.Unlock()
+	if limit == "0" {
+		rows = append(rows,
+			row(fmt.Sprintf("publish → all %d Done, unpaced", n), fmt.Sprintf("%.2f s", elapsed.Seconds()), "≤ 2 s", elapsed <= 2*time.Second),
+			row("API requests per node per refresh, unpaced", fmt.Sprintf("%.2f (%s)", perNode, breakdown(by, n)), "≤ 3", perNode <= 3.0))
+		return rows, nil
+	}
+	slots := n / 10
+	rows = append(rows,
+		row(fmt.Sprintf("publish → all %d Done, %s (%d slots, --spread 2s)", n, label, slots), fmt.Sprintf("%.2f s", elapsed.Seconds()), "— (paced)", true),
+		row(fmt.Sprintf("most nodes refreshing at once (Working with a slot), %s", label), fmt.Sprintf("%d; %d nodes reported waiting for a slot", maxWorking, waited),
+			fmt.Sprintf("≤ %d", slots), maxWorking <= slots),
+		row(fmt.Sprintf("API requests per node per refresh, %s", label), fmt.Sprintf("%.2f (%s)", perNode, breakdown(by, n)), "≤ 5 (3 + 2)", perNode <= 5.0))
+	return rows, nil
+}
+
+// haltRun: n nodes whose reload fails on the payload (test build, --systemd test-marker) at limit;
+// then the fix.
+func (h *harness) haltRun(pool, bin string, n int, limit string) ([]string, error) {
+	names, roots, err := h.pool(pool, n)
+	if err != nil {
+		return nil, err
+	}
+	pw, err := h.watchPool(pool)
+	if err != nil {
+		return nil, err
+	}
+	defer pw.cancel()
+	fmt.Fprintf(os.Stderr, "scale: halting: %d agents, --max-concurrent %s\n", n, limit)
+	cmds, _, err := h.startUp(bin, names, roots, "test-marker", "--max-concurrent", limit, "--max-attempts", "1", "--spread", "500ms")
+	defer stop(cmds)
+	if err != nil {
+		return nil, err
+	}
+	slots := 2
+	pw.reset()
+	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("v1 "+fixture.FailMarker).JSON(), nil, "v1"); err != nil {
+		return nil, err
+	}
+	haltedReason := fmt.Sprintf("halted: %d nodes failed", slots)
+	ok := kubetest.WaitFor(context.Background(), 120*time.Second, func() bool {
+		return pw.count(func(_, state, _ string) bool { return state == api.StateDegraded }) == slots &&
+			pw.count(func(_, state, reason string) bool {
+				return state == api.StateWorking && strings.Contains(reason, haltedReason)
+			}) == n-slots
+	})
+	if !ok {
+		return nil, fmt.Errorf("the pool did not halt")
+	}
+	time.Sleep(5 * time.Second) // and stays halted
+	pw.mu.Lock()
+	touched := len(pw.refreshed)
+	pw.mu.Unlock()
+	degraded := pw.count(func(_, state, _ string) bool { return state == api.StateDegraded })
+	waiting := pw.count(func(_, state, reason string) bool {
+		return state == api.StateWorking && strings.Contains(reason, haltedReason)
+	})
+	start := time.Now()
+	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("v2 mirrors").JSON(), nil, "v2"); err != nil {
+		return nil, err
+	}
+	done := h.waitAll(pool, n, 120*time.Second, func(cur, state, _ string) bool { return cur == "v2" && state == api.StateDone })
+	elapsed := time.Since(start)
+	return []string{
+		row(fmt.Sprintf("halting: %d nodes whose reload fails, --max-concurrent %s", n, limit),
+			fmt.Sprintf("%d nodes touched (Degraded, rolled back, %d after 5 s more); %d waiting, reason \"…%s\"", touched, degraded, waiting, haltedReason),
+			fmt.Sprintf("exactly %d touched, the rest wait", slots), touched == slots && degraded == slots && waiting == n-slots),
+		row("halting: fix published → the pool completes", fmt.Sprintf("all %d Done in %.2f s", n, elapsed.Seconds()), "completes", done),
+	}, nil
+}
