@@ -116,7 +116,16 @@ var deniedPrefixes = []string{
 	"/etc/sudoers", "/etc/sudoers.d", // root for anyone listed
 	"/etc/ssh",                    // sshd's configuration and host keys
 	"/etc/pam.d", "/etc/security", // the authentication stack and its limits and access rules
-	"/etc/polkit-1",                       // privilege grants over D-Bus
+	"/etc/polkit-1",                           // privilege grants over D-Bus
+	"/var/lib/polkit-1",                       // local authority rules: the same grants
+	"/etc/dbus-1",                             // the system bus policy (who may call what)
+	"/etc/sudo.conf",                          // sudo's plugins: shared libraries loaded as root
+	"/etc/logrotate.d", "/etc/logrotate.conf", // postrotate scripts run as root
+	"/etc/rsyslog.d", "/etc/rsyslog.conf", // omprog runs programs as root
+	"/etc/containers/mounts.conf",                                        // host paths mounted into every container
+	"/etc/sssd", "/etc/authselect", "/etc/krb5.conf.d", "/etc/krb5.conf", // authentication sources
+	"/etc/sysusers.d",                       // creates accounts at boot
+	"/etc/zincati", "/etc/rpm-ostreed.conf", // OS updates and their reboots
 	"/etc/login.defs",                     // login defaults (umask, UID ranges)
 	"/etc/nsswitch.conf",                  // name services, which load shared libraries
 	"/etc/hosts.allow", "/etc/hosts.deny", // TCP wrappers access control

@@ -65,3 +65,19 @@ func TestCeilingIsCheckedForThePathItself(t *testing.T) {
 	d := pol.Resolve("/etc/foo/bar/x", extra)
 	assert.False(t, d.Allowed, "%+v", d)
 }
+
+// Even under the widest ceiling, paths that are root on the node stay denied (adversarial run 2).
+func TestWideCeilingStillDenies(t *testing.T) {
+	pol, err := allowlist.ParsePolicy([]byte("configMapCeiling:\n- {prefix: /etc/, actions: [None]}\n- {prefix: /var/, actions: [None]}\n"))
+	if !assert.NoError(t, err) {
+		return
+	}
+	rules, err := allowlist.ParseRules([]byte(`[{"path":"/etc/","action":"None"},{"path":"/var/","action":"None"}]`))
+	assert.NoError(t, err)
+	extra, _ := pol.Extra(rules)
+	for _, p := range []string{"/etc/logrotate.d/x", "/etc/sudo.conf", "/etc/dbus-1/system.d/x.conf", "/var/lib/polkit-1/localauthority/x.pkla",
+		"/etc/containers/mounts.conf", "/etc/rsyslog.d/x.conf", "/etc/sssd/sssd.conf", "/etc/sysusers.d/x.conf", "/etc/zincati/config.d/x.toml"} {
+		assert.False(t, pol.Resolve(p, extra).Allowed, p)
+	}
+	assert.True(t, pol.Resolve("/etc/foo.conf", extra).Allowed)
+}

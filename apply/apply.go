@@ -130,6 +130,9 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	if hash == "" {
 		hash = PayloadHash(req.Desired)
 	}
+	if err := checkHash(hash); err != nil {
+		return nil, invalid("%w", err)
+	}
 	cur, fromMachineConfig := req.Current, false
 	if cur == nil {
 		c, err := LoadCurrent(n.Root, n.StateDir)
@@ -443,4 +446,18 @@ func refusedReason(p *plan.Plan) string {
 		reasons[i] = r.Reason
 	}
 	return strings.Join(reasons, "; ")
+}
+
+// checkHash accepts a payload hash that prints as itself: it is recorded, annotated and shown, so a
+// newline or an escape sequence in it could forge a line of output or of the record.
+func checkHash(h string) error {
+	if len(h) > 253 {
+		return fmt.Errorf("hash is %d characters long (at most 253)", len(h))
+	}
+	for _, c := range []byte(h) {
+		if c < 0x21 || c > 0x7e {
+			return fmt.Errorf("hash %q has a character outside printable ASCII", h)
+		}
+	}
+	return nil
 }

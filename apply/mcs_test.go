@@ -524,3 +524,15 @@ func TestRecoverReportsAnInterruptedPrepare(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, rec.Found, "nothing left")
 }
+
+// A hash prints as itself or is invalid: it is recorded, annotated and shown (adversarial run 2).
+func TestHostileHashIsInvalid(t *testing.T) {
+	n := provision(t, mcs.Base())
+	for _, h := range []string{"v1\nresult: applied", "v1\x1b[2J", strings.Repeat("a", 254), "v 1"} {
+		_, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: mcs.Base().Served(), Hash: h})
+		var inv *apply.InvalidError
+		assert.ErrorAs(t, err, &inv, "%q", h)
+	}
+	res := n.apply(t, mcs.Base().Served(), "rendered-worker-0a1b2c:sha256/abc")
+	assert.Equal(t, apply.OutcomeNoop, res.Outcome)
+}
