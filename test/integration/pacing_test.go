@@ -172,24 +172,24 @@ func TestPacedPoolHaltsOnFailuresAndCompletesOnTheFix(t *testing.T) {
 	require.True(t, kubetest.WaitFor(ctx, 60*time.Second, all("v1", api.StateDone)), "all Done v1")
 
 	// New content: every node refreshes, never more than two at once.
-	v2 := base().File(registries, []byte("v2 mirrors"), 0o644)
+	v2 := base().File(registries, []byte("# v2 mirrors"), 0o644)
 	pub(v2, "v2")
 	require.True(t, kubetest.WaitFor(ctx, 60*time.Second, all("v2", api.StateDone)), "all Done v2")
 	for _, n := range nodes {
-		assert.Equal(t, "v2 mirrors", read(t, n.root, registries), n.name)
+		assert.Equal(t, "# v2 mirrors", read(t, n.root, registries), n.name)
 	}
 
 	// A refused payload touches nothing and needs no slot: every node says so at once.
 	m := fixture.DefaultMachine()
 	m.FIPS = true
-	pub(base().EmbedMachine(m).File(registries, []byte("fips mirrors"), 0o644), "fips")
+	pub(base().EmbedMachine(m).File(registries, []byte("# fips mirrors"), 0o644), "fips")
 	require.True(t, kubetest.WaitFor(ctx, 60*time.Second, func() bool {
 		return pw.count(func(s agent.Status) bool { return s.Desired == "fips" && s.State == api.StateUnreconcilable }) == size
 	}), "all Unreconcilable")
 	assert.Empty(t, holders(t, admin, ns, pool), "slots held for a refused payload")
 
 	// A payload whose reload fails: two nodes try, fail, roll back and keep their slots; the pool halts.
-	bad := base().File(registries, []byte("v3 "+fixture.FailMarker), 0o644)
+	bad := base().File(registries, []byte("# v3 "+fixture.FailMarker), 0o644)
 	pub(bad, "v3")
 	degradedV3 := func(s agent.Status) bool { return s.Desired == "v3" && s.State == api.StateDegraded }
 	halted := func(s agent.Status) bool {
@@ -203,7 +203,7 @@ func TestPacedPoolHaltsOnFailuresAndCompletesOnTheFix(t *testing.T) {
 	for _, n := range nodes {
 		if n.units.Failures.Load() > 0 {
 			touched++
-			assert.Equal(t, "v2 mirrors", read(t, n.root, registries), "%s rolled back", n.name)
+			assert.Equal(t, "# v2 mirrors", read(t, n.root, registries), "%s rolled back", n.name)
 		}
 	}
 	assert.Equal(t, slots, touched, "nodes that tried the failing payload")
@@ -219,11 +219,11 @@ func TestPacedPoolHaltsOnFailuresAndCompletesOnTheFix(t *testing.T) {
 	t.Logf("halted pool: %v", waiting)
 
 	// The fix: the failed nodes give their slots back and the pool completes, still two at a time.
-	fixed := base().File(registries, []byte("v4 mirrors"), 0o644)
+	fixed := base().File(registries, []byte("# v4 mirrors"), 0o644)
 	pub(fixed, "v4")
 	require.True(t, kubetest.WaitFor(ctx, 90*time.Second, all("v4", api.StateDone)), "all Done v4")
 	for _, n := range nodes {
-		assert.Equal(t, "v4 mirrors", read(t, n.root, registries), n.name)
+		assert.Equal(t, "# v4 mirrors", read(t, n.root, registries), n.name)
 	}
 	pw.mu.Lock()
 	maxWorking, waited := pw.maxWorking, pw.waitingSeen

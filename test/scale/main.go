@@ -163,7 +163,7 @@ func (h *harness) pool(pool string, n int) ([]string, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	v0 := base("v0 mirrors").JSON()
+	v0 := base("# v0 mirrors").JSON()
 	if _, err := publish.Publish(ctx, h.publisher, ns, api.ConfigMapName("", pool), v0, nil, "v0"); err != nil {
 		return nil, nil, err
 	}
@@ -484,7 +484,7 @@ func (h *harness) fleetRun(pool, bin string, n int, limit string, idle time.Dura
 	pw.reset()
 	a2 := h.auditLen()
 	start := time.Now()
-	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("v1 mirrors").JSON(), nil, "v1"); err != nil {
+	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("# v1 mirrors").JSON(), nil, "v1"); err != nil {
 		return nil, err
 	}
 	if !h.waitAll(pool, n, 300*time.Second, func(cur, state, _ string) bool { return cur == "v1" && state == api.StateDone }) {
@@ -535,7 +535,7 @@ func (h *harness) haltRun(pool, bin string, n int, limit string) ([]string, erro
 	}
 	slots := 2
 	pw.reset()
-	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("v1 "+fixture.FailMarker).JSON(), nil, "v1"); err != nil {
+	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("# v1 "+fixture.FailMarker).JSON(), nil, "v1"); err != nil {
 		return nil, err
 	}
 	haltedReason := fmt.Sprintf("halted: %d nodes failed", slots)
@@ -557,7 +557,7 @@ func (h *harness) haltRun(pool, bin string, n int, limit string) ([]string, erro
 		return state == api.StateWorking && strings.Contains(reason, haltedReason)
 	})
 	start := time.Now()
-	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("v2 mirrors").JSON(), nil, "v2"); err != nil {
+	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("# v2 mirrors").JSON(), nil, "v2"); err != nil {
 		return nil, err
 	}
 	done := h.waitAll(pool, n, 120*time.Second, func(cur, state, _ string) bool { return cur == "v2" && state == api.StateDone })
