@@ -77,16 +77,16 @@ func TestAgentFollowsItsNodePool(t *testing.T) {
 	assert.Equal(t, "# beta mirrors", read(t, b1.root, registries))
 
 	// A change to one pool reaches only its nodes.
-	a1.publishTo(t, api.ConfigMapName("", "beta"), base().File(registries, []byte("beta mirrors 2"), 0o644), "beta-2")
+	a1.publishTo(t, api.ConfigMapName("", "beta"), base().File(registries, []byte("# beta mirrors 2"), 0o644), "beta-2")
 	b1.waitState(t, "beta-2", agent.StateDone, 30*time.Second)
-	assert.Equal(t, "beta mirrors 2", read(t, b1.root, registries))
+	assert.Equal(t, "# beta mirrors 2", read(t, b1.root, registries))
 	assert.Equal(t, "alpha-1", a1.annotations(t)[agent.AnnotationCurrent])
 	assert.Equal(t, "# alpha mirrors", read(t, a1.root, registries))
 
 	// a2 moves to beta.
 	a2.patchNode(t, `{"metadata":{"labels":{"`+api.LabelNodePool+`":"beta"}}}`)
 	a2.waitState(t, "beta-2", agent.StateDone, 30*time.Second)
-	assert.Equal(t, "beta mirrors 2", read(t, a2.root, registries))
+	assert.Equal(t, "# beta mirrors 2", read(t, a2.root, registries))
 
 	// a1 loses its label: Degraded, nothing written.
 	tree, err := fixture.TreeHash(a1.root)
@@ -98,7 +98,7 @@ func TestAgentFollowsItsNodePool(t *testing.T) {
 	assert.Equal(t, agent.ReasonNoNodePool, ann[agent.AnnotationReason])
 	assert.Equal(t, "alpha-1", ann[agent.AnnotationCurrent])
 	a1.waitEvent(t, agent.EventFailed)
-	a1.publishTo(t, api.ConfigMapName("", "alpha"), base().File(registries, []byte("alpha mirrors 2"), 0o644), "alpha-2")
+	a1.publishTo(t, api.ConfigMapName("", "alpha"), base().File(registries, []byte("# alpha mirrors 2"), 0o644), "alpha-2")
 	time.Sleep(2 * time.Second)
 	after, err := fixture.TreeHash(a1.root)
 	require.NoError(t, err)
@@ -106,7 +106,7 @@ func TestAgentFollowsItsNodePool(t *testing.T) {
 	// And back in a pool, it converges.
 	a1.patchNode(t, `{"metadata":{"labels":{"`+api.LabelNodePool+`":"alpha"}}}`)
 	a1.waitState(t, "alpha-2", agent.StateDone, 30*time.Second)
-	assert.Equal(t, "alpha mirrors 2", read(t, a1.root, registries))
+	assert.Equal(t, "# alpha mirrors 2", read(t, a1.root, registries))
 }
 
 // Done, then an in-place upgrade with no new payload: Working (deferred) while it runs, and Done

@@ -149,7 +149,7 @@ func TestControllerLeavesRolloutClassChangesToTheRollout(t *testing.T) {
 	e.waitCondition(pool, fleet.ConditionComplete, metav1.ConditionTrue, "2/2 nodes updated")
 
 	// HyperShift propagates a spec-driven change: a new rollout hash in progress, a new version.
-	e.tokenSecret(pool, "v2", base().File(registries, []byte("v2"), 0o644).JSON(), false)
+	e.tokenSecret(pool, "v2", base().File(registries, []byte("# v2"), 0o644).JSON(), false)
 	e.annotate(controller.GVRNodePool, pool, map[string]any{controller.AnnotationInProgressRolloutConfig: "r2"})
 	e.annotate(controller.GVRMachineDeployment, pool, map[string]any{controller.AnnotationTargetConfigVersion: "v2"})
 	c := e.waitCondition(pool, fleet.ConditionProgressing, metav1.ConditionFalse, controller.ReasonLeftToRollout, "v1 -> v2", "left to the rollout")
@@ -165,7 +165,7 @@ func TestControllerLeavesRolloutClassChangesToTheRollout(t *testing.T) {
 	e.waitEvent(pool, controller.EventPublished, "rollout that delivered it has completed")
 
 	// The issue's form of the rollout target, on the workload, is honoured too.
-	e.tokenSecret(pool, "v3", base().File(registries, []byte("v3"), 0o644).JSON(), false)
+	e.tokenSecret(pool, "v3", base().File(registries, []byte("# v3"), 0o644).JSON(), false)
 	e.annotate(controller.GVRMachineDeployment, pool, map[string]any{controller.AnnotationTargetRolloutConfig: "r3",
 		controller.AnnotationTargetConfigVersion: "v3"})
 	e.waitCondition(pool, fleet.ConditionProgressing, metav1.ConditionTrue, controller.ReasonLeftToRollout, "v2 -> v3")
@@ -187,7 +187,7 @@ func TestControllerPausesForRolloutsAndInPlaceUpgrades(t *testing.T) {
 
 	// A rolling MachineDeployment.
 	e.mdStatus("replace", 3, 1)
-	e.tokenSecret("replace", "v2", base().File(registries, []byte("v2"), 0o644).JSON(), false)
+	e.tokenSecret("replace", "v2", base().File(registries, []byte("# v2"), 0o644).JSON(), false)
 	e.annotate(controller.GVRMachineDeployment, "replace", map[string]any{controller.AnnotationTargetConfigVersion: "v2"})
 	e.waitCondition("replace", fleet.ConditionProgressing, metav1.ConditionFalse, controller.ReasonPaused, "rolling out (1/3 replicas updated)")
 	assert.Equal(t, "v1", e.publishedHash("replace"))
@@ -204,7 +204,7 @@ func TestControllerPausesForRolloutsAndInPlaceUpgrades(t *testing.T) {
 	_, err := e.res(controller.GVRMachine).Create(e.ctx, unstructuredOf(machine), metav1.CreateOptions{})
 	require.NoError(t, err)
 	require.NoError(t, e.res(controller.GVRMachine).Delete(e.ctx, "replace-abc", metav1.DeleteOptions{}))
-	e.tokenSecret("replace", "v3", base().File(registries, []byte("v3"), 0o644).JSON(), false)
+	e.tokenSecret("replace", "v3", base().File(registries, []byte("# v3"), 0o644).JSON(), false)
 	e.annotate(controller.GVRMachineDeployment, "replace", map[string]any{controller.AnnotationTargetConfigVersion: "v3"})
 	e.waitCondition("replace", fleet.ConditionProgressing, metav1.ConditionFalse, controller.ReasonPaused, "replace-abc is being deleted")
 	assert.Equal(t, "v2", e.publishedHash("replace"))
@@ -213,7 +213,7 @@ func TestControllerPausesForRolloutsAndInPlaceUpgrades(t *testing.T) {
 	e.waitPublished("replace", "v3")
 
 	// An in-place upgrade: target != current, then the upgrader's in-progress annotation.
-	e.tokenSecret("inplace", "v2", base().File(registries, []byte("v2"), 0o644).JSON(), false)
+	e.tokenSecret("inplace", "v2", base().File(registries, []byte("# v2"), 0o644).JSON(), false)
 	e.annotate(controller.GVRMachineSet, "inplace", map[string]any{controller.AnnotationTargetConfigVersion: "v2"})
 	e.waitCondition("inplace", fleet.ConditionProgressing, metav1.ConditionFalse, controller.ReasonPaused, "in-place upgrade in progress", "v1 -> v2")
 	e.annotate(controller.GVRMachineSet, "inplace", map[string]any{controller.AnnotationCurrentConfigVersion: "v2",
@@ -272,7 +272,7 @@ func TestControllerBadInput(t *testing.T) {
 	// The NodePool is deleted mid-refresh (a new version published, no node has it): the ConfigMap
 	// is withdrawn and an Event says so.
 	e.guestNode("bad-b", pool)
-	e.tokenSecret(pool, "v2", base().File(registries, []byte("v2"), 0o644).JSON(), false)
+	e.tokenSecret(pool, "v2", base().File(registries, []byte("# v2"), 0o644).JSON(), false)
 	e.annotate(controller.GVRMachineDeployment, pool, map[string]any{controller.AnnotationTargetConfigVersion: "v2"})
 	e.waitCondition(pool, fleet.ConditionProgressing, metav1.ConditionTrue, "toward v2")
 	require.NoError(t, e.res(controller.GVRNodePool).Delete(e.ctx, pool, metav1.DeleteOptions{}))
@@ -319,7 +319,7 @@ func TestControllerLeaderElection(t *testing.T) {
 	ok = kubetest.WaitFor(e.ctx, 30*time.Second, func() bool { return strings.Contains(standby.logText(), `"msg":"leading"`) })
 	require.True(t, ok, "the standby takes over")
 	assert.NotEqual(t, first, holder())
-	e.tokenSecret(pool, "v2", base().File(registries, []byte("v2"), 0o644).JSON(), false)
+	e.tokenSecret(pool, "v2", base().File(registries, []byte("# v2"), 0o644).JSON(), false)
 	e.annotate(controller.GVRMachineDeployment, pool, map[string]any{controller.AnnotationTargetConfigVersion: "v2"})
 	e.waitPublished(pool, "v2")
 	confirm(e, nodes, "v2")

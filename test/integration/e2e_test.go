@@ -95,7 +95,9 @@ func TestEndToEndThreeNodes(t *testing.T) {
 	publishCLI(base(), "v1")
 	for _, n := range nodes {
 		cmd := exec.Command(bin, "run", "--node-name", n.name, "--root", n.root, "--namespace", ns, "--configmap", cm,
-			"--systemd", "user", "--kubeconfig", agentKC, "--metrics-addr", "", "--health-addr", "")
+			"--systemd", "user", "--kubeconfig", agentKC, "--metrics-addr", "", "--health-addr", "",
+			// Unpaced, and retried until the unit is fixed: pacing and the failure cap have their own tests.
+			"--max-concurrent", "0", "--max-attempts", "1000")
 		cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+n.mgr.RuntimeDir)
 		logf, err := os.Create(filepath.Join(t.TempDir(), n.name+".log"))
 		require.NoError(t, err)
