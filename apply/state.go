@@ -1,8 +1,6 @@
 package apply
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/diff"
 )
 
@@ -41,10 +40,7 @@ type Current struct {
 }
 
 // PayloadHash is the default hash of a payload: sha256 of its bytes, hex.
-func PayloadHash(raw []byte) string {
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:])
-}
+func PayloadHash(raw []byte) string { return api.Hash(raw) }
 
 // LoadCurrent returns the agent's record, else the machine-config daemon's current config, else the
 // machine-config server's content file from first boot.
