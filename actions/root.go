@@ -121,6 +121,23 @@ func (r *Root) Stat(p string) (fs.FileInfo, error) {
 	return r.root.Lstat(rp)
 }
 
+// ErrTooLarge marks a file ReadFileUpTo would not read.
+var ErrTooLarge = errors.New("file too large to read")
+
+// ReadFileUpTo is ReadFile for files of at most max bytes: a larger one returns its info and
+// ErrTooLarge without a byte read (a node file may be anything, sparse gigabytes included).
+func (r *Root) ReadFileUpTo(p string, max int64) ([]byte, fs.FileInfo, error) {
+	fi, err := r.Stat(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi.Size() > max {
+		return nil, fi, ErrTooLarge
+	}
+	data, err := r.root.ReadFile(strings.TrimPrefix(p, "/"))
+	return data, fi, err
+}
+
 // ReadFile reads a file inside the root, refusing symlinked components.
 func (r *Root) ReadFile(p string) ([]byte, fs.FileInfo, error) {
 	if _, err := r.checkPath(p); err != nil {

@@ -35,10 +35,7 @@ func withDiskBaseline(root *actions.Root, cur, des *diff.Payload) *diff.Payload 
 		}
 		// Bounded: a payload may name any path, and reading a multi-gigabyte file to compare it
 		// would take the agent's memory; such a file stays an addition (judged by the policy).
-		if fi, err := root.Stat(f.Path); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxBaselineFile {
-			continue
-		}
-		data, fi, err := root.ReadFile(f.Path)
+		data, fi, err := root.ReadFileUpTo(f.Path, maxBaselineFile)
 		if err != nil {
 			continue
 		}

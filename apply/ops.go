@@ -137,12 +137,12 @@ func (n Node) drift(p *plan.Plan, cur *diff.Payload) int {
 		old, inCurrent := want[f.Path]
 		var what string
 		// Never read more than a bounded file to compare it: the node's file may be anything.
-		if fi, err := n.Root.Stat(f.Path); err == nil && fi.Size() > maxBaselineFile {
+		data, fi, err := n.Root.ReadFileUpTo(f.Path, maxBaselineFile)
+		if errors.Is(err, actions.ErrTooLarge) {
 			count++
 			p.Warnings = append(p.Warnings, fmt.Sprintf("drift: %s is %d bytes on the node, too large to compare; writing the desired content", f.Path, fi.Size()))
 			continue
 		}
-		data, fi, err := n.Root.ReadFile(f.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if inCurrent {
