@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -286,8 +287,24 @@ func (a *Agent) refreshStart(snap Snapshot, d Decision) func(context.Context) er
 			}
 			return errWaitingForSlot
 		}
+		if shown, _ := a.reporter.current(); shown.State == StateWorking && shown.Desired == d.Report.Desired &&
+			strings.HasPrefix(shown.Reason, api.ReasonWaitingPrefix) {
+			a.reportLazy(*d.Report) // already shown Working: its Done may well come first
+			return nil
+		}
 		a.report(*d.Report)
 		return nil
+	}
+}
+
+// lazyWorking is how long a refresh that took a pacing slot after waiting for one goes on showing
+// its waiting reason before it says it is refreshing.
+const lazyWorking = time.Second
+
+func (a *Agent) reportLazy(s Status) {
+	a.reporter.setLazy(s, lazyWorking)
+	if a.cfg.Metrics != nil {
+		a.cfg.Metrics.setState(s.State)
 	}
 }
 

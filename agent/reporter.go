@@ -25,6 +25,8 @@ type reporter struct {
 	want Status
 	has  bool
 	wake chan struct{}
+	// notBefore holds a lazy status back until then (setLazy).
+	notBefore time.Time
 
 	// syncMu makes sync one at a time (the run loop, and the final flush on shutdown).
 	syncMu sync.Mutex
@@ -57,9 +59,21 @@ func (r *reporter) set(s Status) {
 	s.Reason = truncate(s.Reason, MaxReasonLen)
 	s.Drift = truncate(s.Drift, MaxReasonLen)
 	r.mu.Lock()
-	r.want, r.has = s, true
+	r.want, r.has, r.notBefore = s, true, time.Time{}
 	r.mu.Unlock()
 	signal(r.wake)
+}
+
+// setLazy records s to publish once it has been wanted for delay: sooner, another status replaces
+// it unsent. A node shown Working while it waited for a pacing slot stays Working when it takes
+// one; saying so again is worth a patch only when the refresh lasts (its Done follows otherwise).
+func (r *reporter) setLazy(s Status, delay time.Duration) {
+	s.Reason = truncate(s.Reason, MaxReasonLen)
+	s.Drift = truncate(s.Drift, MaxReasonLen)
+	r.mu.Lock()
+	r.want, r.has, r.notBefore = s, true, time.Now().Add(delay)
+	r.mu.Unlock()
+	time.AfterFunc(delay, r.poke)
 }
 
 // current returns the status last asked for.
@@ -95,12 +109,17 @@ func (r *reporter) run(ctx context.Context) {
 	}
 }
 
-// sync patches when the wanted status differs from what the Node shows.
-func (r *reporter) sync(ctx context.Context) error {
+// sync patches when the wanted status differs from what the Node shows (a lazy status only once
+// due, unless final).
+func (r *reporter) sync(ctx context.Context) error { return r.syncNow(ctx, false) }
+
+func (r *reporter) syncNow(ctx context.Context, final bool) error {
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
-	want, has := r.current()
-	if !has {
+	r.mu.Lock()
+	want, has, notBefore := r.want, r.has, r.notBefore
+	r.mu.Unlock()
+	if !has || (!final && time.Now().Before(notBefore)) {
 		return nil
 	}
 	n := r.node()
@@ -145,7 +164,7 @@ func (r *reporter) flush(timeout time.Duration) error {
 	defer cancel()
 	b := newBackoff(100*time.Millisecond, 2*time.Second)
 	for {
-		err := r.sync(ctx)
+		err := r.syncNow(ctx, true)
 		if err == nil {
 			return nil
 		}

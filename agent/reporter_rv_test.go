@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strconv"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,5 +62,36 @@ func TestReporterIgnoresItsOwnLateEvents(t *testing.T) {
 	shown = node("13", old) // a newer Node edited by hand: corrected
 	if err := r.sync(ctx); err != nil || api.patches != 3 {
 		t.Fatalf("a hand edit was not corrected: %d patches", api.patches)
+	}
+}
+
+// A lazy status (a waiting node that took its slot) is sent only once due: a Done that comes first
+// replaces it unsent, and the final flush sends it whatever the delay.
+func TestReporterLazyStatus(t *testing.T) {
+	api := &rvPatcher{rv: 10}
+	waiting := Status{Current: "h0", Desired: "h1", State: StateWorking, Reason: "waiting for a refresh slot (1/1 in use)"}
+	shown := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", ResourceVersion: "10"}}
+	r := newReporter(api, "n", slog.New(slog.DiscardHandler), func() *corev1.Node { return shown })
+	ctx := context.Background()
+	r.set(waiting)
+	if err := r.sync(ctx); err != nil || api.patches != 1 {
+		t.Fatalf("waiting: %v, %d patches", err, api.patches)
+	}
+	r.setLazy(Status{Current: "h0", Desired: "h1", State: StateWorking}, time.Hour)
+	if err := r.sync(ctx); err != nil || api.patches != 1 {
+		t.Fatalf("a lazy status was sent before it was due: %d patches", api.patches)
+	}
+	r.set(Status{Current: "h1", Desired: "h1", State: StateDone})
+	if err := r.sync(ctx); err != nil || api.patches != 2 {
+		t.Fatalf("Done: %v, %d patches", err, api.patches)
+	}
+	r.setLazy(Status{Current: "h1", Desired: "h2", State: StateWorking}, time.Hour)
+	if err := r.flush(time.Second); err != nil || api.patches != 3 {
+		t.Fatalf("the final flush held a lazy status back: %v, %d patches", err, api.patches)
+	}
+	r.setLazy(Status{Current: "h1", Desired: "h3", State: StateWorking}, 10*time.Millisecond)
+	time.Sleep(20 * time.Millisecond)
+	if err := r.sync(ctx); err != nil || api.patches != 4 {
+		t.Fatalf("a due lazy status was not sent: %v, %d patches", err, api.patches)
 	}
 }

@@ -75,7 +75,21 @@ const (
 	// AnnotationSlotCount is "<slots>/<hash>": the pool's slot count for hash (--max-concurrent P%
 	// of the pool's nodes), counted by the first node to take a slot for it; the others reuse it.
 	AnnotationSlotCount = "refresh-agent.openshift.io/slots"
+	// AnnotationSlotTurn is "<position>/<hash>" on a slot: the position in the pool's order of the
+	// node that last took it for hash (kept when the slot is released), so that the next node of the
+	// slot's queue knows its turn came.
+	AnnotationSlotTurn = "refresh-agent.openshift.io/turn"
+	// AnnotationSlotOrder is on OrderName(pool) (with AnnotationSlotHash): the pool's node names,
+	// comma-separated, in the order they refresh to that hash. Written once per content by the
+	// first node that needs a slot for it.
+	AnnotationSlotOrder = "refresh-agent.openshift.io/order"
 )
+
+// OrderName names the Lease that carries a pool's refresh order (never a slot: slot names end in a
+// number).
+func OrderName(pool string) string {
+	return "refresh-" + pool + "-order"
+}
 
 // SlotName names slot i of pool.
 func SlotName(pool string, i int) string {

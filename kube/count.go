@@ -7,21 +7,31 @@ import (
 	"strconv"
 )
 
-// metadataList is the part of a PartialObjectMetadataList CountNodes reads.
+// metadataList is the part of a PartialObjectMetadataList the node lists read.
 type metadataList struct {
 	Metadata struct {
 		Continue           string `json:"continue"`
 		RemainingItemCount *int64 `json:"remainingItemCount"`
 	} `json:"metadata"`
-	Items []json.RawMessage `json:"items"`
+	Items []struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	} `json:"items"`
 }
 
-// CountNodes counts the nodes matching a label selector: a list of object metadata only (no specs,
-// no status), one request for a pool of up to 500 nodes; beyond, the server's remainingItemCount
-// or the next pages.
+// CountNodes counts the nodes matching a label selector (see NodeNames).
 func (c *Client) CountNodes(ctx context.Context, selector string) (int, error) {
+	names, err := c.NodeNames(ctx, selector)
+	return len(names), err
+}
+
+// NodeNames lists the names of the nodes matching a label selector: a list of object metadata only
+// (no specs, no status), one request for a pool of up to 500 nodes, the next pages beyond.
+func (c *Client) NodeNames(ctx context.Context, selector string) ([]string, error) {
 	const page = 500
-	count, cont := 0, ""
+	var names []string
+	cont := ""
 	for first := true; first || cont != ""; first = false {
 		req := c.rest.Get().Resource("nodes").Param("labelSelector", selector).Param("limit", strconv.Itoa(page)).
 			SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
@@ -30,17 +40,16 @@ func (c *Client) CountNodes(ctx context.Context, selector string) (int, error) {
 		}
 		raw, err := req.Do(ctx).Raw()
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		var l metadataList
 		if err := json.Unmarshal(raw, &l); err != nil {
-			return 0, fmt.Errorf("counting nodes: %w", err)
+			return nil, fmt.Errorf("listing nodes: %w", err)
 		}
-		count += len(l.Items)
-		if r := l.Metadata.RemainingItemCount; r != nil && *r >= 0 {
-			return count + int(*r), nil
+		for _, it := range l.Items {
+			names = append(names, it.Metadata.Name)
 		}
 		cont = l.Metadata.Continue
 	}
-	return count, nil
+	return names, nil
 }

@@ -2,9 +2,11 @@ package pacing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -25,9 +27,12 @@ type LeaseAPI interface {
 	Update(ctx context.Context, l *coordv1.Lease) (*coordv1.Lease, error)
 }
 
-// NodeCounter counts the nodes of a pool, for a percentage limit (kube.Client implements it).
-type NodeCounter interface {
-	CountNodes(ctx context.Context, selector string) (int, error)
+// Nodes lists the names of a pool's nodes (for its refresh order and a percentage limit) and
+// follows one Node's annotations (the holder of the slot a node is next for); kube.Client
+// implements it.
+type Nodes interface {
+	NodeNames(ctx context.Context, selector string) ([]string, error)
+	WatchNodeAnnotations(ctx context.Context, name string, push func(annotations map[string]string, exists bool))
 }
 
 // Config wires a Pacer.
@@ -36,7 +41,7 @@ type Config struct {
 	// Watch lists and watches the namespace's Leases (kube.Leases.REST()); nil in tests that feed
 	// Observe themselves.
 	Watch     cache.Getter
-	Nodes     NodeCounter
+	Nodes     Nodes
 	Namespace string
 	Node      string // this node: the holderIdentity of its slot
 	Limit     Limit
@@ -81,10 +86,39 @@ type Pacer struct {
 	// reason is the waiting reason reported for want: kept as it is while the node waits (but for
 	// halting), so that waiting costs one Node patch, not one per slot change.
 	reason string
+
+	// The pool's refresh order (order.go): the newest seen, its Lease, and the hash for which it
+	// could not be written (the pool races for slots then).
+	order      order
+	orderLease *coordv1.Lease
+	unordered  string
+	// followed is the holder of the slot this node is next for.
+	followed followed
+	// doneAt is when the held slot's refresh was first seen Done: the handover window runs from it.
+	doneAt time.Time
+}
+
+// followed is the Node this node follows, as its watch last showed it.
+type followed struct {
+	name   string
+	known  bool // the watch delivered
+	exists bool
+	shown  Shown
+	stop   context.CancelFunc
+}
+
+// done says the followed holder's refresh to hash concluded (or its Node is gone): its slot is
+// free for the next node of the queue.
+func (f followed) done(hash string) bool {
+	if !f.known {
+		return false
+	}
+	return !f.exists || settle(hash, "", f.shown, true) == release
 }
 
 type wanted struct {
 	pool, hash string
+	since      time.Time // when this node began to want a slot for hash
 	notBefore  time.Time
 }
 
@@ -132,6 +166,8 @@ func (p *Pacer) ensurePool(pool string) {
 	}
 	p.mu.Lock()
 	p.slots, p.held, p.want, p.sized = map[string]slot{}, nil, wanted{}, sizing{}
+	p.order, p.orderLease, p.unordered = order{}, nil, ""
+	p.followLocked("")
 	p.pool, p.watching = pool, true
 	p.mu.Unlock()
 	if p.cfg.Watch == nil {
@@ -168,6 +204,16 @@ func (p *Pacer) observeLocked(l *coordv1.Lease) {
 	if l.Labels[api.LabelSlotPool] != p.pool {
 		return
 	}
+	if l.Name == api.OrderName(p.pool) {
+		if p.orderLease != nil && older(l.ResourceVersion, p.orderLease.ResourceVersion) {
+			return
+		}
+		p.orderLease = l
+		if o, ok := parseOrder(l, p.cfg.Now()); ok && o.hash != p.order.hash {
+			p.order = o
+		}
+		return
+	}
 	old, ok := p.slots[l.Name]
 	if ok && old.lease.ResourceVersion == l.ResourceVersion {
 		return
@@ -177,11 +223,14 @@ func (p *Pacer) observeLocked(l *coordv1.Lease) {
 	}
 	p.slots[l.Name] = slot{lease: l, observed: p.cfg.Now()}
 	if p.held != nil && p.held.Name == l.Name {
-		switch holder(l) {
-		case p.cfg.Node:
+		switch h := holder(l); {
+		case h == p.cfg.Node:
 			p.held = l
-		case "":
-			p.held = nil
+		case h == "":
+			p.held, p.doneAt = nil, time.Time{}
+		case !p.doneAt.IsZero():
+			p.cfg.Log.Info("handed the refresh slot over", "slot", l.Name, "to", h)
+			p.held, p.doneAt = nil, time.Time{}
 		default:
 			p.cfg.Log.Warn("pacing slot taken over by another node", "slot", l.Name, "holder", holder(l))
 			p.held = nil
@@ -199,6 +248,10 @@ func (p *Pacer) forget(obj any) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if l.Name == api.OrderName(p.pool) {
+		p.orderLease = nil
+		return
+	}
 	delete(p.slots, l.Name)
 	if p.held != nil && p.held.Name == l.Name {
 		p.held = nil
@@ -224,14 +277,34 @@ func (p *Pacer) mineLocked() *coordv1.Lease {
 // maybeWakeLocked wakes the agent after a random delay within the spread when it waits for a slot
 // and the watch shows one free.
 func (p *Pacer) maybeWakeLocked() {
-	if p.want.hash == "" || p.timer != nil || p.sized.m == 0 || p.mineLocked() != nil {
+	if p.want.hash == "" || p.timer != nil || p.mineLocked() != nil {
 		return
 	}
 	now := p.cfg.Now()
+	if p.sized.m == 0 || p.sized.hash != p.want.hash {
+		if p.order.hash == p.want.hash && !now.Before(p.want.notBefore) {
+			p.wakeAtLocked(now) // the order this node waited for
+		}
+		return
+	}
 	v := inspect(p.slots, p.pool, p.cfg.Node, p.sized.m, now)
+	pos := -1
+	if p.order.hash == p.want.hash {
+		pos = p.order.position(p.cfg.Node)
+	}
 	switch {
 	case (v.failed >= p.sized.m) != p.halted && !now.Before(p.want.notBefore):
 		p.wakeAtLocked(now)
+	case pos >= 0:
+		c := p.chooseOrdered(p.order, pos, p.sized.m, p.want.hash, now)
+		switch {
+		case c.take != nil && (v.inUse < p.sized.m || c.take.handover):
+			p.wakeAtLocked(now)
+		case c.follow != p.followed.name:
+			p.wakeAtLocked(now) // next for a slot: follow its holder
+		case !c.later.IsZero():
+			p.wakeAtLocked(c.later)
+		}
 	case v.inUse < p.sized.m && len(v.free) > 0:
 		try, later := p.tryable(v, now)
 		switch {
@@ -318,37 +391,60 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 	if ok, done := p.preAcquire(ctx, pool, hash); done {
 		return ok, ""
 	}
+	if !p.ensureOrder(ctx, pool, hash) {
+		return false, "" // the order is on its way; it wakes this node
+	}
 	m := p.slotsFor(ctx, pool, hash)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.cfg.Now()
 	v := inspect(p.slots, pool, p.cfg.Node, m, now)
-	try, later := p.tryable(v, now)
-	if v.inUse < m && len(try) > 0 {
-		// One attempt per wake: the preferred slot first, else one that stayed free.
-		c := try[0]
+	pos := -1
+	if p.order.hash == hash {
+		pos = p.order.position(p.cfg.Node)
+	}
+	var c *candidate
+	var later time.Time
+	if pos >= 0 {
+		ch := p.chooseOrdered(p.order, pos, m, hash, now)
+		p.followLocked(ch.follow)
+		if ch.take != nil && (v.inUse < m || ch.take.handover) {
+			c = ch.take
+		}
+		later = ch.later
+	} else if try, l := p.tryable(v, now); v.inUse < m && len(try) > 0 {
+		c = &try[0] // one attempt per wake: the preferred slot first, else one that stayed free
+	} else {
+		later = l.Add(p.jitter())
+		if l.IsZero() {
+			later = time.Time{}
+		}
+	}
+	if c != nil {
 		var l *coordv1.Lease
 		var err error
 		if c.lease == nil {
 			fresh := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: api.SlotName(pool, c.index), Namespace: p.cfg.Namespace,
 				Labels: map[string]string{api.LabelSlotPool: pool}}}
-			l, err = p.create(ctx, claim(fresh, p.cfg.Node, hash, p.cfg.TTL, now, m))
+			l, err = p.create(ctx, claim(fresh, p.cfg.Node, hash, p.cfg.TTL, now, m, pos))
 		} else {
-			l, err = p.write(ctx, claim(c.lease, p.cfg.Node, hash, p.cfg.TTL, now, m))
+			l, err = p.write(ctx, claim(c.lease, p.cfg.Node, hash, p.cfg.TTL, now, m, pos))
 		}
 		if err == nil {
-			p.held = l
-			p.cfg.Log.Info("took a refresh slot", "slot", l.Name, "hash", hash, "inUse", v.inUse+1, "slots", m)
+			p.held, p.doneAt = l, time.Time{}
+			p.followLocked("")
+			p.cfg.Log.Info("took a refresh slot", "slot", l.Name, "hash", hash, "position", pos, "inUse", v.inUse+1, "slots", m)
 			return true, ""
 		}
 		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 			p.cfg.Log.Warn("taking a refresh slot failed", "slot", api.SlotName(pool, c.index), "err", err)
 			p.wakeAtLocked(now.Add(time.Second + p.jitter()))
 		}
-		// Another node was faster: the watch shows who, and wakes this node when a slot frees.
+		// Another node was faster (or the holder renewed): the watch shows who, and wakes this node
+		// when a slot frees.
 		p.lost++
 	} else if !later.IsZero() {
-		p.wakeAtLocked(later.Add(p.jitter()))
+		p.wakeAtLocked(later)
 	}
 	v = inspect(p.slots, pool, p.cfg.Node, m, now)
 	halted := v.failed >= m
@@ -359,6 +455,36 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 	return false, p.reason
 }
 
+// followLocked follows the Node of name (the holder of the slot this node is next for), or stops
+// following when name is "".
+func (p *Pacer) followLocked(name string) {
+	if p.followed.name == name {
+		return
+	}
+	if p.followed.stop != nil {
+		p.followed.stop()
+	}
+	p.followed = followed{name: name}
+	if name == "" || p.cfg.Nodes == nil || p.ctx == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(p.ctx)
+	p.followed.stop = cancel
+	go p.cfg.Nodes.WatchNodeAnnotations(ctx, name, func(a map[string]string, exists bool) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if ctx.Err() != nil || p.followed.name != name {
+			return
+		}
+		p.followed.known, p.followed.exists = true, exists
+		p.followed.shown = Shown{State: a[api.AnnotationState], Current: a[api.AnnotationCurrent],
+			Desired: a[api.AnnotationDesired], Reason: a[api.AnnotationReason]}
+		if p.want.hash != "" && p.followed.done(p.want.hash) {
+			p.wakeAtLocked(p.cfg.Now())
+		}
+	})
+}
+
 // preAcquire settles what needs no slot count: a slot this node holds already (ok, done), or the spread
 // delay not over yet (not ok, done).
 func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done bool) {
@@ -366,7 +492,7 @@ func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done boo
 	defer p.mu.Unlock()
 	now := p.cfg.Now()
 	if p.want.pool != pool || p.want.hash != hash {
-		p.want = wanted{pool: pool, hash: hash, notBefore: now.Add(p.jitter())}
+		p.want = wanted{pool: pool, hash: hash, since: now, notBefore: now.Add(p.jitter())}
 		p.reason, p.lost = "", 0
 		if p.timer != nil {
 			p.timer.Stop()
@@ -379,8 +505,12 @@ func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done boo
 		}
 		// Held for other content (the release on new content did not go through yet): the slot is
 		// this node's; move it to the new hash.
-		if l, err := p.write(ctx, claim(mine, p.cfg.Node, hash, p.cfg.TTL, now, p.sized.m)); err == nil {
-			p.held = l
+		pos := -1
+		if p.order.hash == hash {
+			pos = p.order.position(p.cfg.Node)
+		}
+		if l, err := p.write(ctx, claim(mine, p.cfg.Node, hash, p.cfg.TTL, now, p.sized.m, pos)); err == nil {
+			p.held, p.doneAt = l, time.Time{}
 			return true, true
 		}
 	}
@@ -391,8 +521,9 @@ func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done boo
 	return false, false
 }
 
-// claim is l held by node for hash from now.
-func claim(l *coordv1.Lease, node, hash string, ttl time.Duration, now time.Time, m int) *coordv1.Lease {
+// claim is l held by node for hash from now; pos is the node's position in the pool's order (-1:
+// none).
+func claim(l *coordv1.Lease, node, hash string, ttl time.Duration, now time.Time, m, pos int) *coordv1.Lease {
 	l = l.DeepCopy()
 	if l.Annotations == nil {
 		l.Annotations = map[string]string{}
@@ -403,6 +534,9 @@ func claim(l *coordv1.Lease, node, hash string, ttl time.Duration, now time.Time
 		l.Annotations[api.AnnotationSlotCount] = strconv.Itoa(m) + "/" + hash
 	}
 	delete(l.Annotations, api.AnnotationSlotFailed)
+	if pos >= 0 {
+		l.Annotations[api.AnnotationSlotTurn] = strconv.Itoa(pos) + "/" + hash
+	}
 	secs := int32(max(ttl/time.Second, 1))
 	t := metav1.NewMicroTime(now)
 	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds = &node, &secs
@@ -427,44 +561,52 @@ func (p *Pacer) write(ctx context.Context, l *coordv1.Lease) (*coordv1.Lease, er
 }
 
 // slotsFor is the number of slots of pool for hash: the limit, or its percentage of the pool's
-// nodes, counted once per new content.
+// nodes (the order's, else counted once per new content).
 func (p *Pacer) slotsFor(ctx context.Context, pool, hash string) int {
 	p.mu.Lock()
-	s := p.sized
+	s, o := p.sized, p.order
 	p.mu.Unlock()
 	if s.pool == pool && s.hash == hash && s.m > 0 {
 		return s.m
 	}
 	m := p.cfg.Limit.Slots(0)
 	if p.cfg.Limit.IsPercent() {
-		p.mu.Lock()
-		counted := countedFor(p.slots, hash)
-		p.mu.Unlock()
-		if counted > 0 {
-			p.mu.Lock()
-			p.sized = sizing{pool: pool, hash: hash, m: counted}
-			p.mu.Unlock()
-			return counted
-		}
-		selector := api.LabelNodePool + "=" + pool
-		if pool == "default" {
-			selector = "!" + api.LabelNodePool
-		}
-		n, err := p.cfg.Nodes.CountNodes(ctx, selector)
 		switch {
-		case err != nil && s.pool == pool && s.m > 0:
-			m = s.m
-			p.cfg.Log.Warn("counting the pool's nodes failed; keeping the last slot count", "err", err, "slots", m)
-		case err != nil:
-			p.cfg.Log.Warn("counting the pool's nodes failed; one slot", "err", err)
+		case o.hash == hash:
+			m = p.cfg.Limit.Slots(o.n)
+		case countedFor(p.slotsCopy(), hash) > 0:
+			m = countedFor(p.slotsCopy(), hash)
 		default:
-			m = p.cfg.Limit.Slots(n)
+			selector := api.LabelNodePool + "=" + pool
+			if pool == "default" {
+				selector = "!" + api.LabelNodePool
+			}
+			var names []string
+			err := errors.New("no node lister")
+			if p.cfg.Nodes != nil {
+				names, err = p.cfg.Nodes.NodeNames(ctx, selector)
+			}
+			switch {
+			case err != nil && s.pool == pool && s.m > 0:
+				m = s.m
+				p.cfg.Log.Warn("counting the pool's nodes failed; keeping the last slot count", "err", err, "slots", m)
+			case err != nil:
+				p.cfg.Log.Warn("counting the pool's nodes failed; one slot", "err", err)
+			default:
+				m = p.cfg.Limit.Slots(len(names))
+			}
 		}
 	}
 	p.mu.Lock()
 	p.sized = sizing{pool: pool, hash: hash, m: m}
 	p.mu.Unlock()
 	return m
+}
+
+func (p *Pacer) slotsCopy() map[string]slot {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.slots)
 }
 
 // Settle gives the slot back, or marks it failed, by what the Node shows (see settle). The agent
@@ -494,6 +636,9 @@ func (p *Pacer) Settle(ctx context.Context, pool, desired string, shown Shown) {
 		}
 		l.Annotations[api.AnnotationSlotFailed] = "true"
 	case release:
+		if wait := p.handoverLocked(mine, heldHash, desired, shown); wait {
+			return
+		}
 		l = mine.DeepCopy()
 		l.Spec.HolderIdentity = nil
 		delete(l.Annotations, api.AnnotationSlotHash)
@@ -502,7 +647,7 @@ func (p *Pacer) Settle(ctx context.Context, pool, desired string, shown Shown) {
 	out, err := p.write(ctx, l)
 	switch {
 	case err == nil && holder(out) == "":
-		p.held = nil
+		p.held, p.doneAt = nil, time.Time{}
 		if p.want.hash == heldHash {
 			p.want = wanted{}
 		}
@@ -517,6 +662,29 @@ func (p *Pacer) Settle(ctx context.Context, pool, desired string, shown Shown) {
 		p.cfg.Log.Warn("updating the refresh slot failed; will retry", "slot", mine.Name, "err", err)
 		p.wakeAtLocked(p.cfg.Now().Add(time.Second + p.jitter()))
 	}
+}
+
+// handoverLocked says whether to keep a slot whose refresh is Done for the next node of its queue
+// to take (no release, no race): only for a Done of the held hash (not for new content or a
+// refusal), only when a node follows this one in the order, and only for the handover window.
+func (p *Pacer) handoverLocked(mine *coordv1.Lease, heldHash, desired string, shown Shown) bool {
+	if shown.State != api.StateDone || shown.Current != heldHash || (desired != "" && desired != heldHash) ||
+		p.order.hash != heldHash || p.sized.m <= 0 {
+		return false
+	}
+	pos, ok := turnOf(mine, heldHash)
+	if !ok || pos+p.sized.m >= p.order.n {
+		return false // the last of its queue
+	}
+	now := p.cfg.Now()
+	if p.doneAt.IsZero() {
+		p.doneAt = now
+	}
+	if end := p.doneAt.Add(p.handover()); now.Before(end) {
+		p.wakeAtLocked(end)
+		return true
+	}
+	return false
 }
 
 // renewLoop renews the held slot every TTL/3.

@@ -169,16 +169,59 @@ func (c *clock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-type countNodes struct {
-	n     int
-	calls *atomic.Int64
+type pushFunc = func(map[string]string, bool)
+
+// fakeNodes lists the pool's node names and delivers Node annotations to the pacers that follow them.
+type fakeNodes struct {
+	names []string
+	lists *atomic.Int64
+
+	mu     sync.Mutex
+	shown  map[string]map[string]string
+	follow map[string][]pushFunc
 }
 
-func (c countNodes) CountNodes(context.Context, string) (int, error) { c.calls.Add(1); return c.n, nil }
+func newFakeNodes(n int) *fakeNodes {
+	f := &fakeNodes{lists: &atomic.Int64{}, shown: map[string]map[string]string{}, follow: map[string][]pushFunc{}}
+	for i := 0; i < n; i++ {
+		f.names = append(f.names, "node-"+strconv.Itoa(i))
+	}
+	return f
+}
 
-var counts atomic.Int64
+func (f *fakeNodes) NodeNames(context.Context, string) ([]string, error) {
+	f.lists.Add(1)
+	return f.names, nil
+}
 
+func (f *fakeNodes) WatchNodeAnnotations(ctx context.Context, name string, push func(map[string]string, bool)) {
+	f.mu.Lock()
+	f.follow[name] = append(f.follow[name], push)
+	a := f.shown[name]
+	f.mu.Unlock()
+	push(a, true) // every node of the pool exists
+
+	<-ctx.Done()
+}
+
+// set is what node's Node shows now; its followers see it.
+func (f *fakeNodes) set(name string, s Shown) {
+	a := map[string]string{api.AnnotationState: s.State, api.AnnotationCurrent: s.Current, api.AnnotationDesired: s.Desired, api.AnnotationReason: s.Reason}
+	f.mu.Lock()
+	f.shown[name] = a
+	fs := append([]pushFunc{}, f.follow[name]...)
+	f.mu.Unlock()
+	for _, push := range fs {
+		push(a, true)
+	}
+}
+
+// pool is n pacers racing for slots (no node lister: no order).
 func pool(t *testing.T, name string, n int, limit string, clk *clock) (*fakeLeases, []*Pacer) {
+	return newPool(t, name, n, limit, clk, nil)
+}
+
+func newPool(t *testing.T, name string, n int, limit string, clk *clock, nodes *fakeNodes) (*fakeLeases, []*Pacer) {
 	l, err := ParseLimit(limit)
 	if err != nil {
 		t.Fatal(err)
@@ -188,8 +231,11 @@ func pool(t *testing.T, name string, n int, limit string, clk *clock) (*fakeLeas
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	for i := 0; i < n; i++ {
-		p := New(Config{Leases: f, Nodes: countNodes{n, &counts}, Namespace: "ns", Node: "node-" + strconv.Itoa(i), Limit: l,
-			TTL: time.Minute, Now: clk.now})
+		cfg := Config{Leases: f, Namespace: "ns", Node: "node-" + strconv.Itoa(i), Limit: l, TTL: time.Minute, Now: clk.now}
+		if nodes != nil {
+			cfg.Nodes = nodes
+		}
+		p := New(cfg)
 		p.Start(ctx, func() {})
 		p.ensurePool(name) // the watch's first list
 		ps = append(ps, p)
@@ -284,17 +330,21 @@ func TestExpiredSlotIsTakenOver(t *testing.T) {
 
 func TestPercentCountsThePool(t *testing.T) {
 	clk := &clock{t: time.Unix(1000, 0)}
-	f, ps := pool(t, "p", 30, "10%", clk)
-	before := counts.Load()
+	nodes := newFakeNodes(30)
+	f, ps := newPool(t, "p", 30, "10%", clk, nodes)
+	for _, p := range ps {
+		p.Acquire(context.Background(), "p", "h1") // waits for the order: none was written yet
+	}
+	clk.add(time.Second) // past every node's turn to write the order
 	for _, p := range ps {
 		p.Acquire(context.Background(), "p", "h1")
 	}
 	if h := f.holders(); len(h) != 3 {
 		t.Fatalf("10%% of 30: %d holders", len(h))
 	}
-	// The first node counts the pool and writes the count on its slot; the others read it there.
-	if c := counts.Load() - before; c != 1 {
-		t.Fatalf("the pool was counted %d times", c)
+	// The first node lists the pool and writes the order; the others count the order.
+	if c := nodes.lists.Load(); c != 1 {
+		t.Fatalf("the pool was listed %d times", c)
 	}
 }
 
@@ -320,7 +370,7 @@ func TestRestartedHolderFindsItsSlot(t *testing.T) {
 	ps[0].Acquire(ctx, "p", "h1")
 	// A new Pacer for the same node (the agent restarted) sees its Lease through the watch.
 	l, _ := ParseLimit("1")
-	again := New(Config{Leases: f, Nodes: countNodes{2, &counts}, Namespace: "ns", Node: "node-0", Limit: l, TTL: time.Minute, Now: clk.now})
+	again := New(Config{Leases: f, Namespace: "ns", Node: "node-0", Limit: l, TTL: time.Minute, Now: clk.now})
 	again.ensurePool("p")
 	for _, le := range f.leases {
 		again.Observe(le.DeepCopy())
@@ -356,5 +406,131 @@ func TestWaitingReasonIsStableButForHalting(t *testing.T) {
 	ps[3].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
 	if _, halted := ps[2].Acquire(ctx, "p", "h1"); halted != "waiting for a refresh slot (2/2 in use); halted: 2 nodes failed" {
 		t.Fatalf("halting not said: %q", halted)
+	}
+}
+
+// eventually polls f (the follow watches deliver on their own goroutines).
+func eventually(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if f() {
+			return
+		}
+	}
+	t.Fatalf("never: %s", what)
+}
+
+// orderedPool is n pacers with the pool's node lister, past the delay before writing the order.
+func orderedPool(t *testing.T, n int, limit string) (*fakeLeases, []*Pacer, *fakeNodes, *clock) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	nodes := newFakeNodes(n)
+	f, ps := newPool(t, "p", n, limit, clk, nodes)
+	for _, p := range ps {
+		if ok, waiting := p.Acquire(context.Background(), "p", "h1"); ok || waiting != "" {
+			t.Fatalf("%s before any order: %v %q", p.cfg.Node, ok, waiting)
+		}
+	}
+	clk.add(time.Second)
+	return f, ps, nodes, clk
+}
+
+// A pool of 10 with 3 slots refreshes in the order's queues: each next node takes its slot when
+// the holder's Done is on its Node, with no release and no lost race: one order, one take per node,
+// one release per queue.
+func TestOrderedPoolHandsOverWithoutRaces(t *testing.T) {
+	f, ps, nodes, _ := orderedPool(t, 10, "3")
+	ctx := context.Background()
+	done := map[int]bool{}
+	most := 0
+	for rounds := 0; len(done) < 10; rounds++ {
+		if rounds > 1000 {
+			t.Fatalf("the pool did not complete: done %v, holders %v", done, f.holders())
+		}
+		for i, p := range ps {
+			if done[i] {
+				continue
+			}
+			if ok, _ := p.Acquire(ctx, "p", "h1"); !ok {
+				continue
+			}
+			most = max(most, len(f.holders()))
+			shown := Shown{api.StateDone, "h1", "h1", ""}
+			nodes.set(p.cfg.Node, shown)
+			p.Settle(ctx, "p", "h1", shown)
+			done[i] = true
+		}
+		time.Sleep(time.Millisecond) // the follow watches
+	}
+	if most > 3 {
+		t.Fatalf("%d holders at once", most)
+	}
+	if h := f.holders(); len(h) != 0 {
+		t.Fatalf("slots still held: %v", h)
+	}
+	// 1 order + 10 takes + 3 releases (the last node of each queue); no conflict.
+	if f.writes != 14 {
+		t.Fatalf("%d Lease writes, want 14", f.writes)
+	}
+	for _, p := range ps {
+		if p.lost != 0 {
+			t.Fatalf("%s lost %d races", p.cfg.Node, p.lost)
+		}
+	}
+}
+
+// A holder that is Done keeps its slot for the handover window only: when the next node of its
+// queue does not take it (it needed no refresh), the holder gives it back and the node after takes
+// it one window later.
+func TestHandoverWindowSkipsANodeThatDoesNotCome(t *testing.T) {
+	f, ps, nodes, clk := orderedPool(t, 4, "1")
+	ctx := context.Background()
+	if ok, _ := ps[0].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatal("node-0 is first")
+	}
+	if ok, _ := ps[2].Acquire(ctx, "p", "h1"); ok {
+		t.Fatal("node-2 before its turn")
+	}
+	done := Shown{api.StateDone, "h1", "h1", ""}
+	nodes.set("node-0", done)
+	ps[0].Settle(ctx, "p", "h1", done)
+	if h := f.holders(); len(h) != 1 {
+		t.Fatalf("released at once although node-1 may come: %v", h)
+	}
+	clk.add(ps[0].handover())
+	ps[0].Settle(ctx, "p", "h1", done)
+	if h := f.holders(); len(h) != 0 {
+		t.Fatalf("not released after the handover window: %v", h)
+	}
+	if ok, _ := ps[2].Acquire(ctx, "p", "h1"); ok {
+		t.Fatal("node-2 took node-1's turn at once")
+	}
+	clk.add(ps[0].handover())
+	if ok, _ := ps[2].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatal("node-2 did not take the slot once node-1's turn passed")
+	}
+}
+
+// The next node never takes the slot of a holder whose refresh failed: the failure keeps the slot,
+// and with every slot kept the pool halts.
+func TestNextNodeDoesNotTakeAFailedHoldersSlot(t *testing.T) {
+	f, ps, nodes, _ := orderedPool(t, 5, "2")
+	ctx := context.Background()
+	for _, i := range []int{0, 1} {
+		if ok, _ := ps[i].Acquire(ctx, "p", "h1"); !ok {
+			t.Fatalf("node-%d is first", i)
+		}
+		failed := Shown{api.StateDegraded, "h0", "h1", "reload failed"}
+		nodes.set(ps[i].cfg.Node, failed)
+		ps[i].Settle(ctx, "p", "h1", failed)
+	}
+	eventually(t, "node-2 follows node-0", func() bool {
+		ps[2].Acquire(ctx, "p", "h1")
+		ps[2].mu.Lock()
+		defer ps[2].mu.Unlock()
+		return ps[2].followed.name == "node-0" && ps[2].followed.known
+	})
+	ok, waiting := ps[2].Acquire(ctx, "p", "h1")
+	if ok || !strings.Contains(waiting, "halted: 2 nodes failed") {
+		t.Fatalf("node-2: %v %q (holders %v)", ok, waiting, f.holders())
 	}
 }

@@ -48,8 +48,9 @@ type view struct {
 }
 
 type candidate struct {
-	index int
-	lease *coordv1.Lease // nil: create it
+	index    int
+	lease    *coordv1.Lease // nil: create it
+	handover bool           // held by a node whose refresh is Done: taken without its release
 }
 
 // inspect reads the pool's slots for node me with m slots.

@@ -1,0 +1,78 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"time"
+
+	"k8s.io/apimachinery/pkg/fields"
+)
+
+// WatchNodeAnnotations follows one Node's annotations until ctx ends: push gets them after every
+// change (exists false when the Node does not exist or was deleted). It is a watch without a list:
+// with no resourceVersion the API server begins the watch with the object as it is, so following
+// another node costs no request besides the watch itself, and only the object's metadata travels.
+// A broken watch is opened again after a short backoff.
+func (c *Client) WatchNodeAnnotations(ctx context.Context, name string, push func(annotations map[string]string, exists bool)) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		got, err := c.watchNodeOnce(ctx, name, push)
+		if got {
+			backoff = 100 * time.Millisecond
+		}
+		if err != nil && ctx.Err() == nil {
+			backoff = min(backoff*2, 2*time.Second)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+	}
+}
+
+type metadataEvent struct {
+	Type   string `json:"type"`
+	Object struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	} `json:"object"`
+}
+
+// watchNodeOnce runs one watch; got says it delivered at least one event.
+func (c *Client) watchNodeOnce(ctx context.Context, name string, push func(map[string]string, bool)) (got bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	body, err := c.rest.Get().Resource("nodes").Param("watch", "true").
+		Param("fieldSelector", fields.OneTermEqualSelector("metadata.name", name).String()).
+		Param("allowWatchBookmarks", "false").Timeout(10*time.Minute).
+		SetHeader("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json").
+		Stream(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer body.Close()
+	seen := false
+	dec := json.NewDecoder(body)
+	for {
+		var ev metadataEvent
+		if err := dec.Decode(&ev); err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			if !seen {
+				push(nil, false) // the Node does not exist: the watch began with nothing
+			}
+			return got, err
+		}
+		switch ev.Type {
+		case "ADDED", "MODIFIED":
+			seen, got = true, true
+			push(ev.Object.Metadata.Annotations, true)
+		case "DELETED":
+			seen, got = true, true
+			push(nil, false)
+		}
+	}
+}

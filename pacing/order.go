@@ -1,0 +1,265 @@
+package pacing
+
+import (
+	"context"
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	coordv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift/refresh-agent/api"
+)
+
+// The pool's refresh order. Racing for a freed slot costs a conflict per loser, and under load (the
+// Lease watch lagging) most handovers had losers. So the first node that needs a slot for new
+// content lists the pool's node names once and writes them, sorted, on the pool's order Lease; node
+// k of that order refreshes in slot k mod m, after node k-m. The next node of a slot follows its
+// holder's Node (a watch, no list) and takes the slot as soon as the holder's Done is on it: no
+// release, no race. The holder gives the slot back itself only when no node follows it in its
+// queue, or when none took it within the handover window (the next node did not need it, or is
+// gone). A node missing from the order, or a pool whose order could not be written, races for slots
+// as before (preferred slot by name, the others after a spread).
+
+// maxOrderBytes bounds the order annotation (the API server takes 256 KiB of annotations per
+// object): nodes beyond it are not in the order and race for slots.
+const maxOrderBytes = 200 << 10
+
+type order struct {
+	hash string
+	pos  map[string]int
+	n    int
+	seen time.Time // when this agent first saw it
+}
+
+// parseOrder reads an order Lease.
+func parseOrder(l *coordv1.Lease, now time.Time) (order, bool) {
+	h, list := l.Annotations[api.AnnotationSlotHash], l.Annotations[api.AnnotationSlotOrder]
+	if h == "" || list == "" {
+		return order{}, false
+	}
+	o := order{hash: h, pos: map[string]int{}, seen: now}
+	for _, name := range strings.Split(list, ",") {
+		if _, dup := o.pos[name]; name == "" || dup {
+			continue
+		}
+		o.pos[name] = o.n
+		o.n++
+	}
+	return o, o.n > 0
+}
+
+// position is node's place in o, -1 when it is not in it.
+func (o order) position(node string) int {
+	if p, ok := o.pos[node]; ok {
+		return p
+	}
+	return -1
+}
+
+// orderList is the annotation for names: sorted, so that SREs can tell which nodes go first, and
+// cut at maxOrderBytes.
+func orderList(names []string) string {
+	names = append([]string(nil), names...)
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		if b.Len()+len(n)+1 > maxOrderBytes {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(n)
+	}
+	return b.String()
+}
+
+// turnOf is the position of the node that last took slot l for hash (ok false: none for hash).
+func turnOf(l *coordv1.Lease, hash string) (int, bool) {
+	if l == nil {
+		return 0, false
+	}
+	v, h, ok := strings.Cut(l.Annotations[api.AnnotationSlotTurn], "/")
+	if !ok || h != hash {
+		return 0, false
+	}
+	p, err := strconv.Atoi(v)
+	return p, err == nil && p >= 0
+}
+
+// handover is how long a holder that is Done waits for the next node of its queue to take its slot
+// before giving it back, and how long a node waits per node missing before it in its queue.
+func (p *Pacer) handover() time.Duration { return 2 * max(p.cfg.Spread, time.Second) }
+
+// fraction is a number in [0, 1) fixed by the node's name and the hash.
+func fraction(node, hash string) float64 {
+	h := fnv.New64a()
+	h.Write([]byte(node))
+	h.Write([]byte{0})
+	h.Write([]byte(hash))
+	return float64(h.Sum64()>>11) / (1 << 53)
+}
+
+// ensureOrder makes sure the pool has an order for hash, writing it when this node is the one to:
+// each node waits a delay fixed by its name (within four spreads) for another to write it, so that
+// the pool's nodes do not all list the pool. False: not yet, the agent is woken when it appears or
+// when this node's turn to write it comes.
+func (p *Pacer) ensureOrder(ctx context.Context, pool, hash string) bool {
+	p.mu.Lock()
+	if p.order.hash == hash || p.unordered == hash || p.cfg.Nodes == nil {
+		p.mu.Unlock()
+		return true
+	}
+	now := p.cfg.Now()
+	at := p.want.since.Add(time.Duration(fraction(p.cfg.Node, hash) * float64(4*max(p.cfg.Spread, 250*time.Millisecond))))
+	if now.Before(at) {
+		p.wakeAtLocked(at)
+		p.mu.Unlock()
+		return false
+	}
+	existing := p.slots[api.OrderName(pool)].lease
+	p.mu.Unlock()
+
+	selector := api.LabelNodePool + "=" + pool
+	if pool == "default" {
+		selector = "!" + api.LabelNodePool
+	}
+	names, err := p.cfg.Nodes.NodeNames(ctx, selector)
+	if err == nil && len(names) == 0 {
+		names = []string{p.cfg.Node}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.order.hash == hash {
+		return true // it arrived meanwhile
+	}
+	if err != nil {
+		p.cfg.Log.Warn("listing the pool's nodes for the refresh order failed; racing for slots", "err", err)
+		p.unordered = hash
+		return true
+	}
+	l := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: api.OrderName(pool), Namespace: p.cfg.Namespace,
+		Labels: map[string]string{api.LabelSlotPool: pool}}}
+	if existing != nil {
+		l = existing.DeepCopy()
+	}
+	if l.Annotations == nil {
+		l.Annotations = map[string]string{}
+	}
+	l.Annotations[api.AnnotationSlotHash] = hash
+	l.Annotations[api.AnnotationSlotOrder] = orderList(names)
+	// No holder: the order is nobody's slot (whoever counts the pool's held Leases must not count it).
+	l.Spec = coordv1.LeaseSpec{}
+	if existing == nil {
+		_, err = p.create(ctx, l)
+	} else {
+		_, err = p.write(ctx, l)
+	}
+	switch {
+	case err == nil:
+		p.cfg.Log.Info("wrote the pool's refresh order", "hash", hash, "nodes", p.order.n)
+		return p.order.hash == hash
+	case apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err):
+		p.wakeAtLocked(now.Add(p.handover())) // another node wrote it: the watch brings it
+		return false
+	default:
+		p.cfg.Log.Warn("writing the pool's refresh order failed; racing for slots", "err", err)
+		p.unordered = hash
+		return true
+	}
+}
+
+// choice is what an ordered node may do now.
+type choice struct {
+	take   *candidate // a slot to take now (lease nil: create; held: the holder is Done)
+	later  time.Time  // when to look again (zero: when the watch shows a change)
+	follow string     // the holder whose Node to follow (its Done frees the slot)
+}
+
+// chooseOrdered decides for this node at position pos of the order o with m slots.
+func (p *Pacer) chooseOrdered(o order, pos, m int, hash string, now time.Time) choice {
+	var c choice
+	at := func(t time.Time) {
+		if c.later.IsZero() || t.Before(c.later) {
+			c.later = t
+		}
+	}
+	w := p.handover()
+	mine := pos % m
+	k := 1 // how many places this node is behind the slot's last taker
+	name := api.SlotName(p.pool, mine)
+	s, ok := p.slots[name]
+	free := !ok || holder(s.lease) == "" || s.expired(now)
+	if q, ok := turnOf(s.lease, hash); ok {
+		k = max(1, (pos-q)/m)
+		if free {
+			// Free since it was seen so, or since the order: a slot freed for older content does
+			// not count as waiting for this one.
+			base := s.observed
+			if base.Before(o.seen) {
+				base = o.seen
+			}
+			if t := base.Add(time.Duration(k-1) * w); now.Before(t) {
+				at(t)
+			} else {
+				c.take = &candidate{index: mine, lease: s.lease}
+			}
+		} else if pos == q+m && s.lease.Annotations[api.AnnotationSlotHash] == hash {
+			c.follow = holder(s.lease)
+			if p.followed.name == c.follow && p.followed.done(hash) {
+				c.take = &candidate{index: mine, lease: s.lease, handover: true}
+			}
+		}
+	} else {
+		k = pos/m + 1 // no node took it for hash yet: the first of the queue goes first
+		if free {
+			base := o.seen
+			if ok && base.Before(s.observed) {
+				base = s.observed
+			}
+			if t := base.Add(time.Duration(k-1) * w); now.Before(t) {
+				at(t)
+			} else {
+				var l *coordv1.Lease
+				if ok {
+					l = s.lease
+				}
+				c.take = &candidate{index: mine, lease: l}
+			}
+		}
+	}
+	if c.take != nil {
+		return c
+	}
+	// The other slots: free ones that no node of their queue took for a while (their queue is
+	// over, or this node's is stalled by a failure), the nodes furthest behind last.
+	for j := 0; j < m; j++ {
+		if j == mine {
+			continue
+		}
+		o, ok := p.slots[api.SlotName(p.pool, j)]
+		if ok && holder(o.lease) != "" && !o.expired(now) {
+			continue
+		}
+		base := p.want.since
+		if ok && base.Before(o.observed) {
+			base = o.observed
+		}
+		if t := base.Add(time.Duration(2+k) * w); now.Before(t) {
+			at(t)
+			continue
+		}
+		var l *coordv1.Lease
+		if ok {
+			l = o.lease
+		}
+		c.take = &candidate{index: j, lease: l}
+		return c
+	}
+	return c
+}
