@@ -122,7 +122,7 @@ func (p *Pacer) ensureOrder(ctx context.Context, pool, hash string) bool {
 		p.mu.Unlock()
 		return false
 	}
-	existing := p.slots[api.OrderName(pool)].lease
+	existing := p.orderLease
 	p.mu.Unlock()
 
 	selector := api.LabelNodePool + "=" + pool
@@ -193,8 +193,8 @@ func (p *Pacer) chooseOrdered(o order, pos, m int, hash string, now time.Time) c
 	mine := pos % m
 	k := 1 // how many places this node is behind the slot's last taker
 	name := api.SlotName(p.pool, mine)
-	s, ok := p.slots[name]
-	free := !ok || holder(s.lease) == "" || s.expired(now)
+	s, exists := p.slots[name]
+	free := !exists || holder(s.lease) == "" || s.expired(now)
 	if q, ok := turnOf(s.lease, hash); ok {
 		k = max(1, (pos-q)/m)
 		if free {
@@ -219,14 +219,14 @@ func (p *Pacer) chooseOrdered(o order, pos, m int, hash string, now time.Time) c
 		k = pos/m + 1 // no node took it for hash yet: the first of the queue goes first
 		if free {
 			base := o.seen
-			if ok && base.Before(s.observed) {
+			if exists && base.Before(s.observed) {
 				base = s.observed
 			}
 			if t := base.Add(time.Duration(k-1) * w); now.Before(t) {
 				at(t)
 			} else {
 				var l *coordv1.Lease
-				if ok {
+				if exists {
 					l = s.lease
 				}
 				c.take = &candidate{index: mine, lease: l}

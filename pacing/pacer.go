@@ -74,7 +74,8 @@ type Pacer struct {
 	held   *coordv1.Lease  // the slot this node holds, as last written or seen
 	want   wanted          // the refresh waiting for a slot
 	sized  sizing
-	timer  *time.Timer // a pending wake
+	timer   *time.Timer // a pending wake, at timerAt
+	timerAt time.Time
 	renews int         // renewals sent (tests, logs)
 	// halted is whether the waiting reason last returned said the pool halted: a change wakes the
 	// agent to say so (the in-use count alone does not, or every slot change would patch every
@@ -277,7 +278,7 @@ func (p *Pacer) mineLocked() *coordv1.Lease {
 // maybeWakeLocked wakes the agent after a random delay within the spread when it waits for a slot
 // and the watch shows one free.
 func (p *Pacer) maybeWakeLocked() {
-	if p.want.hash == "" || p.timer != nil || p.mineLocked() != nil {
+	if p.want.hash == "" || p.mineLocked() != nil {
 		return
 	}
 	now := p.cfg.Now()
@@ -368,17 +369,27 @@ func (p *Pacer) jitter() time.Duration {
 	return rand.N(p.cfg.Spread << min(p.lost, 2))
 }
 
-// wakeAtLocked wakes the agent at t (one pending wake at a time).
+// wakeAtLocked wakes the agent at t: one pending wake at a time, the earliest asked for.
 func (p *Pacer) wakeAtLocked(t time.Time) {
-	if p.timer != nil || p.wake == nil {
+	if p.wake == nil {
 		return
 	}
-	p.timer = time.AfterFunc(max(t.Sub(p.cfg.Now()), 0), func() {
+	if p.timer != nil {
+		if !t.Before(p.timerAt) {
+			return
+		}
+		p.timer.Stop()
+	}
+	var fire *time.Timer
+	fire = time.AfterFunc(max(t.Sub(p.cfg.Now()), 0), func() {
 		p.mu.Lock()
-		p.timer = nil
+		if p.timer == fire {
+			p.timer = nil
+		}
 		p.mu.Unlock()
 		p.wake()
 	})
+	p.timer, p.timerAt = fire, t
 }
 
 // Acquire asks for a slot to refresh pool's nodes to hash. ok: this node holds one (taken now, or
@@ -433,7 +444,11 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 		if err == nil {
 			p.held, p.doneAt = l, time.Time{}
 			p.followLocked("")
-			p.cfg.Log.Info("took a refresh slot", "slot", l.Name, "hash", hash, "position", pos, "inUse", v.inUse+1, "slots", m)
+			inUse := v.inUse
+			if !c.handover {
+				inUse++
+			}
+			p.cfg.Log.Info("took a refresh slot", "slot", l.Name, "hash", hash, "position", pos, "inUse", inUse, "slots", m)
 			return true, ""
 		}
 		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
@@ -441,8 +456,9 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 			p.wakeAtLocked(now.Add(time.Second + p.jitter()))
 		}
 		// Another node was faster (or the holder renewed): the watch shows who, and wakes this node
-		// when a slot frees.
+		// when a slot frees; a second look in a while in case it does not.
 		p.lost++
+		p.wakeAtLocked(now.Add(p.handover() + p.jitter()))
 	} else if !later.IsZero() {
 		p.wakeAtLocked(later)
 	}

@@ -438,34 +438,9 @@ func orderedPool(t *testing.T, n int, limit string) (*fakeLeases, []*Pacer, *fak
 // the holder's Done is on its Node, with no release and no lost race: one order, one take per node,
 // one release per queue.
 func TestOrderedPoolHandsOverWithoutRaces(t *testing.T) {
-	f, ps, nodes, _ := orderedPool(t, 10, "3")
-	ctx := context.Background()
-	done := map[int]bool{}
-	most := 0
-	for rounds := 0; len(done) < 10; rounds++ {
-		if rounds > 1000 {
-			t.Fatalf("the pool did not complete: done %v, holders %v", done, f.holders())
-		}
-		for i, p := range ps {
-			if done[i] {
-				continue
-			}
-			if ok, _ := p.Acquire(ctx, "p", "h1"); !ok {
-				continue
-			}
-			most = max(most, len(f.holders()))
-			shown := Shown{api.StateDone, "h1", "h1", ""}
-			nodes.set(p.cfg.Node, shown)
-			p.Settle(ctx, "p", "h1", shown)
-			done[i] = true
-		}
-		time.Sleep(time.Millisecond) // the follow watches
-	}
-	if most > 3 {
+	f, ps, nodes, clk := orderedPool(t, 10, "3")
+	if most := runPool(t, f, ps, nodes, "h1"); most > 3 {
 		t.Fatalf("%d holders at once", most)
-	}
-	if h := f.holders(); len(h) != 0 {
-		t.Fatalf("slots still held: %v", h)
 	}
 	// 1 order + 10 takes + 3 releases (the last node of each queue); no conflict.
 	if f.writes != 14 {
@@ -476,6 +451,48 @@ func TestOrderedPoolHandsOverWithoutRaces(t *testing.T) {
 			t.Fatalf("%s lost %d races", p.cfg.Node, p.lost)
 		}
 	}
+	// New content: a new order over the slots the last content left (free, its turns stale).
+	for _, p := range ps {
+		p.Acquire(context.Background(), "p", "h2")
+	}
+	clk.add(time.Second)
+	if most := runPool(t, f, ps, nodes, "h2"); most > 3 {
+		t.Fatalf("%d holders at once", most)
+	}
+	if f.writes != 28 {
+		t.Fatalf("%d Lease writes after the second content, want 28", f.writes)
+	}
+}
+
+// runPool runs every node of the pool to Done for hash and returns the most slots held at once.
+func runPool(t *testing.T, f *fakeLeases, ps []*Pacer, nodes *fakeNodes, hash string) int {
+	t.Helper()
+	ctx := context.Background()
+	done := map[int]bool{}
+	most := 0
+	for rounds := 0; len(done) < len(ps); rounds++ {
+		if rounds > 2000 {
+			t.Fatalf("the pool did not complete %s: done %v, holders %v", hash, done, f.holders())
+		}
+		for i, p := range ps {
+			if done[i] {
+				continue
+			}
+			if ok, _ := p.Acquire(ctx, "p", hash); !ok {
+				continue
+			}
+			most = max(most, len(f.holders()))
+			shown := Shown{api.StateDone, hash, hash, ""}
+			nodes.set(p.cfg.Node, shown)
+			p.Settle(ctx, "p", hash, shown)
+			done[i] = true
+		}
+		time.Sleep(time.Millisecond) // the follow watches
+	}
+	if h := f.holders(); len(h) != 0 {
+		t.Fatalf("slots still held after %s: %v", hash, h)
+	}
+	return most
 }
 
 // A holder that is Done keeps its slot for the handover window only: when the next node of its
