@@ -69,14 +69,14 @@ type Pacer struct {
 	watching  bool
 	stopWatch context.CancelFunc
 
-	mu     sync.Mutex
-	slots  map[string]slot // the pool's Leases by name
-	held   *coordv1.Lease  // the slot this node holds, as last written or seen
-	want   wanted          // the refresh waiting for a slot
-	sized  sizing
+	mu      sync.Mutex
+	slots   map[string]slot // the pool's Leases by name
+	held    *coordv1.Lease  // the slot this node holds, as last written or seen
+	want    wanted          // the refresh waiting for a slot
+	sized   sizing
 	timer   *time.Timer // a pending wake, at timerAt
 	timerAt time.Time
-	renews int         // renewals sent (tests, logs)
+	renews  int // renewals sent (tests, logs)
 	// halted is whether the waiting reason last returned said the pool halted: a change wakes the
 	// agent to say so (the in-use count alone does not, or every slot change would patch every
 	// waiting Node).
