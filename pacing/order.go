@@ -190,54 +190,18 @@ func (p *Pacer) chooseOrdered(o order, pos, m int, hash string, now time.Time) c
 		}
 	}
 	w := p.handover()
-	mine := pos % m
 	k := 1 // how many places this node is behind the slot's last taker
-	name := api.SlotName(p.pool, mine)
-	s, exists := p.slots[name]
-	free := !exists || holder(s.lease) == "" || s.expired(now)
-	if q, ok := turnOf(s.lease, hash); ok {
-		k = max(1, (pos-q)/m)
-		if free {
-			// Free since it was seen so, or since the order: a slot freed for older content does
-			// not count as waiting for this one.
-			base := s.observed
-			if base.Before(o.seen) {
-				base = o.seen
-			}
-			if t := base.Add(time.Duration(k-1) * w); now.Before(t) {
-				at(t)
-			} else {
-				c.take = &candidate{index: mine, lease: s.lease}
-			}
-		} else if pos == q+m && s.lease.Annotations[api.AnnotationSlotHash] == hash {
-			c.follow = holder(s.lease)
-			if p.followed.name == c.follow && p.followed.done(hash) {
-				c.take = &candidate{index: mine, lease: s.lease, handover: true}
-			}
+	mine := -1
+	if pos >= 0 {
+		mine = pos % m
+		c = p.ownQueue(o, pos, m, hash, now, &k)
+		if c.take != nil {
+			return c
 		}
-	} else {
-		k = pos/m + 1 // no node took it for hash yet: the first of the queue goes first
-		if free {
-			base := o.seen
-			if exists && base.Before(s.observed) {
-				base = s.observed
-			}
-			if t := base.Add(time.Duration(k-1) * w); now.Before(t) {
-				at(t)
-			} else {
-				var l *coordv1.Lease
-				if exists {
-					l = s.lease
-				}
-				c.take = &candidate{index: mine, lease: l}
-			}
-		}
-	}
-	if c.take != nil {
-		return c
 	}
 	// The other slots: free ones that no node of their queue took for a while (their queue is
-	// over, or this node's is stalled by a failure), the nodes furthest behind last.
+	// over, or this node's is stalled by a failure, or this node is not in the order), the nodes
+	// furthest behind last.
 	for j := 0; j < m; j++ {
 		if j == mine {
 			continue
@@ -260,6 +224,61 @@ func (p *Pacer) chooseOrdered(o order, pos, m int, hash string, now time.Time) c
 		}
 		c.take = &candidate{index: j, lease: l}
 		return c
+	}
+	return c
+}
+
+// ownQueue decides on the slot of this node's queue (pos mod m); k is set to how many places this
+// node is behind the slot's last taker.
+func (p *Pacer) ownQueue(o order, pos, m int, hash string, now time.Time, k *int) choice {
+	var c choice
+	at := func(t time.Time) {
+		if c.later.IsZero() || t.Before(c.later) {
+			c.later = t
+		}
+	}
+	w := p.handover()
+	mine := pos % m
+	name := api.SlotName(p.pool, mine)
+	s, exists := p.slots[name]
+	free := !exists || holder(s.lease) == "" || s.expired(now)
+	if q, ok := turnOf(s.lease, hash); ok {
+		*k = max(1, (pos-q)/m)
+		if free {
+			// Free since it was seen so, or since the order: a slot freed for older content does
+			// not count as waiting for this one.
+			base := s.observed
+			if base.Before(o.seen) {
+				base = o.seen
+			}
+			if t := base.Add(time.Duration(*k-1) * w); now.Before(t) {
+				at(t)
+			} else {
+				c.take = &candidate{index: mine, lease: s.lease}
+			}
+		} else if pos == q+m && s.lease.Annotations[api.AnnotationSlotHash] == hash {
+			c.follow = holder(s.lease)
+			if p.followed.name == c.follow && p.followed.done(hash) {
+				c.take = &candidate{index: mine, lease: s.lease, handover: true}
+			}
+		}
+	} else {
+		*k = pos/m + 1 // no node took it for hash yet: the first of the queue goes first
+		if free {
+			base := o.seen
+			if exists && base.Before(s.observed) {
+				base = s.observed
+			}
+			if t := base.Add(time.Duration(*k-1) * w); now.Before(t) {
+				at(t)
+			} else {
+				var l *coordv1.Lease
+				if exists {
+					l = s.lease
+				}
+				c.take = &candidate{index: mine, lease: l}
+			}
+		}
 	}
 	return c
 }

@@ -296,7 +296,7 @@ func (p *Pacer) maybeWakeLocked() {
 	switch {
 	case (v.failed >= p.sized.m) != p.halted && !now.Before(p.want.notBefore):
 		p.wakeAtLocked(now)
-	case pos >= 0:
+	case p.order.hash == p.want.hash:
 		c := p.chooseOrdered(p.order, pos, p.sized.m, p.want.hash, now)
 		switch {
 		case c.take != nil && (v.inUse < p.sized.m || c.take.handover):
@@ -416,7 +416,7 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 	}
 	var c *candidate
 	var later time.Time
-	if pos >= 0 {
+	if p.order.hash == hash {
 		ch := p.chooseOrdered(p.order, pos, m, hash, now)
 		p.followLocked(ch.follow)
 		if ch.take != nil && (v.inUse < m || ch.take.handover) {

@@ -551,3 +551,24 @@ func TestNextNodeDoesNotTakeAFailedHoldersSlot(t *testing.T) {
 		t.Fatalf("node-2: %v %q (holders %v)", ok, waiting, f.holders())
 	}
 }
+
+// A node that joined the pool after its order was written takes a slot that stayed free for a
+// while, once the order's nodes are through.
+func TestNodeOutsideTheOrderGetsASlotLater(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	nodes := newFakeNodes(3) // node-3 is not listed yet when the order is written
+	f, ps := newPool(t, "p", 4, "1", clk, nodes)
+	for _, p := range ps {
+		p.Acquire(context.Background(), "p", "h1")
+	}
+	clk.add(time.Second)
+	runPool(t, f, ps[:3], nodes, "h1")
+	late := ps[3]
+	if ok, waiting := late.Acquire(context.Background(), "p", "h1"); ok || waiting == "" {
+		t.Fatalf("the late node took a slot at once (%v) or said nothing (%q)", ok, waiting)
+	}
+	clk.add(3 * late.handover())
+	if ok, _ := late.Acquire(context.Background(), "p", "h1"); !ok {
+		t.Fatalf("the late node got no slot: %v", f.holders())
+	}
+}

@@ -86,6 +86,18 @@ func TestDeploySlotLeasesPolicy(t *testing.T) {
 	released.Spec.HolderIdentity = &bName
 	_, err = leases(b).Update(ctx, released, metav1.UpdateOptions{})
 	require.NoError(t, err, "take a free slot")
+	// The pool's order Lease is nobody's slot: any node of the pool writes it without a holder, none
+	// may hold it.
+	order, err := leases(a).Create(ctx, slotLease(api.OrderName("policy"), "policy", ""), metav1.CreateOptions{})
+	require.NoError(t, err, "the pool's order")
+	order.Annotations = map[string]string{api.AnnotationSlotHash: "h2", api.AnnotationSlotOrder: "slot-node-a,slot-node-b"}
+	order, err = leases(b).Update(ctx, order, metav1.UpdateOptions{})
+	require.NoError(t, err, "another node writes the order for new content")
+	order.Spec.HolderIdentity = &bName
+	_, err = leases(b).Update(ctx, order, metav1.UpdateOptions{})
+	assert.True(t, apierrors.IsForbidden(err) || apierrors.IsInvalid(err), "held the order Lease: %v", err)
+	_, err = leases(a).Create(ctx, slotLease(api.OrderName("policy2"), "policy2", "slot-node-a"), metav1.CreateOptions{})
+	assert.True(t, apierrors.IsForbidden(err) || apierrors.IsInvalid(err), "created a held order Lease: %v", err)
 	// RBAC: Leases in the agent's namespace only, never deleted.
 	_, err = b.CoordinationV1().Leases("default").Get(ctx, "refresh-policy-0", metav1.GetOptions{})
 	assert.True(t, apierrors.IsForbidden(err), "another namespace: %v", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	coordv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -105,26 +106,42 @@ func (pw *poolWatch) count(f func(agent.Status) bool) int {
 	return n
 }
 
-func TestPacedPoolHaltsOnFailuresAndCompletesOnTheFix(t *testing.T) {
+// pacedPoolEnv is a pool of agents with pacers against the real API server.
+type pacedPoolEnv struct {
+	admin kubernetes.Interface
+	nodes []*pacedNode
+	pw    *poolWatch
+	pub   func(c *fixture.Config, hash string)
+	all   func(hash, state string) func() bool
+}
+
+// pacedPool starts size agents in pool (--max-concurrent slots, --slot-ttl ttl), every node Done at
+// v1 from the start. Extra Nodes of the pool (not run by an agent) are created first.
+func pacedPool(t *testing.T, ns, pool string, size, slots int, ttl time.Duration, extra ...string) *pacedPoolEnv {
 	kubeSrv := requireKube(t)
 	admin, err := kubernetes.NewForConfig(kubeSrv.Config(kubetest.AdminUser))
 	require.NoError(t, err)
 	publisher, err := kube.New(kubeSrv.Config(kubetest.AdminUser))
 	require.NoError(t, err)
-	const ns, pool, size, slots = "refresh-pacing", "pacedpool", 6, 2
 	cm := api.ConfigMapName("", pool)
 	ctx := context.Background()
-	pw := watchPool(t, admin, pool)
+	e := &pacedPoolEnv{admin: admin, pw: watchPool(t, admin, pool)}
 	empty, err := diff.Decode(fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).JSON())
 	require.NoError(t, err)
-	pub := func(c *fixture.Config, hash string) {
+	e.pub = func(c *fixture.Config, hash string) {
 		_, err := publish.Publish(ctx, publisher, ns, cm, c.JSON(), nil, hash)
 		require.NoError(t, err)
 	}
-	pub(base(), "v1")
-	var nodes []*pacedNode
+	e.pub(base(), "v1")
+	for _, name := range extra {
+		_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels:      map[string]string{api.LabelNodePool: pool},
+			Annotations: map[string]string{api.AnnotationCurrent: "v1", api.AnnotationDesired: "v1", api.AnnotationState: api.StateDone}}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	}
 	for i := 0; i < size; i++ {
-		n := &pacedNode{name: fmt.Sprintf("paced-%d", i), root: t.TempDir(), logs: &syncLog{}}
+		n := &pacedNode{name: fmt.Sprintf("%s-%d", pool, i), root: t.TempDir(), logs: &syncLog{}}
 		require.NoError(t, fixture.NodeRoot(n.root))
 		root, err := actions.OpenRoot(n.root)
 		require.NoError(t, err)
@@ -147,7 +164,7 @@ func TestPacedPoolHaltsOnFailuresAndCompletesOnTheFix(t *testing.T) {
 		log := slog.New(slog.NewTextHandler(n.logs, nil)).With("node", n.name)
 		limit, _ := pacing.ParseLimit(fmt.Sprint(slots))
 		pacer := pacing.New(pacing.Config{Leases: leases, Watch: leases.REST(), Nodes: client, Namespace: ns, Node: n.name,
-			Limit: limit, TTL: 30 * time.Second, Spread: 200 * time.Millisecond, Log: log})
+			Limit: limit, TTL: ttl, Spread: 200 * time.Millisecond, Log: log})
 		rec, stop := agent.NewRecorder(client, n.name)
 		t.Cleanup(stop)
 		a := agent.New(agent.Config{NodeName: n.name, Client: client, Source: &agent.APISource{Client: client, Namespace: ns},
@@ -162,13 +179,21 @@ func TestPacedPoolHaltsOnFailuresAndCompletesOnTheFix(t *testing.T) {
 				t.Logf("%s log:\n%s", n.name, n.logs.b.String())
 			}
 		})
-		nodes = append(nodes, n)
+		e.nodes = append(e.nodes, n)
 	}
-	all := func(hash, state string) func() bool {
+	e.all = func(hash, state string) func() bool {
 		return func() bool {
-			return pw.count(func(s agent.Status) bool { return s.Current == hash && s.State == state }) == size
+			return e.pw.count(func(s agent.Status) bool { return s.Current == hash && s.State == state }) == size+len(extra)
 		}
 	}
+	return e
+}
+
+func TestPacedPoolHaltsOnFailuresAndCompletesOnTheFix(t *testing.T) {
+	const ns, pool, size, slots = "refresh-pacing", "paced", 6, 2
+	e := pacedPool(t, ns, pool, size, slots, 30*time.Second)
+	admin, nodes, pw, pub, all := e.admin, e.nodes, e.pw, e.pub, e.all
+	ctx := context.Background()
 	require.True(t, kubetest.WaitFor(ctx, 60*time.Second, all("v1", api.StateDone)), "all Done v1")
 
 	// New content: every node refreshes, never more than two at once.
@@ -248,4 +273,42 @@ func holders(t *testing.T, admin kubernetes.Interface, ns, pool string) []string
 		}
 	}
 	return out
+}
+
+// A node that died holding its slot mid-refresh (its Lease no longer renewed, its Node left
+// Working) blocks its pool for --slot-ttl only: then the next node takes the slot over, and the pool
+// completes without it.
+func TestPacedPoolTakesOverADeadHoldersSlot(t *testing.T) {
+	const ns, pool, dead, ttl = "refresh-pacing-ttl", "ttl", "a-dead-ttl", 4 * time.Second
+	e := pacedPool(t, ns, pool, 3, 1, ttl, dead) // the dead node's name sorts first in the order
+	ctx := context.Background()
+	require.True(t, kubetest.WaitFor(ctx, 60*time.Second, e.all("v1", api.StateDone)), "all Done v1")
+
+	// The dead node took slot 0 for v2 and said Working, then stopped.
+	_, err := e.admin.CoreV1().Nodes().Patch(ctx, dead, "application/merge-patch+json",
+		[]byte(`{"metadata":{"annotations":{"`+api.AnnotationDesired+`":"v2","`+api.AnnotationState+`":"Working"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	secs, holder, now := int32(ttl/time.Second), dead, metav1.NewMicroTime(time.Now())
+	_, err = e.admin.CoordinationV1().Leases(ns).Create(ctx, &coordv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: api.SlotName(pool, 0), Namespace: ns, Labels: map[string]string{api.LabelSlotPool: pool},
+			Annotations: map[string]string{api.AnnotationSlotHash: "v2", api.AnnotationSlotTurn: "0/v2"}},
+		Spec: coordv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	created := time.Now()
+	e.pub(base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
+
+	agentsDone := func() int {
+		return e.pw.count(func(s agent.Status) bool { return s.Current == "v2" && s.State == api.StateDone })
+	}
+	require.True(t, kubetest.WaitFor(ctx, 5*time.Second, func() bool {
+		return e.pw.count(func(s agent.Status) bool { return strings.HasPrefix(s.Reason, api.ReasonWaitingPrefix+" (1/1 in use)") }) == 3
+	}), "the agents wait for the dead node's slot")
+	require.True(t, kubetest.WaitFor(ctx, 30*time.Second, func() bool { return agentsDone() > 0 }), "no node took the slot over")
+	assert.GreaterOrEqual(t, time.Since(created), ttl, "the slot was taken before its holder's TTL ran out")
+	require.True(t, kubetest.WaitFor(ctx, 30*time.Second, func() bool { return agentsDone() == 3 }), "the pool did not complete")
+	for _, n := range e.nodes {
+		assert.Equal(t, "# v2 mirrors", read(t, n.root, registries), n.name)
+	}
+	require.True(t, kubetest.WaitFor(ctx, 10*time.Second, func() bool { return len(holders(t, e.admin, ns, pool)) == 0 }),
+		"slots still held: %v", holders(t, e.admin, ns, pool))
 }
