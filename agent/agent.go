@@ -18,6 +18,7 @@ import (
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/kube"
+	"github.com/openshift/refresh-agent/memory"
 	"github.com/openshift/refresh-agent/pacing"
 )
 
@@ -158,7 +159,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.started.Store(true)
 	go func() { <-ctx.Done(); a.queue.ShutDown() }()
 	a.enqueue()
-	for a.work(ctx) {
+	for first := true; a.work(ctx); first = false {
+		if first {
+			memory.Release() // started and decided: what start-up touched need not stay resident
+		}
 	}
 	// Stopping: the last refresh (if any) has concluded. Say so on the Node before exiting.
 	a.decideAndReport()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
+	"github.com/openshift/refresh-agent/memory"
 )
 
 // refresh applies one snapshot and records the outcome; false when it did not start (no pacing slot).
@@ -80,7 +80,7 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 	a.log.Info("refresh concluded", "hash", snap.Hash, "result", result, "reason", reason, "attempt", out.Attempts,
 		"duration", time.Since(started).Round(time.Millisecond))
 	// Idle from here on, possibly for weeks: give the refresh's garbage back to the node now.
-	debug.FreeOSMemory()
+	memory.Release()
 	return true
 }
 
