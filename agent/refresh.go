@@ -11,7 +11,6 @@ import (
 
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
-	"github.com/openshift/refresh-agent/memory"
 )
 
 // refresh applies one snapshot and records the outcome; false when it did not start (no pacing slot).
@@ -79,8 +78,9 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 	}
 	a.log.Info("refresh concluded", "hash", snap.Hash, "result", result, "reason", reason, "attempt", out.Attempts,
 		"duration", time.Since(started).Round(time.Millisecond))
-	// Idle from here on, possibly for weeks: give the refresh's garbage back to the node now.
-	memory.Release()
+	// Idle from here on, possibly for weeks: give the refresh's garbage back to the node, once the
+	// outcome is reported.
+	a.releaseSoon()
 	return true
 }
 

@@ -77,18 +77,20 @@ func main() {
 }
 
 // reading explains the request counts of a paced refresh.
-const reading = `How a paced refresh spends its requests (per node): the Working and Done patches and the
-applied Event, as unpaced; the slot taken (a Lease create the first time a slot index is used, an
-update after) and given back (an update), the +2; the pool's node count for a percentage limit,
-once per new content by the first node to take a slot (it writes the count on its slot, the others
-read it there), so a small fraction per node; one more Node patch for a node that had to wait (its
-Working "waiting for a refresh slot (N/M in use)", kept as it is while it waits, except to add
-"halted"); and the lost races for a freed slot (a conflict each). Each node prefers one slot (by a
-hash of its name) and tries the others only once they stayed free for a --spread, so a freed slot
-is raced for by the waiters that prefer it, not by every waiter of the pool. A node that failed keeps
-its slot and renews it every --slot-ttl/3 (the only requests a halted pool makes). The unpaced
-figures are sensitive to the machine's load: 100 agents, the API server, etcd and the harness share
-2 cores with other work.
+const reading = `How a paced refresh spends its requests (per node): a Working patch (the refresh, or
+"waiting for a refresh slot (N/M in use)" for a node that must wait; a waiting node that takes its
+slot keeps showing Working and patches its refresh's reason only if the refresh lasts over a second),
+the Done patch and the applied Event, as unpaced; and its slot taken, the +1: a Lease create for
+the first node of each slot's queue, an update after. The pool's order costs one list of the pool's
+node names and one Lease write per new content, by the one node whose turn it is to write it (the
+others wait for it, a delay fixed by their name). A node takes its slot over from the node before it
+in its queue as soon as that node's Done is on its Node (it follows that one Node with a watch, no
+list), so there is no release in between and no race for the slot: only the last node of each queue
+releases (an update, m per content). A node that failed keeps its slot and renews it every
+--slot-ttl/3 (the only requests a halted pool makes). "Most nodes refreshing at once" counts Nodes
+showing Working without the waiting reason: a waiting node that took its slot goes on showing its
+waiting reason for up to a second, so the count can be below the slots in use. The unpaced figures
+are sensitive to the machine's load: 100 agents, the API server, etcd and the harness share 2 cores.
 `
 
 const (
