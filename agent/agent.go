@@ -110,6 +110,9 @@ func New(cfg Config) *Agent {
 		}
 	}
 	cfg.Node.Log = cfg.Log
+	if cfg.Node.Decoded == nil {
+		cfg.Node.Decoded = &apply.Decoded{}
+	}
 	a := &Agent{cfg: cfg, log: cfg.Log}
 	a.limiter = jitterLimiter{workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBase, cfg.RetryMax)}
 	a.queue = workqueue.NewTypedRateLimitingQueueWithConfig(a.limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: "refresh"})
@@ -176,12 +179,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	return nil
 }
 
-// warm decodes the node's recorded payload once at start-up: the first decode in a process builds
-// encoding/json's and Ignition's per-type reflection caches (a third of a small refresh's CPU),
-// which is better spent now than between a publish and the node's Done. Errors are the refresh's
-// to report.
+// warm decodes the node's recorded payload once at start-up, into the node's Decoded cache (the
+// first refresh's starting point); the first decode in a process also builds encoding/json's
+// per-type caches. Better spent now than between a publish and the node's Done. Errors are the
+// refresh's to report.
 func (a *Agent) warm() {
-	_, _ = apply.LoadCurrent(a.cfg.Node.Root, a.cfg.Node.StateDir)
+	_, _ = a.cfg.Node.LoadCurrent()
 }
 
 // releaseSoon gives memory back to the node (memory.Release) once the agent stayed idle for a

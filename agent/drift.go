@@ -139,7 +139,7 @@ func (d *driftWatch) load(n apply.Node, recordHash string, delegated map[string]
 	}
 	var payload *diff.Payload
 	if recordHash != "" {
-		cur, err := apply.LoadCurrent(n.Root, n.StateDir)
+		cur, err := n.LoadCurrent()
 		if err != nil {
 			d.log.Warn("drift watch: the record cannot be read", "err", err)
 			return false

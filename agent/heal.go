@@ -38,7 +38,7 @@ func (a *Agent) heal(ctx context.Context, snap Snapshot, d Decision) {
 	if len(paths) == 0 {
 		return
 	}
-	cur, err := apply.LoadCurrent(a.cfg.Node.Root, a.cfg.Node.StateDir)
+	cur, err := a.cfg.Node.LoadCurrent()
 	if err != nil {
 		a.log.Warn("drift heal: the record cannot be read", "err", err)
 		return

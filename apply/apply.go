@@ -46,6 +46,8 @@ type Node struct {
 	// RollbackTimeout bounds a rollback (restore, unit actions again, cleanup), which runs under its
 	// own context: the caller's may be cancelled already (SIGTERM, shutdown grace over). Default 5m.
 	RollbackTimeout time.Duration
+	// Decoded keeps the recorded payload decoded between refreshes (nil: decode it every time).
+	Decoded *Decoded
 }
 
 // Request is one desired state.
@@ -135,7 +137,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	}
 	cur, fromMachineConfig := req.Current, false
 	if cur == nil {
-		c, err := LoadCurrent(n.Root, n.StateDir)
+		c, err := n.LoadCurrent()
 		if err != nil {
 			return nil, invalid("%w", err)
 		}
@@ -194,7 +196,11 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	if len(ops) == 0 {
 		// Nothing on the node changes; only the record moves to the new hash.
 		res.Outcome, res.Applied = OutcomeNoop, true
-		return res, n.record(req.Desired, hash)
+		if err := n.record(req.Desired, hash); err != nil {
+			return res, err
+		}
+		n.Decoded.put("/"+payloadName(req.Desired), des)
+		return res, nil
 	}
 	if err := ctx.Err(); err != nil {
 		// Told to stop (SIGTERM) before anything was written: start nothing.
@@ -215,7 +221,11 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		defer n.uncordon(ctx, res)
 	}
 	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions), "drain", p.Drain)
-	return n.transact(ctx, res, ops, meta, req.Desired)
+	out, err := n.transact(ctx, res, ops, meta, req.Desired)
+	if err == nil && out != nil && out.Applied {
+		n.Decoded.put("/"+payloadName(req.Desired), des) // the record's payload now
+	}
+	return out, err
 }
 
 // transact stages and commits the files, runs the unit actions and records; on any failure it

@@ -247,3 +247,37 @@ func TestInvalidDesiredIsAnInvalidError(t *testing.T) {
 	require.ErrorAs(t, err, &inv)
 	assert.Contains(t, err.Error(), "9.9.9")
 }
+
+// The Decoded cache serves the recorded payload as decoding it would, is updated by a refresh that
+// applied, and is not by one that rolled back.
+func TestDecodedCacheFollowsTheRecord(t *testing.T) {
+	n := newNode(t)
+	n.Decoded = &apply.Decoded{}
+	first, err := n.LoadCurrent() // decodes and caches v1
+	require.NoError(t, err)
+	again, err := n.LoadCurrent()
+	require.NoError(t, err)
+	assert.Same(t, first.Payload, again.Payload, "the second load is the cached decode")
+	plain, err := apply.LoadCurrent(n.Root, n.StateDir)
+	require.NoError(t, err)
+	assert.Equal(t, plain.Payload.Config, first.Payload.Config, "cached = decoded")
+
+	res := n.run(t, v2().JSON(), "v2")
+	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	cur, err := n.LoadCurrent()
+	require.NoError(t, err)
+	assert.Same(t, res.Desired, cur.Payload, "the applied payload is the record's, decoded once")
+	plain, err = apply.LoadCurrent(n.Root, n.StateDir)
+	require.NoError(t, err)
+	assert.Equal(t, plain.Payload.Config, cur.Payload.Config)
+
+	n.units.fail["crio.service"] = 1 // v3 fails and rolls back: the record and the cache stay at v2
+	res = n.run(t, v1().File(registries, []byte("# v3"), 0o644).JSON(), "v3")
+	require.True(t, res.RolledBack, res.Reason)
+	cur, err = n.LoadCurrent()
+	require.NoError(t, err)
+	assert.Equal(t, "v2", cur.Hash)
+	plain, err = apply.LoadCurrent(n.Root, n.StateDir)
+	require.NoError(t, err)
+	assert.Equal(t, plain.Payload.Config, cur.Payload.Config)
+}

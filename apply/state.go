@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/openshift/refresh-agent/actions"
@@ -42,9 +43,47 @@ type Current struct {
 // PayloadHash is the default hash of a payload: sha256 of its bytes, hex.
 func PayloadHash(raw []byte) string { return api.Hash(raw) }
 
+// Decoded keeps the recorded payload decoded, by its name in the state dir (payloads/<sha256>, so
+// the name says the bytes): a refresh need not decode the node's current payload again (Ignition's
+// translation of an older config version is most of a small refresh's CPU). A Decoded payload is
+// only read, never changed. The agent keeps one; nil decodes every time.
+type Decoded struct {
+	mu   sync.Mutex
+	name string
+	p    *diff.Payload
+}
+
+func (d *Decoded) get(name string) *diff.Payload {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.name != name {
+		return nil
+	}
+	return d.p
+}
+
+func (d *Decoded) put(name string, p *diff.Payload) {
+	if d == nil || p == nil {
+		return
+	}
+	d.mu.Lock()
+	d.name, d.p = name, p
+	d.mu.Unlock()
+}
+
 // LoadCurrent returns the agent's record, else the machine-config daemon's current config, else the
 // machine-config server's content file from first boot.
 func LoadCurrent(root *actions.Root, stateDir string) (*Current, error) {
+	return loadCurrent(root, stateDir, nil)
+}
+
+// LoadCurrent is LoadCurrent through the node's Decoded cache.
+func (n Node) LoadCurrent() (*Current, error) { return loadCurrent(n.Root, n.StateDir, n.Decoded) }
+
+func loadCurrent(root *actions.Root, stateDir string, cache *Decoded) (*Current, error) {
 	data, err := os.ReadFile(filepath.Join(stateDir, currentFile))
 	switch {
 	case err == nil:
@@ -52,13 +91,20 @@ func LoadCurrent(root *actions.Root, stateDir string) (*Current, error) {
 		if err := json.Unmarshal(data, &rec); err != nil {
 			return nil, fmt.Errorf("state %s: %w", filepath.Join(stateDir, currentFile), err)
 		}
-		raw, err := os.ReadFile(filepath.Join(stateDir, filepath.Clean("/"+rec.Payload)))
+		name := filepath.Clean("/" + rec.Payload)
+		if p := cache.get(name); p != nil {
+			return &Current{Payload: p, Hash: rec.Hash, Source: filepath.Join(stateDir, currentFile)}, nil
+		}
+		raw, err := os.ReadFile(filepath.Join(stateDir, name))
 		if err != nil {
 			return nil, fmt.Errorf("state: %w", err)
 		}
 		p, err := diff.Decode(raw)
 		if err != nil {
 			return nil, fmt.Errorf("state %s: %w", rec.Payload, err)
+		}
+		if PayloadHash(raw) == filepath.Base(name) { // the name says these bytes
+			cache.put(name, p)
 		}
 		return &Current{Payload: p, Hash: rec.Hash, Source: filepath.Join(stateDir, currentFile)}, nil
 	case !errors.Is(err, fs.ErrNotExist):

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -22,16 +23,22 @@ import (
 // ignored: this is an optimisation.
 func Release() {
 	debug.FreeOSMemory()
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		return
-	}
-	for _, m := range cleanMappings(exe) {
+	for _, m := range exeMappings() {
 		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_DONTNEED)
 	}
 }
 
 type mapping struct{ start, end uintptr }
+
+// exeMappings are found once (reading smaps walks every page of the process): the executable's
+// mappings do not change while it runs, and a read-only mapping never gains a private copy.
+var exeMappings = sync.OnceValue(func() []mapping {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return nil
+	}
+	return cleanMappings(exe)
+})
 
 // cleanMappings reads /proc/self/smaps for the read-only mappings of path with no anonymous page.
 func cleanMappings(path string) []mapping {
