@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,7 +58,15 @@ type Config struct {
 	Drift string
 	// Pacer paces refreshes across the node's pool (a slot before changing the node); nil: unpaced.
 	Pacer *pacing.Pacer
+	// RefreshGCPercent is the GC target while the agent refreshes to a payload under
+	// SmallPayload bytes, until it is idle again (0: the process's setting throughout). The agent
+	// runs with a low GC target so that a large payload's peak stays near its size; a small one's
+	// peak stays small anyway, and fewer collections save CPU on every node of a pool at once.
+	RefreshGCPercent int
 }
+
+// SmallPayload is the payload size under which Config.RefreshGCPercent applies.
+const SmallPayload = 1 << 20
 
 // Agent is the per-node loop.
 type Agent struct {
@@ -78,7 +87,8 @@ type Agent struct {
 	started   atomic.Bool
 	busySince atomic.Int64 // unix nanos when the current refresh began, 0 when idle
 	releaseMu sync.Mutex
-	release   *time.Timer // a pending memory.Release
+	release   *time.Timer // a pending releaseNow
+	gcBase    int         // the GC target to restore when idle (0: not raised)
 }
 
 // workKey is the loop's one work item: everything is decided afresh from the current state.
@@ -188,15 +198,39 @@ func (a *Agent) warm() {
 }
 
 // releaseSoon gives memory back to the node (memory.Release) once the agent stayed idle for a
-// moment: never between a refresh and the report of its outcome.
+// moment, with the process's GC target back: never between a refresh and the report of its
+// outcome.
 func (a *Agent) releaseSoon() {
 	a.releaseMu.Lock()
 	defer a.releaseMu.Unlock()
 	if a.release == nil {
-		a.release = time.AfterFunc(releaseDelay, memory.Release)
+		a.release = time.AfterFunc(releaseDelay, a.releaseNow)
 		return
 	}
 	a.release.Reset(releaseDelay)
+}
+
+func (a *Agent) releaseNow() {
+	a.releaseMu.Lock()
+	if a.gcBase != 0 {
+		debug.SetGCPercent(a.gcBase)
+		a.gcBase = 0
+	}
+	a.releaseMu.Unlock()
+	memory.Release()
+}
+
+// relaxGC raises the GC target for the refresh of a small payload (Config.RefreshGCPercent) until
+// releaseNow.
+func (a *Agent) relaxGC(payload int) {
+	if a.cfg.RefreshGCPercent <= 0 || payload >= SmallPayload {
+		return
+	}
+	a.releaseMu.Lock()
+	defer a.releaseMu.Unlock()
+	if a.gcBase == 0 {
+		a.gcBase = debug.SetGCPercent(a.cfg.RefreshGCPercent)
+	}
 }
 
 // releaseDelay is how long the agent waits after a refresh (or its start) before memory.Release.

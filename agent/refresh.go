@@ -23,6 +23,7 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 		a.drift.setBusy(true)
 		defer a.drift.setBusy(false)
 	}
+	a.relaxGC(len(snap.Config))
 	// A refresh in progress finishes even when the agent is told to stop, within ShutdownGrace.
 	rctx, cancel := graceContext(ctx, a.cfg.ShutdownGrace)
 	defer cancel()

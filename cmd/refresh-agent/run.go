@@ -87,10 +87,15 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitInvalid, "run: --drift must be report, heal or off, not %q", *drift)
 	}
 
+	refreshGC := 0
 	if os.Getenv("GOGC") == "" {
 		// The agent idles between rare refreshes: trade a little CPU during a refresh for a peak heap
-		// closer to the payload's size (every node pays for the peak in its memory limit).
+		// closer to the payload's size (every node pays for the peak in its memory limit). A small
+		// payload's refresh (the common case: a pull secret, a mirror) runs with a target of 200
+		// until the agent is idle again: its peak stays small, and a pool's nodes refreshing at once
+		// spend a quarter less CPU (docs/performance.md).
 		debug.SetGCPercent(25)
+		refreshGC = 200
 	}
 	log, err := newLog(stderr)
 	if err != nil {
@@ -141,7 +146,8 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 			Limit: limit, TTL: *slotTTL, Spread: *spread, Log: log})
 	}
 	a := agent.New(agent.Config{NodeName: *nodeName, Client: client, Source: src, Node: node, Recorder: recorder,
-		Metrics: metrics, Log: log, ShutdownGrace: *grace, MaxAttempts: *maxAttempts, Drift: *drift, Pacer: pacer})
+		Metrics: metrics, Log: log, ShutdownGrace: *grace, MaxAttempts: *maxAttempts, Drift: *drift, Pacer: pacer,
+		RefreshGCPercent: refreshGC})
 	if *metricsAddr != "" {
 		if err := metricsserver.Serve(ctx, metricsserver.Config{Addr: *metricsAddr, Gatherer: metrics.Registry,
 			Reviewer: client, CertDir: *metricsCertDir, Log: log}); err != nil {
