@@ -317,6 +317,22 @@ func (p *Pacer) maybeWakeLocked() {
 	}
 }
 
+// nextExpiryLocked is when the first slot held by another node expires if its holder does not renew
+// it (zero: none is held).
+func (p *Pacer) nextExpiryLocked(now time.Time) time.Time {
+	var next time.Time
+	for _, s := range p.slots {
+		h := holder(s.lease)
+		if h == "" || h == p.cfg.Node || s.expired(now) {
+			continue
+		}
+		if t := s.observed.Add(ttlOf(s.lease) + 100*time.Millisecond); next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	return next
+}
+
 // tryable are the free slots this node may try now, and when another becomes tryable. Each node
 // prefers one slot (by a hash of its name, among the slots no failed node keeps): when a slot frees,
 // only the nodes that prefer it try at once, within the spread, and the others only once it stayed
@@ -461,6 +477,9 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 		p.wakeAtLocked(now.Add(p.handover() + p.jitter()))
 	} else if !later.IsZero() {
 		p.wakeAtLocked(later)
+	}
+	if t := p.nextExpiryLocked(now); !t.IsZero() {
+		p.wakeAtLocked(t) // a holder that stops renewing frees its slot then: no event says so
 	}
 	v = inspect(p.slots, pool, p.cfg.Node, m, now)
 	halted := v.failed >= m
