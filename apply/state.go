@@ -46,7 +46,9 @@ func PayloadHash(raw []byte) string { return api.Hash(raw) }
 // Decoded keeps the recorded payload decoded, by its name in the state dir (payloads/<sha256>, so
 // the name says the bytes): a refresh need not decode the node's current payload again (Ignition's
 // translation of an older config version is most of a small refresh's CPU). A Decoded payload is
-// only read, never changed. The agent keeps one; nil decodes every time.
+// only read, never changed. Only a payload under DecodedMax bytes is kept: the agent idles with it,
+// and a small payload's refresh is the one whose CPU is mostly the decode. The agent keeps one;
+// nil decodes every time.
 type Decoded struct {
 	mu   sync.Mutex
 	name string
@@ -65,8 +67,17 @@ func (d *Decoded) get(name string) *diff.Payload {
 	return d.p
 }
 
-func (d *Decoded) put(name string, p *diff.Payload) {
+// DecodedMax bounds the payloads a Decoded keeps (their size as received).
+const DecodedMax = 1 << 20
+
+func (d *Decoded) put(name string, size int, p *diff.Payload) {
 	if d == nil || p == nil {
+		return
+	}
+	if size >= DecodedMax {
+		d.mu.Lock()
+		d.name, d.p = "", nil // never an older payload for a newer name
+		d.mu.Unlock()
 		return
 	}
 	d.mu.Lock()
@@ -104,7 +115,7 @@ func loadCurrent(root *actions.Root, stateDir string, cache *Decoded) (*Current,
 			return nil, fmt.Errorf("state %s: %w", rec.Payload, err)
 		}
 		if PayloadHash(raw) == filepath.Base(name) { // the name says these bytes
-			cache.put(name, p)
+			cache.put(name, len(raw), p)
 		}
 		return &Current{Payload: p, Hash: rec.Hash, Source: filepath.Join(stateDir, currentFile)}, nil
 	case !errors.Is(err, fs.ErrNotExist):
