@@ -106,8 +106,8 @@ func fraction(node, hash string) float64 {
 }
 
 // ensureOrder makes sure the pool has an order for hash, writing it when this node is the one to:
-// each node waits a delay fixed by its name (within four spreads) for another to write it, so that
-// the pool's nodes do not all list the pool. False: not yet, the agent is woken when it appears or
+// each node waits a delay fixed by its name (within the spread, at least 250 ms) for another to
+// write it, so that the pool's nodes do not all list the pool (a few may, when the watch lags). False: not yet, the agent is woken when it appears or
 // when this node's turn to write it comes.
 func (p *Pacer) ensureOrder(ctx context.Context, pool, hash string) bool {
 	p.mu.Lock()
@@ -116,7 +116,7 @@ func (p *Pacer) ensureOrder(ctx context.Context, pool, hash string) bool {
 		return true
 	}
 	now := p.cfg.Now()
-	at := p.want.since.Add(time.Duration(fraction(p.cfg.Node, hash) * float64(4*max(p.cfg.Spread, 250*time.Millisecond))))
+	at := p.want.since.Add(time.Duration(fraction(p.cfg.Node, hash) * float64(max(p.cfg.Spread, 250*time.Millisecond))))
 	if now.Before(at) {
 		p.wakeAtLocked(at)
 		p.mu.Unlock()

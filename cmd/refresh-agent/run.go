@@ -31,7 +31,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	maxAttempts := fs.Int("max-attempts", 3, "failed attempts at one payload before the node stays Degraded until the content or the "+agent.AnnotationRetry+" annotation changes")
 	maxConcurrent := fs.String("max-concurrent", "1", "nodes of a pool refreshing at once: N, or P% of the pool's nodes; 0: unpaced (see README: pacing)")
 	slotTTL := fs.Duration("slot-ttl", pacing.DefaultTTL, "a pacing slot whose holder stopped renewing for this long is taken over")
-	spread := fs.Duration("spread", 2*time.Second, "random delay before each attempt at a pacing slot")
+	spread := fs.Duration("spread", 500*time.Millisecond, "random delay before a node's first attempt at a pacing slot for new content")
 	drift := fs.String("drift", agent.DriftReport, "recorded files changed on the node: report, heal (write them back) or off")
 	watchDir := fs.String("watch-dir", "", "the directory the ConfigMap is mounted at (--source volume)")
 	var kf kube.ConfigFlags
