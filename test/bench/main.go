@@ -33,7 +33,7 @@ import (
 func main() {
 	goBench := flag.String("go-bench", "", "output of the go test -bench run")
 	bin := flag.String("bin", "bin/refresh-agent", "the agent binary")
-	idle := flag.Duration("idle", 60*time.Second, "idle window")
+	idle := flag.Duration("idle", 150*time.Second, "idle window (past the Go runtime's forced GC every 2 minutes, whose stack scans bring back code pages)")
 	changes := flag.Int("changes", 20, "ConfigMap changes for the latency figure")
 	outages := flag.Int("outages", 5, "API server outages for the pickup figure")
 	outage := flag.Duration("outage", 40*time.Second, "how long each API server outage lasts")
