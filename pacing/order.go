@@ -92,6 +92,11 @@ func turnOf(l *coordv1.Lease, hash string) (int, bool) {
 	return p, err == nil && p >= 0
 }
 
+// maxBehind caps how many handover windows a node waits for the nodes before it in its queue that
+// did not come: an order is written by any node of the pool, and one listing many names that never
+// come (stale, or hostile) must not stall the pool for long. Past it, the nodes behind race.
+const maxBehind = 4
+
 // handover is how long a holder that is Done waits for the next node of its queue to take its slot
 // before giving it back, and how long a node waits per node missing before it in its queue.
 func (p *Pacer) handover() time.Duration { return 2 * max(p.cfg.Spread, time.Second) }
@@ -214,7 +219,7 @@ func (p *Pacer) chooseOrdered(o order, pos, m int, hash string, now time.Time) c
 		if ok && base.Before(o.observed) {
 			base = o.observed
 		}
-		if t := base.Add(time.Duration(2+k) * w); now.Before(t) {
+		if t := base.Add(time.Duration(2+min(k, maxBehind)) * w); now.Before(t) {
 			at(t)
 			continue
 		}
@@ -251,7 +256,7 @@ func (p *Pacer) ownQueue(o order, pos, m int, hash string, now time.Time, k *int
 			if base.Before(o.seen) {
 				base = o.seen
 			}
-			if t := base.Add(time.Duration(*k-1) * w); now.Before(t) {
+			if t := base.Add(time.Duration(min(*k, maxBehind)-1) * w); now.Before(t) {
 				at(t)
 			} else {
 				c.take = &candidate{index: mine, lease: s.lease}
@@ -269,7 +274,7 @@ func (p *Pacer) ownQueue(o order, pos, m int, hash string, now time.Time, k *int
 			if exists && base.Before(s.observed) {
 				base = s.observed
 			}
-			if t := base.Add(time.Duration(*k-1) * w); now.Before(t) {
+			if t := base.Add(time.Duration(min(*k, maxBehind)-1) * w); now.Before(t) {
 				at(t)
 			} else {
 				var l *coordv1.Lease

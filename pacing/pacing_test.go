@@ -572,3 +572,25 @@ func TestNodeOutsideTheOrderGetsASlotLater(t *testing.T) {
 		t.Fatalf("the late node got no slot: %v", f.holders())
 	}
 }
+
+// An order whose first hundred names never come (stale, or written by a hostile node) delays the
+// real nodes by a few handover windows, not by a hundred.
+func TestAnOrderOfAbsentNodesDoesNotStallThePool(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	nodes := newFakeNodes(0)
+	for i := 0; i < 100; i++ {
+		nodes.names = append(nodes.names, "absent-"+strconv.Itoa(i))
+	}
+	nodes.names = append(nodes.names, "node-0")
+	f, ps := newPool(t, "p", 1, "1", clk, nodes)
+	p := ps[0]
+	p.Acquire(context.Background(), "p", "h1")
+	clk.add(time.Second)
+	if ok, _ := p.Acquire(context.Background(), "p", "h1"); ok {
+		t.Fatal("took the slot ahead of the order")
+	}
+	clk.add(time.Duration(maxBehind) * p.handover())
+	if ok, _ := p.Acquire(context.Background(), "p", "h1"); !ok {
+		t.Fatalf("still waiting after %d handover windows: %v", maxBehind, f.holders())
+	}
+}
