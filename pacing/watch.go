@@ -1,0 +1,190 @@
+package pacing
+
+// The pool's Leases as this node's watch shows them, and the Node it follows (the holder of the slot
+// it is next for).
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	coordv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/openshift/refresh-agent/api"
+)
+
+// followed is the Node this node follows, as its watch last showed it.
+type followed struct {
+	name   string
+	known  bool // the watch delivered
+	exists bool
+	shown  Shown
+	stop   context.CancelFunc
+}
+
+// done says the followed holder's refresh to hash concluded (or its Node is gone): its slot is
+// free for the next node of the queue.
+func (f followed) done(hash string) bool {
+	if !f.known {
+		return false
+	}
+	return !f.exists || settle(hash, "", f.shown, true) == release
+}
+
+// ensurePool watches pool's Leases (and only them), switching from another pool's.
+func (p *Pacer) ensurePool(pool string) {
+	if p.watching && p.pool == pool {
+		return
+	}
+	if p.stopWatch != nil {
+		p.stopWatch()
+	}
+	p.mu.Lock()
+	p.slots, p.held, p.want, p.sized = map[string]slot{}, nil, wanted{}, sizing{}
+	p.order, p.orderLease, p.unordered = order{}, nil, ""
+	p.followLocked("")
+	p.pool, p.watching = pool, true
+	p.mu.Unlock()
+	if p.cfg.Watch == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(p.ctx)
+	p.stopWatch = cancel
+	lw := cache.NewFilteredListWatchFromClient(p.cfg.Watch, "leases", p.cfg.Namespace, func(o *metav1.ListOptions) {
+		o.LabelSelector = api.LabelSlotPool + "=" + pool
+	})
+	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: lw, ObjectType: &coordv1.Lease{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    p.Observe,
+			UpdateFunc: func(_, n any) { p.Observe(n) },
+			DeleteFunc: p.forget,
+		}})
+	go ctrl.RunWithContext(ctx)
+	cache.WaitForCacheSync(ctx.Done(), ctrl.HasSynced)
+}
+
+// Observe records a Lease as the watch delivers it.
+func (p *Pacer) Observe(obj any) {
+	l, ok := obj.(*coordv1.Lease)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.observeLocked(l)
+	p.maybeWakeLocked()
+}
+
+func (p *Pacer) observeLocked(l *coordv1.Lease) {
+	if l.Labels[api.LabelSlotPool] != p.pool {
+		return
+	}
+	if l.Name == api.OrderName(p.pool) {
+		if p.orderLease != nil && older(l.ResourceVersion, p.orderLease.ResourceVersion) {
+			return
+		}
+		p.orderLease = l
+		if o, ok := parseOrder(l, p.cfg.Now()); ok && o.hash != p.order.hash {
+			p.order = o
+		}
+		return
+	}
+	old, ok := p.slots[l.Name]
+	if ok && old.lease.ResourceVersion == l.ResourceVersion {
+		return
+	}
+	if ok && older(l.ResourceVersion, old.lease.ResourceVersion) {
+		return // our own write's answer came before the watch caught up
+	}
+	p.slots[l.Name] = slot{lease: l, observed: p.cfg.Now()}
+	if p.held != nil && p.held.Name == l.Name {
+		switch h := holder(l); {
+		case h == p.cfg.Node:
+			p.held = l
+		case h == "":
+			p.held, p.doneAt = nil, time.Time{}
+		case !p.doneAt.IsZero():
+			p.cfg.Log.Info("handed the refresh slot over", "slot", l.Name, "to", h)
+			p.held, p.doneAt = nil, time.Time{}
+		default:
+			p.cfg.Log.Warn("pacing slot taken over by another node", "slot", l.Name, "holder", holder(l))
+			p.held = nil
+		}
+	}
+}
+
+func (p *Pacer) forget(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	l, ok := obj.(*coordv1.Lease)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l.Name == api.OrderName(p.pool) {
+		p.orderLease = nil
+		return
+	}
+	delete(p.slots, l.Name)
+	if p.held != nil && p.held.Name == l.Name {
+		p.held = nil
+	}
+	p.maybeWakeLocked()
+}
+
+// mineLocked is the slot this node holds: the one it wrote, or one the watch shows it holding
+// (taken before a restart).
+func (p *Pacer) mineLocked() *coordv1.Lease {
+	if p.held != nil {
+		return p.held
+	}
+	for _, s := range p.slots {
+		if holder(s.lease) == p.cfg.Node {
+			p.held = s.lease
+			return s.lease
+		}
+	}
+	return nil
+}
+
+// followLocked follows the Node of name (the holder of the slot this node is next for), or stops
+// following when name is "".
+func (p *Pacer) followLocked(name string) {
+	if p.followed.name == name {
+		return
+	}
+	if p.followed.stop != nil {
+		p.followed.stop()
+	}
+	p.followed = followed{name: name}
+	if name == "" || p.cfg.Nodes == nil || p.ctx == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(p.ctx)
+	p.followed.stop = cancel
+	go p.cfg.Nodes.WatchNodeAnnotations(ctx, name, func(a map[string]string, exists bool) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if ctx.Err() != nil || p.followed.name != name {
+			return
+		}
+		p.followed.known, p.followed.exists = true, exists
+		p.followed.shown = Shown{State: a[api.AnnotationState], Current: a[api.AnnotationCurrent],
+			Desired: a[api.AnnotationDesired], Reason: a[api.AnnotationReason]}
+		if p.want.hash != "" && p.followed.done(p.want.hash) {
+			p.wakeAtLocked(p.cfg.Now())
+		}
+	})
+}
+
+// older says resourceVersion a is older than b. Resource versions are opaque in general; the
+// API server's are etcd revisions, integers, and an unparsable one is never taken as older.
+func older(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x < y
+}
