@@ -68,9 +68,10 @@ type Pacer struct {
 	stopWatch context.CancelFunc
 
 	mu      sync.Mutex
-	slots   map[string]slot // the pool's Leases by name
-	held    *coordv1.Lease  // the slot this node holds, as last written or seen
-	want    wanted          // the refresh waiting for a slot
+	slots   map[string]slot      // the pool's Leases by name
+	gone    map[string]time.Time // slots deleted, and when this node saw it
+	held    *coordv1.Lease       // the slot this node holds, as last written or seen
+	want    wanted               // the refresh waiting for a slot
 	sized   sizing
 	timer   *time.Timer // a pending wake, at timerAt
 	timerAt time.Time
@@ -119,7 +120,7 @@ func New(cfg Config) *Pacer {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Pacer{cfg: cfg, slots: map[string]slot{}}
+	return &Pacer{cfg: cfg, slots: map[string]slot{}, gone: map[string]time.Time{}}
 }
 
 // Start runs the renewal until ctx ends; wake asks the agent to decide again (a slot may be free, a

@@ -594,3 +594,36 @@ func TestAnOrderOfAbsentNodesDoesNotStallThePool(t *testing.T) {
 		t.Fatalf("still waiting after %d handover windows: %v", maxBehind, f.holders())
 	}
 }
+
+// remove deletes a Lease as an admin would; every pacer's watch sees it.
+func (f *fakeLeases) remove(name string) {
+	f.mu.Lock()
+	l := f.leases[name]
+	delete(f.leases, name)
+	ws := append([]*Pacer(nil), f.watchers...)
+	f.mu.Unlock()
+	for _, w := range ws {
+		w.forget(l.DeepCopy())
+	}
+}
+
+// A slot deleted under a refresh in progress is created again by its holder at once, and the next
+// node does not take it meanwhile: still one node refreshing.
+func TestADeletedSlotIsTakenAgainByItsHolder(t *testing.T) {
+	f, ps, _, _ := orderedPool(t, 3, "1")
+	ctx := context.Background()
+	if ok, _ := ps[0].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatal("node-0 is first")
+	}
+	f.remove(api.SlotName("p", 0))
+	if ok, _ := ps[1].Acquire(ctx, "p", "h1"); ok {
+		t.Fatal("the next node took a slot deleted under a refresh at once")
+	}
+	eventually(t, "node-0 holds its slot again", func() bool {
+		h := f.holders()
+		return len(h) == 1 && h[0] == "node-0"
+	})
+	if ok, _ := ps[1].Acquire(ctx, "p", "h1"); ok {
+		t.Fatalf("the next node took the recreated slot: %v", f.holders())
+	}
+}

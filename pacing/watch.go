@@ -43,6 +43,7 @@ func (p *Pacer) ensurePool(pool string) {
 	}
 	p.mu.Lock()
 	p.slots, p.held, p.want, p.sized = map[string]slot{}, nil, wanted{}, sizing{}
+	p.gone = map[string]time.Time{}
 	p.order, p.orderLease, p.unordered = order{}, nil, ""
 	p.followLocked("")
 	p.pool, p.watching = pool, true
@@ -99,6 +100,7 @@ func (p *Pacer) observeLocked(l *coordv1.Lease) {
 		return // our own write's answer came before the watch caught up
 	}
 	p.slots[l.Name] = slot{lease: l, observed: p.cfg.Now()}
+	delete(p.gone, l.Name)
 	if p.held != nil && p.held.Name == l.Name {
 		switch h := holder(l); {
 		case h == p.cfg.Node:
@@ -130,10 +132,36 @@ func (p *Pacer) forget(obj any) {
 		return
 	}
 	delete(p.slots, l.Name)
+	p.gone[l.Name] = p.cfg.Now()
 	if p.held != nil && p.held.Name == l.Name {
+		held := p.held
 		p.held = nil
+		if p.doneAt.IsZero() && p.ctx != nil {
+			// Deleted under a refresh in progress (by hand, or a namespace cleanup): this node
+			// still refreshes in it, so it takes it again at once; the waiting nodes give a
+			// deleted slot a handover window before they take it.
+			go p.recreate(held)
+		}
 	}
 	p.maybeWakeLocked()
+}
+
+// recreate creates again the slot l this node held when it was deleted.
+func (p *Pacer) recreate(l *coordv1.Lease) {
+	again := l.DeepCopy()
+	again.ObjectMeta = metav1.ObjectMeta{Name: l.Name, Namespace: l.Namespace, Labels: l.Labels, Annotations: l.Annotations}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held != nil || p.slots[l.Name].lease != nil {
+		return // taken again meanwhile, by this node or another
+	}
+	out, err := p.create(p.ctx, again)
+	if err != nil {
+		p.cfg.Log.Warn("the refresh slot this node holds was deleted, and creating it again failed", "slot", l.Name, "err", err)
+		return
+	}
+	p.held = out
+	p.cfg.Log.Warn("the refresh slot this node holds was deleted: created it again", "slot", l.Name)
 }
 
 // mineLocked is the slot this node holds: the one it wrote, or one the watch shows it holding
