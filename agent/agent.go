@@ -376,8 +376,25 @@ func (a *Agent) reportLazy(s Status) {
 	}
 }
 
+// refreshProceed is apply's Proceed hook when paced: the slot must still be this node's, by its
+// own clock, when the transaction begins (after a drain that may have outlasted it).
+func (a *Agent) refreshProceed(snap Snapshot) func(context.Context) error {
+	if a.cfg.Pacer == nil {
+		return nil
+	}
+	return func(context.Context) error {
+		if !a.cfg.Pacer.Holds(a.pool, snap.Hash) {
+			return errLostSlot
+		}
+		return nil
+	}
+}
+
 // errWaitingForSlot stops a paced refresh before it writes anything.
 var errWaitingForSlot = errors.New("waiting for a refresh slot")
+
+// errLostSlot stops a paced refresh whose slot expired or was taken over before its transaction.
+var errLostSlot = errors.New("the refresh slot was lost before the transaction (expired or taken over); nothing written")
 
 func (a *Agent) report(s Status) {
 	a.reporter.set(s)

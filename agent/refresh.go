@@ -28,9 +28,14 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 	rctx, cancel := graceContext(ctx, a.cfg.ShutdownGrace)
 	defer cancel()
 	res, err := apply.Run(rctx, a.cfg.Node, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
-		Delegated: delegated(node), Start: a.refreshStart(snap, d)})
+		Delegated: delegated(node), Start: a.refreshStart(snap, d), Proceed: a.refreshProceed(snap)})
 	if errors.Is(err, errWaitingForSlot) {
 		return false // no pacing slot: nothing written; the pacer wakes the loop
+	}
+	if errors.Is(err, errLostSlot) {
+		a.log.Warn("refresh stopped before its transaction", "hash", snap.Hash, "reason", err.Error())
+		a.queue.AddAfter(workKey, time.Second) // wait for a slot again
+		return false
 	}
 	var inv *apply.InvalidError
 	var result, reason string

@@ -63,6 +63,11 @@ type Request struct {
 	// (a no-op or a refusal never calls it): the agent takes its pacing slot there. An error stops
 	// the refresh with nothing written, and Run returns that error as is.
 	Start func(ctx context.Context) error
+	// Proceed, when set, is called after the drain, right before the transaction: an error stops the
+	// refresh with nothing written (the node uncordoned), and Run returns it as is. The agent checks
+	// there that it still holds its pacing slot: a drain can outlast it (a stalled process, a node cut
+	// off from the API server) and another node may have taken the slot over meanwhile.
+	Proceed func(ctx context.Context) error
 	// DryRun plans against the node (owners, paths, symlinks, the daemon's record) and stops before
 	// any effect: no recovery, no write, no action, no record (apply --dry-run).
 	DryRun bool
@@ -219,6 +224,11 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 			return res, nil // nothing was written; the node is uncordoned again
 		}
 		defer n.uncordon(ctx, res)
+	}
+	if req.Proceed != nil {
+		if err := req.Proceed(ctx); err != nil {
+			return nil, err
+		}
 	}
 	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions), "drain", p.Drain)
 	out, err := n.transact(ctx, res, ops, meta, req.Desired)

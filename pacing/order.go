@@ -29,10 +29,14 @@ import (
 // object): nodes beyond it are not in the order and race for slots.
 const maxOrderBytes = 200 << 10
 
+// maxSlots bounds a slot count read from the order Lease (written by any node of the pool).
+const maxSlots = 10000
+
 type order struct {
 	hash string
 	pos  map[string]int
 	n    int
+	m    int       // the slot count its writer computed (0: not said)
 	seen time.Time // when this agent first saw it
 }
 
@@ -43,6 +47,11 @@ func parseOrder(l *coordv1.Lease, now time.Time) (order, bool) {
 		return order{}, false
 	}
 	o := order{hash: h, pos: map[string]int{}, seen: now}
+	if v, hh, ok := strings.Cut(l.Annotations[api.AnnotationSlotCount], "/"); ok && hh == h {
+		if m, err := strconv.Atoi(v); err == nil && m > 0 && m <= maxSlots {
+			o.m = m
+		}
+	}
 	for _, name := range strings.Split(list, ",") {
 		if _, dup := o.pos[name]; name == "" || dup {
 			continue
@@ -158,6 +167,9 @@ func (p *Pacer) ensureOrder(ctx context.Context, pool, hash string) bool {
 	}
 	l.Annotations[api.AnnotationSlotHash] = hash
 	l.Annotations[api.AnnotationSlotOrder] = orderList(names)
+	// The slot count, so that the pool's agents agree on it for this content even when their
+	// --max-concurrent differ (a DaemonSet rollout that changes it).
+	l.Annotations[api.AnnotationSlotCount] = strconv.Itoa(p.cfg.Limit.Slots(len(names))) + "/" + hash
 	// No holder: the order is nobody's slot (whoever counts the pool's held Leases must not count it).
 	l.Spec = coordv1.LeaseSpec{}
 	if existing == nil {

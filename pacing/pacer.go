@@ -305,7 +305,11 @@ func (p *Pacer) slotsFor(ctx context.Context, pool, hash string) int {
 		return s.m
 	}
 	m := p.cfg.Limit.Slots(0)
-	if p.cfg.Limit.IsPercent() {
+	if o.hash == hash && o.m > 0 {
+		// The count the order's writer computed, so that the pool agrees on one per content (a
+		// rollout that changes --max-concurrent), but never more than this node's own.
+		m = min(o.m, p.cfg.Limit.Slots(o.n))
+	} else if p.cfg.Limit.IsPercent() {
 		switch {
 		case o.hash == hash:
 			m = p.cfg.Limit.Slots(o.n)

@@ -627,3 +627,49 @@ func TestADeletedSlotIsTakenAgainByItsHolder(t *testing.T) {
 		t.Fatalf("the next node took the recreated slot: %v", f.holders())
 	}
 }
+
+// A holder counts on its slot only while its last renewal is younger than the TTL (less a margin),
+// by its own clock, and never once the watch shows another holder: a drain that outlasted the slot
+// must not go on into the transaction.
+func TestHoldsByTheHoldersOwnClock(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	f, ps := pool(t, "p", 2, "1", clk)
+	ctx := context.Background()
+	if ok, _ := ps[0].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatal("no slot")
+	}
+	if !ps[0].Holds("p", "h1") || ps[0].Holds("p", "h2") || ps[1].Holds("p", "h1") {
+		t.Fatal("Holds: the holder for its hash only")
+	}
+	clk.add(time.Minute - time.Minute/6) // TTL a minute, never renewed (a stalled process)
+	if ps[0].Holds("p", "h1") {
+		t.Fatal("held past its TTL less the margin")
+	}
+	ps[0].renew(ctx)
+	if !ps[0].Holds("p", "h1") {
+		t.Fatal("a renewal did not count")
+	}
+	// Another node takes the slot over (it saw it expire): the old holder's watch shows it.
+	clk.add(2 * time.Minute)
+	if ok, _ := ps[1].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatalf("no takeover: %v", f.holders())
+	}
+	if ps[0].Holds("p", "h1") {
+		t.Fatal("still holds a slot taken over")
+	}
+}
+
+// Agents whose --max-concurrent differ (a DaemonSet rollout that changes it) agree on the count the
+// order's writer computed, each never above its own: with the writer at 1, an agent at 3 takes one
+// slot only.
+func TestTheOrdersSlotCountBindsThePool(t *testing.T) {
+	f, ps, nodes, _ := orderedPool(t, 4, "1")
+	three, _ := ParseLimit("3")
+	ps[3].cfg.Limit = three // node-3 runs with --max-concurrent 3
+	if most := runPool(t, f, ps, nodes, "h1"); most > 1 {
+		t.Fatalf("%d slots held at once under an order written at 1", most)
+	}
+	if ps[3].sized.m != 1 {
+		t.Fatalf("node-3 used %d slots", ps[3].sized.m)
+	}
+}

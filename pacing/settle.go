@@ -132,3 +132,24 @@ func (p *Pacer) renew(ctx context.Context) {
 	p.held = out
 	p.renews++
 }
+
+// Holds says this node still holds a slot of pool for hash by its own clock: the watch shows it
+// as the holder and its last take or renewal is younger than the TTL less a sixth. A holder cut off
+// from the API server (or a stalled process) stops counting on its slot before the other nodes may
+// take it over (they count the TTL from when they saw that renewal, later).
+func (p *Pacer) Holds(pool, hash string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if poolKey(pool) != p.pool {
+		return false
+	}
+	mine := p.mineLocked()
+	if mine == nil || mine.Annotations[api.AnnotationSlotHash] != hash {
+		return false
+	}
+	at := mine.Spec.RenewTime
+	if at == nil {
+		at = mine.Spec.AcquireTime
+	}
+	return at != nil && p.cfg.Now().Sub(at.Time) < p.cfg.TTL-p.cfg.TTL/6
+}
