@@ -65,8 +65,9 @@ type Config struct {
 	RefreshGCPercent int
 }
 
-// SmallPayload is the payload size under which Config.RefreshGCPercent applies.
-const SmallPayload = 1 << 20
+// SmallPayload is the payload size (as received: gzip compresses a machine-config server's payload
+// about threefold) under which Config.RefreshGCPercent applies.
+const SmallPayload = 256 << 10
 
 // Agent is the per-node loop.
 type Agent struct {
@@ -220,15 +221,15 @@ func (a *Agent) releaseNow() {
 	memory.Release()
 }
 
-// relaxGC raises the GC target for the refresh of a small payload (Config.RefreshGCPercent) until
-// releaseNow.
-func (a *Agent) relaxGC(payload int) {
-	if a.cfg.RefreshGCPercent <= 0 || payload >= SmallPayload {
-		return
-	}
+// busy begins a refresh: no release while it runs (a pending one waits for the next releaseSoon),
+// and the GC target raised for a small payload (Config.RefreshGCPercent) until releaseNow.
+func (a *Agent) busy(payload int) {
 	a.releaseMu.Lock()
 	defer a.releaseMu.Unlock()
-	if a.gcBase == 0 {
+	if a.release != nil {
+		a.release.Stop()
+	}
+	if a.cfg.RefreshGCPercent > 0 && payload < SmallPayload && a.gcBase == 0 {
 		a.gcBase = debug.SetGCPercent(a.cfg.RefreshGCPercent)
 	}
 }

@@ -23,7 +23,8 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 		a.drift.setBusy(true)
 		defer a.drift.setBusy(false)
 	}
-	a.relaxGC(len(snap.Config))
+	a.busy(len(snap.Config))
+	defer a.releaseSoon() // idle again after this, whatever the outcome (a wait for a slot included)
 	// A refresh in progress finishes even when the agent is told to stop, within ShutdownGrace.
 	rctx, cancel := graceContext(ctx, a.cfg.ShutdownGrace)
 	defer cancel()
@@ -84,9 +85,6 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 	}
 	a.log.Info("refresh concluded", "hash", snap.Hash, "result", result, "reason", reason, "attempt", out.Attempts,
 		"duration", time.Since(started).Round(time.Millisecond))
-	// Idle from here on, possibly for weeks: give the refresh's garbage back to the node, once the
-	// outcome is reported.
-	a.releaseSoon()
 	return true
 }
 

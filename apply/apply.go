@@ -204,7 +204,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		if err := n.record(req.Desired, hash); err != nil {
 			return res, err
 		}
-		n.Decoded.put("/"+payloadName(req.Desired), len(req.Desired), des)
+		n.Decoded.put("/"+payloadName(req.Desired), des)
 		return res, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -233,7 +233,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions), "drain", p.Drain)
 	out, err := n.transact(ctx, res, ops, meta, req.Desired)
 	if err == nil && out != nil && out.Applied {
-		n.Decoded.put("/"+payloadName(req.Desired), len(req.Desired), des) // the record's payload now
+		n.Decoded.put("/"+payloadName(req.Desired), des) // the record's payload now
 	}
 	return out, err
 }

@@ -46,9 +46,9 @@ func PayloadHash(raw []byte) string { return api.Hash(raw) }
 // Decoded keeps the recorded payload decoded, by its name in the state dir (payloads/<sha256>, so
 // the name says the bytes): a refresh need not decode the node's current payload again (Ignition's
 // translation of an older config version is most of a small refresh's CPU). A Decoded payload is
-// only read, never changed. Only a payload under DecodedMax bytes is kept: the agent idles with it,
-// and a small payload's refresh is the one whose CPU is mostly the decode. The agent keeps one;
-// nil decodes every time.
+// only read, never changed. Only a payload that decodes to under DecodedMax is kept: the agent
+// idles with it, and a small payload's refresh is the one whose CPU is mostly the decode. The
+// agent keeps one; nil decodes every time.
 type Decoded struct {
 	mu   sync.Mutex
 	name string
@@ -67,14 +67,15 @@ func (d *Decoded) get(name string) *diff.Payload {
 	return d.p
 }
 
-// DecodedMax bounds the payloads a Decoded keeps (their size as received).
-const DecodedMax = 1 << 20
+// DecodedMax bounds the payloads a Decoded keeps: what their decode held (diff.Payload.Bytes), so
+// that a compressed payload counts for what it decodes to.
+const DecodedMax = 4 << 20
 
-func (d *Decoded) put(name string, size int, p *diff.Payload) {
+func (d *Decoded) put(name string, p *diff.Payload) {
 	if d == nil || p == nil {
 		return
 	}
-	if size >= DecodedMax {
+	if p.Bytes <= 0 || p.Bytes >= DecodedMax {
 		d.mu.Lock()
 		d.name, d.p = "", nil // never an older payload for a newer name
 		d.mu.Unlock()
@@ -115,7 +116,7 @@ func loadCurrent(root *actions.Root, stateDir string, cache *Decoded) (*Current,
 			return nil, fmt.Errorf("state %s: %w", rec.Payload, err)
 		}
 		if PayloadHash(raw) == filepath.Base(name) { // the name says these bytes
-			cache.put(name, len(raw), p)
+			cache.put(name, p)
 		}
 		return &Current{Payload: p, Hash: rec.Hash, Source: filepath.Join(stateDir, currentFile)}, nil
 	case !errors.Is(err, fs.ErrNotExist):

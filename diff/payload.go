@@ -39,6 +39,9 @@ type Payload struct {
 	// dirtyPaths records file, directory and link entries whose path Ignition rejects as relative or
 	// unclean; the planner refuses them instead of failing the whole decode.
 	dirtyPaths map[string]bool
+	// Bytes is what the decode charged to its budget: the payload as read, its decoded layers and
+	// file contents (a measure of what the decoded payload holds, whatever its compression).
+	Bytes int64
 }
 
 // Form names the encoding a payload was found in, outermost first (e.g. "base64+gzip+ignition").
@@ -56,7 +59,16 @@ func DecodeForm(raw []byte) (*Payload, Form, error) {
 	if err := d.charge(int64(len(raw)), "payload"); err != nil {
 		return nil, "", err
 	}
-	return d.decode(raw, 0)
+	p, form, err := d.decode(raw, 0)
+	d.measure(p)
+	return p, form, err
+}
+
+// measure records on p what the decode charged.
+func (d *decoder) measure(p *Payload) {
+	if p != nil {
+		p.Bytes = d.start - d.budget
+	}
 }
 
 // DecodeAgainst is Decode for a payload that will be diffed against known (the node's current
@@ -76,6 +88,7 @@ func DecodeAgainst(raw []byte, known *Payload) (*Payload, error) {
 		}
 	}
 	p, _, err := d.decode(raw, 0)
+	d.measure(p)
 	return p, err
 }
 
@@ -83,9 +96,10 @@ func DecodeAgainst(raw []byte, known *Payload) (*Payload, error) {
 type decoder struct {
 	known  map[string]types.Resource // contents already validated, by path
 	budget int64                     // bytes this decode may still hold (see MaxPayloadSize)
+	start  int64                     // the budget it began with
 }
 
-func newDecoder() *decoder { return &decoder{budget: MaxPayloadSize} }
+func newDecoder() *decoder { return &decoder{budget: MaxPayloadSize, start: MaxPayloadSize} }
 
 // charge takes n bytes from the decode's budget, failing (before the caller allocates them) when the
 // budget cannot cover them.

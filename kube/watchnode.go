@@ -10,7 +10,8 @@ import (
 )
 
 // WatchNodeAnnotations follows one Node's annotations until ctx ends: push gets them after every
-// change (exists false when the Node does not exist or was deleted). It is a watch without a list:
+// change (exists false when the watch says the Node was deleted; a Node that does not exist, or a
+// watch that broke before its first event, pushes nothing: absence is never inferred). It is a watch without a list:
 // with no resourceVersion the API server begins the watch with the object as it is, so following
 // another node costs no request besides the watch itself, and only the object's metadata travels.
 // A broken watch is opened again after a short backoff.
@@ -53,7 +54,6 @@ func (c *Client) watchNodeOnce(ctx context.Context, name string, push func(map[s
 		return false, err
 	}
 	defer body.Close()
-	seen := false
 	dec := json.NewDecoder(body)
 	for {
 		var ev metadataEvent
@@ -61,17 +61,14 @@ func (c *Client) watchNodeOnce(ctx context.Context, name string, push func(map[s
 			if err == io.EOF {
 				err = nil
 			}
-			if !seen {
-				push(nil, false) // the Node does not exist: the watch began with nothing
-			}
 			return got, err
 		}
 		switch ev.Type {
 		case "ADDED", "MODIFIED":
-			seen, got = true, true
+			got = true
 			push(ev.Object.Metadata.Annotations, true)
 		case "DELETED":
-			seen, got = true, true
+			got = true
 			push(nil, false)
 		}
 	}

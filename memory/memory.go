@@ -87,7 +87,8 @@ func parseSmaps(b []byte, path string) []mapping {
 		// Anonymous counts the private copies of the mapping's pages (copy-on-write after a
 		// write, as relocated RELRO pages are); their content is not the file's. Dirty page-cache
 		// pages (a binary written moments ago) are the file's content, kept by the page cache.
-		if f[0] == "Anonymous:" && f[1] != "0" {
+		// Swap counts private copies swapped out (they show as no Anonymous page then).
+		if (f[0] == "Anonymous:" || f[0] == "Swap:") && f[1] != "0" {
 			clean = false
 		}
 	}

@@ -26,10 +26,13 @@ Anonymous:             0 kB
 Anonymous:             4 kB
 7f0000004000-7f0000005000 r--p 00000000 08:01 123 /bin/agent (deleted)
 Anonymous:             0 kB
+7f0000006000-7f0000007000 r--p 00000000 08:01 123 /bin/agent
+Anonymous:             0 kB
+Swap:                  4 kB
 `
 
 // Only the clean read-only mappings of the executable are dropped: never a writable one, a
-// mapping with a dirty or anonymous page (RELRO after relocation), another file's.
+// mapping with a private copy (RELRO after relocation), resident or swapped out, another file's.
 func TestParseSmapsKeepsOnlyCleanReadOnlyMappings(t *testing.T) {
 	got := parseSmaps([]byte(smaps), "/bin/agent")
 	if len(got) != 1 || got[0].start != 0x400000 || got[0].end != 0x1182000 {

@@ -231,9 +231,6 @@ func (p *Pacer) chooseOrdered(o order, pos, m int, hash string, now time.Time) c
 		if ok && base.Before(o.observed) {
 			base = o.observed
 		}
-		if gone, deleted := p.gone[api.SlotName(p.pool, j)]; deleted && !ok && base.Before(gone) {
-			base = gone
-		}
 		if t := base.Add(time.Duration(2+min(k, maxBehind)) * w); now.Before(t) {
 			at(t)
 			continue
@@ -288,9 +285,6 @@ func (p *Pacer) ownQueue(o order, pos, m int, hash string, now time.Time, k *int
 			base := o.seen
 			if exists && base.Before(s.observed) {
 				base = s.observed
-			}
-			if gone, ok := p.gone[name]; ok && !exists && base.Before(gone.Add(w)) {
-				base = gone.Add(w) // deleted: its holder may be taking it again
 			}
 			if t := base.Add(time.Duration(min(*k, maxBehind)-1) * w); now.Before(t) {
 				at(t)

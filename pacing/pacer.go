@@ -68,10 +68,9 @@ type Pacer struct {
 	stopWatch context.CancelFunc
 
 	mu      sync.Mutex
-	slots   map[string]slot      // the pool's Leases by name
-	gone    map[string]time.Time // slots deleted, and when this node saw it
-	held    *coordv1.Lease       // the slot this node holds, as last written or seen
-	want    wanted               // the refresh waiting for a slot
+	slots   map[string]slot // the pool's Leases by name (a deleted one kept, see forget)
+	held    *coordv1.Lease  // the slot this node holds, as last written or seen
+	want    wanted          // the refresh waiting for a slot
 	sized   sizing
 	timer   *time.Timer // a pending wake, at timerAt
 	timerAt time.Time
@@ -120,7 +119,7 @@ func New(cfg Config) *Pacer {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Pacer{cfg: cfg, slots: map[string]slot{}, gone: map[string]time.Time{}}
+	return &Pacer{cfg: cfg, slots: map[string]slot{}}
 }
 
 // Start runs the renewal until ctx ends; wake asks the agent to decide again (a slot may be free, a
@@ -169,17 +168,20 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 			c = ch.take
 		}
 		later = ch.later
-	} else if try, l := p.tryable(v, now); v.inUse < m && len(try) > 0 {
-		c = &try[0] // one attempt per wake: the preferred slot first, else one that stayed free
 	} else {
-		later = l.Add(p.jitter())
-		if l.IsZero() {
-			later = time.Time{}
+		p.followLocked("") // racing for slots: nobody to follow
+		if try, l := p.tryable(v, now); v.inUse < m && len(try) > 0 {
+			c = &try[0] // one attempt per wake: the preferred slot first, else one that stayed free
+		} else if !l.IsZero() {
+			later = l.Add(p.jitter())
 		}
 	}
 	if c != nil {
 		var l *coordv1.Lease
 		var err error
+		if p.slots[api.SlotName(pool, c.index)].deleted {
+			c.lease = nil // deleted: created again
+		}
 		if c.lease == nil {
 			fresh := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: api.SlotName(pool, c.index), Namespace: p.cfg.Namespace,
 				Labels: map[string]string{api.LabelSlotPool: pool}}}
@@ -228,6 +230,7 @@ func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done boo
 	now := p.cfg.Now()
 	if p.want.pool != pool || p.want.hash != hash {
 		p.want = wanted{pool: pool, hash: hash, since: now, notBefore: now.Add(p.jitter())}
+		p.followLocked("")
 		p.reason, p.lost = "", 0
 		if p.timer != nil {
 			p.timer.Stop()
@@ -236,6 +239,7 @@ func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done boo
 	}
 	if mine := p.mineLocked(); mine != nil {
 		if mine.Annotations[api.AnnotationSlotHash] == hash {
+			p.followLocked("")
 			return true, true
 		}
 		// Held for other content (the release on new content did not go through yet): the slot is
@@ -246,6 +250,7 @@ func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done boo
 		}
 		if l, err := p.write(ctx, claim(mine, p.cfg.Node, hash, p.cfg.TTL, now, p.sized.m, pos)); err == nil {
 			p.held, p.doneAt = l, time.Time{}
+			p.followLocked("")
 			return true, true
 		}
 	}

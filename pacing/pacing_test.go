@@ -2,6 +2,7 @@ package pacing
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +84,8 @@ type fakeLeases struct {
 	watchers []*Pacer
 	pending  []*coordv1.Lease
 	writes   int
+	// failCreates fails that many creates with a server error (a transient API failure).
+	failCreates int
 }
 
 var leaseGR = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
@@ -90,6 +93,11 @@ var leaseGR = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leas
 func (f *fakeLeases) Create(_ context.Context, l *coordv1.Lease) (*coordv1.Lease, error) {
 	f.mu.Lock()
 	f.writes++
+	if f.failCreates > 0 {
+		f.failCreates--
+		f.mu.Unlock()
+		return nil, apierrors.NewInternalError(errors.New("etcdserver: request timed out"))
+	}
 	if _, ok := f.leases[l.Name]; ok {
 		f.mu.Unlock()
 		return nil, apierrors.NewAlreadyExists(leaseGR, l.Name)
@@ -671,5 +679,72 @@ func TestTheOrdersSlotCountBindsThePool(t *testing.T) {
 	}
 	if ps[3].sized.m != 1 {
 		t.Fatalf("node-3 used %d slots", ps[3].sized.m)
+	}
+}
+
+// A deleted slot whose re-creation fails for a while stays its holder's: the next node does not
+// take it while its TTL runs (however many handover windows pass), the holder retries until it is
+// created again.
+func TestADeletedSlotStaysItsHoldersThroughFailedCreates(t *testing.T) {
+	f, ps, _, clk := orderedPool(t, 3, "1")
+	ctx := context.Background()
+	if ok, _ := ps[0].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatal("node-0 is first")
+	}
+	f.mu.Lock()
+	f.failCreates = 2
+	f.mu.Unlock()
+	f.remove(api.SlotName("p", 0))
+	clk.add(3 * ps[1].handover())
+	if ok, _ := ps[1].Acquire(ctx, "p", "h1"); ok {
+		t.Fatal("the next node took a deleted slot before its TTL")
+	}
+	eventually(t, "node-0 holds its slot again", func() bool {
+		h := f.holders()
+		return len(h) == 1 && h[0] == "node-0"
+	})
+	if ok, _ := ps[1].Acquire(ctx, "p", "h1"); ok {
+		t.Fatalf("the next node took the recreated slot: %v", f.holders())
+	}
+}
+
+// A slot deleted while its holder is gone (nobody creates it again) frees once its TTL ran out.
+func TestADeletedSlotOfAGoneHolderFreesAfterItsTTL(t *testing.T) {
+	f, ps, _, clk := orderedPool(t, 3, "1")
+	ctx := context.Background()
+	if ok, _ := ps[0].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatal("node-0 is first")
+	}
+	ps[0].mu.Lock()
+	f.watchers = f.watchers[1:] // node-0's agent is gone: it sees nothing more
+	ps[0].mu.Unlock()
+	f.remove(api.SlotName("p", 0))
+	if ok, _ := ps[1].Acquire(ctx, "p", "h1"); ok {
+		t.Fatal("taken at once")
+	}
+	clk.add(time.Minute + time.Second) // the TTL
+	if ok, _ := ps[1].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatalf("not taken after the TTL: %v", f.holders())
+	}
+}
+
+// A node that stops waiting (its refresh concluded without a slot) stops following the holder's
+// Node: no watch is left open on an idle node.
+func TestFollowEndsWithTheWait(t *testing.T) {
+	_, ps, nodes, _ := orderedPool(t, 3, "1")
+	ctx := context.Background()
+	ps[0].Acquire(ctx, "p", "h1")
+	nodes.set("node-0", Shown{api.StateWorking, "h0", "h1", ""})
+	eventually(t, "node-1 follows node-0", func() bool {
+		ps[1].Acquire(ctx, "p", "h1")
+		ps[1].mu.Lock()
+		defer ps[1].mu.Unlock()
+		return ps[1].followed.name == "node-0"
+	})
+	ps[1].Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1", ""}) // concluded without a slot
+	ps[1].mu.Lock()
+	defer ps[1].mu.Unlock()
+	if ps[1].want.hash != "" || ps[1].followed.stop != nil {
+		t.Fatalf("node-1 stopped waiting (%q) but still follows %q", ps[1].want.hash, ps[1].followed.name)
 	}
 }

@@ -25,6 +25,7 @@ func (p *Pacer) Settle(ctx context.Context, pool, desired string, shown Shown) {
 	if mine == nil {
 		if desired != "" && shown.Desired == desired && shown.State != api.StateWorking && p.want.hash == desired {
 			p.want = wanted{} // concluded without a slot (a no-op, a refusal): stop waiting
+			p.followLocked("")
 		}
 		return
 	}
@@ -54,11 +55,15 @@ func (p *Pacer) Settle(ctx context.Context, pool, desired string, shown Shown) {
 		p.held, p.doneAt = nil, time.Time{}
 		if p.want.hash == heldHash {
 			p.want = wanted{}
+			p.followLocked("")
 		}
 		p.cfg.Log.Info("released the refresh slot", "slot", out.Name, "hash", heldHash, "state", shown.State)
 	case err == nil:
 		p.held = out
 		p.cfg.Log.Info("keeping the refresh slot after a failure: the pool halts when every slot is kept", "slot", out.Name, "hash", heldHash)
+	case apierrors.IsNotFound(err) && l != nil && holder(l) == "":
+		p.freeDeletedLocked(mine.Name) // deleted, and given up: free
+		p.held = nil
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		p.held = nil // re-read from the watch; a wake tries again if it is still ours
 		p.wakeAtLocked(p.cfg.Now().Add(200 * time.Millisecond))

@@ -15,6 +15,10 @@ import (
 type slot struct {
 	lease    *coordv1.Lease
 	observed time.Time
+	// deleted: the Lease was deleted (by hand, a namespace cleanup) when observed. Its last holder
+	// counts as holding it until it expires, as if it had stopped renewing: a deleted slot is taken
+	// (created again) only by its holder, or once its TTL ran out.
+	deleted bool
 }
 
 func holder(l *coordv1.Lease) string {

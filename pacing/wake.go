@@ -97,8 +97,6 @@ func (p *Pacer) tryable(v view, now time.Time) ([]candidate, time.Time) {
 		freeSince := p.want.notBefore
 		if s, seen := p.slots[api.SlotName(p.pool, c.index)]; seen {
 			freeSince = s.observed
-		} else if gone, ok := p.gone[api.SlotName(p.pool, c.index)]; ok && freeSince.Before(gone.Add(p.handover())) {
-			freeSince = gone.Add(p.handover()) // deleted: its holder may be taking it again
 		}
 		if (c.index == preferred && !now.Before(freeSince)) || now.Sub(freeSince) >= p.cfg.Spread {
 			if c.index == preferred {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	coordv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -24,13 +25,15 @@ type followed struct {
 	stop   context.CancelFunc
 }
 
-// done says the followed holder's refresh to hash concluded (or its Node is gone): its slot is
-// free for the next node of the queue.
+// done says the followed holder's refresh to hash concluded, as its Node shows: its slot is free for
+// the next node of the queue.
 func (f followed) done(hash string) bool {
 	if !f.known {
 		return false
 	}
-	return !f.exists || settle(hash, "", f.shown, true) == release
+	// A deleted Node is not done: its agent may still be refreshing (the Node object goes before the
+	// machine). Its slot frees when its holder stops renewing it.
+	return f.exists && settle(hash, "", f.shown, true) == release
 }
 
 // ensurePool watches pool's Leases (and only them), switching from another pool's.
@@ -43,7 +46,6 @@ func (p *Pacer) ensurePool(pool string) {
 	}
 	p.mu.Lock()
 	p.slots, p.held, p.want, p.sized = map[string]slot{}, nil, wanted{}, sizing{}
-	p.gone = map[string]time.Time{}
 	p.order, p.orderLease, p.unordered = order{}, nil, ""
 	p.followLocked("")
 	p.pool, p.watching = pool, true
@@ -100,7 +102,6 @@ func (p *Pacer) observeLocked(l *coordv1.Lease) {
 		return // our own write's answer came before the watch caught up
 	}
 	p.slots[l.Name] = slot{lease: l, observed: p.cfg.Now()}
-	delete(p.gone, l.Name)
 	if p.held != nil && p.held.Name == l.Name {
 		switch h := holder(l); {
 		case h == p.cfg.Node:
@@ -131,37 +132,73 @@ func (p *Pacer) forget(obj any) {
 		p.orderLease = nil
 		return
 	}
-	delete(p.slots, l.Name)
-	p.gone[l.Name] = p.cfg.Now()
-	if p.held != nil && p.held.Name == l.Name {
-		held := p.held
-		p.held = nil
+	last := l
+	if s, ok := p.slots[l.Name]; ok && !older(s.lease.ResourceVersion, l.ResourceVersion) {
+		last = s.lease
+	}
+	p.slots[l.Name] = slot{lease: last, observed: p.cfg.Now(), deleted: true}
+	if holder(last) == p.cfg.Node && p.held != nil && p.held.Name == l.Name {
 		if p.doneAt.IsZero() && p.ctx != nil {
-			// Deleted under a refresh in progress (by hand, or a namespace cleanup): this node
-			// still refreshes in it, so it takes it again at once; the waiting nodes give a
-			// deleted slot a handover window before they take it.
-			go p.recreate(held)
+			// Deleted under a refresh in progress: this node still refreshes in it, so it creates
+			// it again (the others wait for it to expire meanwhile).
+			go p.recreate(l.Name)
+		} else {
+			p.freeDeletedLocked(l.Name) // Done: nobody needs it kept
 		}
 	}
 	p.maybeWakeLocked()
 }
 
-// recreate creates again the slot l this node held when it was deleted.
-func (p *Pacer) recreate(l *coordv1.Lease) {
-	again := l.DeepCopy()
-	again.ObjectMeta = metav1.ObjectMeta{Name: l.Name, Namespace: l.Namespace, Labels: l.Labels, Annotations: l.Annotations}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.held != nil || p.slots[l.Name].lease != nil {
-		return // taken again meanwhile, by this node or another
-	}
-	out, err := p.create(p.ctx, again)
-	if err != nil {
-		p.cfg.Log.Warn("the refresh slot this node holds was deleted, and creating it again failed", "slot", l.Name, "err", err)
+// freeDeletedLocked says a deleted slot this node held is free (it gave it up).
+func (p *Pacer) freeDeletedLocked(name string) {
+	s, ok := p.slots[name]
+	if !ok || !s.deleted {
 		return
 	}
-	p.held = out
-	p.cfg.Log.Warn("the refresh slot this node holds was deleted: created it again", "slot", l.Name)
+	l := s.lease.DeepCopy()
+	l.Spec.HolderIdentity = nil
+	p.slots[name] = slot{lease: l, observed: s.observed, deleted: true}
+	if p.held != nil && p.held.Name == name {
+		p.held = nil
+	}
+}
+
+// recreate creates again the deleted slot name that this node holds, retrying until it exists
+// again (created by this node or another), this node no longer holds it, or the pacer stops.
+func (p *Pacer) recreate(name string) {
+	backoff := 200 * time.Millisecond
+	for {
+		p.mu.Lock()
+		s, ok := p.slots[name]
+		if !ok || !s.deleted || holder(s.lease) != p.cfg.Node || p.ctx.Err() != nil {
+			p.mu.Unlock()
+			return
+		}
+		again := s.lease.DeepCopy()
+		again.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: s.lease.Namespace, Labels: s.lease.Labels, Annotations: s.lease.Annotations}
+		now := metav1.NewMicroTime(p.cfg.Now())
+		again.Spec.RenewTime = &now
+		out, err := p.create(p.ctx, again)
+		switch {
+		case err == nil:
+			p.held = out
+			p.cfg.Log.Warn("the refresh slot this node holds was deleted: created it again", "slot", name)
+			p.wakeAtLocked(p.cfg.Now())
+			p.mu.Unlock()
+			return
+		case apierrors.IsAlreadyExists(err):
+			p.mu.Unlock()
+			return // created meanwhile: the watch shows by whom
+		}
+		p.cfg.Log.Warn("the refresh slot this node holds was deleted, and creating it again failed; retrying", "slot", name, "err", err)
+		p.mu.Unlock()
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
 }
 
 // mineLocked is the slot this node holds: the one it wrote, or one the watch shows it holding
