@@ -748,3 +748,26 @@ func TestFollowEndsWithTheWait(t *testing.T) {
 		t.Fatalf("node-1 stopped waiting (%q) but still follows %q", ps[1].want.hash, ps[1].followed.name)
 	}
 }
+
+// A node restarted after a failure (its Node still shows Degraded for the content) tries again: the
+// Degraded it shows from before is not a conclusion that ends its wait (which started its spread
+// delay over on every decision, for ever).
+func TestARestartedDegradedNodeTriesAgain(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	f, ps := pool(t, "p", 1, "1", clk)
+	p := ps[0]
+	p.cfg.Spread = time.Second
+	ctx := context.Background()
+	degraded := Shown{api.StateDegraded, "h0", "h1", "reload failed (attempt 2 of 3; retrying)"}
+	for i := 0; i < 3; i++ {
+		p.Settle(ctx, "p", "h1", degraded) // every decision settles first
+		if ok, _ := p.Acquire(ctx, "p", "h1"); ok {
+			if i == 0 {
+				t.Fatal("no spread delay")
+			}
+			return
+		}
+		clk.add(time.Second)
+	}
+	t.Fatalf("never took the free slot: %v", f.holders())
+}

@@ -23,7 +23,10 @@ func (p *Pacer) Settle(ctx context.Context, pool, desired string, shown Shown) {
 	defer p.mu.Unlock()
 	mine := p.mineLocked()
 	if mine == nil {
-		if desired != "" && shown.Desired == desired && shown.State != api.StateWorking && p.want.hash == desired {
+		// Concluded without a slot (a no-op's Done, a refusal): stop waiting. Not a Degraded: the
+		// Node may show it from before a restart, while this node is about to try again.
+		if desired != "" && shown.Desired == desired && (shown.State == api.StateDone || shown.State == api.StateUnreconcilable) &&
+			p.want.hash == desired {
 			p.want = wanted{} // concluded without a slot (a no-op, a refusal): stop waiting
 			p.followLocked("")
 		}
