@@ -224,7 +224,7 @@ func (p *Pacer) chooseOrdered(o order, pos, m int, hash string, now time.Time) c
 			continue
 		}
 		o, ok := p.slots[api.SlotName(p.pool, j)]
-		if ok && holder(o.lease) != "" && !o.expired(now) {
+		if ok && holder(o.lease) != "" && !o.expired(now, hash) {
 			continue
 		}
 		base := p.want.since
@@ -258,7 +258,7 @@ func (p *Pacer) ownQueue(o order, pos, m int, hash string, now time.Time, k *int
 	mine := pos % m
 	name := api.SlotName(p.pool, mine)
 	s, exists := p.slots[name]
-	free := !exists || holder(s.lease) == "" || s.expired(now)
+	free := !exists || holder(s.lease) == "" || s.expired(now, hash)
 	if q, ok := turnOf(s.lease, hash); ok {
 		*k = max(1, (pos-q)/m)
 		if free {

@@ -154,7 +154,7 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.cfg.Now()
-	v := inspect(p.slots, pool, p.cfg.Node, m, now)
+	v := inspect(p.slots, pool, p.cfg.Node, hash, m, now)
 	pos := -1
 	if p.order.hash == hash {
 		pos = p.order.position(p.cfg.Node)
@@ -213,7 +213,7 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 	if t := p.nextExpiryLocked(now); !t.IsZero() {
 		p.wakeAtLocked(t) // a holder that stops renewing frees its slot then: no event says so
 	}
-	v = inspect(p.slots, pool, p.cfg.Node, m, now)
+	v = inspect(p.slots, pool, p.cfg.Node, hash, m, now)
 	halted := v.failed >= m
 	if p.reason == "" || halted != p.halted {
 		p.reason = waitingReason(v, m)
@@ -357,7 +357,7 @@ func (p *Pacer) slotsCopy() map[string]slot {
 func (p *Pacer) Status() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	v := inspect(p.slots, p.pool, p.cfg.Node, p.sized.m, p.cfg.Now())
+	v := inspect(p.slots, p.pool, p.cfg.Node, p.want.hash, p.sized.m, p.cfg.Now())
 	return fmt.Sprintf("%d/%d in use, %d failed, mine %v", v.inUse, p.sized.m, v.failed, v.mine != nil)
 }
 

@@ -771,3 +771,37 @@ func TestARestartedDegradedNodeTriesAgain(t *testing.T) {
 	}
 	t.Fatalf("never took the free slot: %v", f.holders())
 }
+
+// A failed canary whose agent then dies keeps the pool halted for that content (its failure stands:
+// no takeover by TTL walks the bad payload through the pool); new content frees its slot once the
+// TTL ran out.
+func TestAFailedHoldersSlotDoesNotExpireForItsContent(t *testing.T) {
+	f, ps, _, clk := orderedPool(t, 3, "1")
+	ctx := context.Background()
+	if ok, _ := ps[0].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatal("node-0 is first")
+	}
+	ps[0].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1", "reload failed"})
+	f.watchers = f.watchers[1:] // node-0's agent dies: it renews nothing more
+	clk.add(10 * time.Minute)
+	ok, waiting := ps[1].Acquire(ctx, "p", "h1")
+	if ok || !strings.Contains(waiting, "halted: 1 nodes failed") {
+		t.Fatalf("a dead failed holder's slot was taken for the same content: %v %q (%v)", ok, waiting, f.holders())
+	}
+	// The fix: new content. Its slot frees by the TTL (nobody is left to release it).
+	for _, p := range ps[1:] {
+		p.Acquire(ctx, "p", "h2")
+	}
+	taken := false
+	for round := 0; round < 3 && !taken; round++ {
+		clk.add(ps[1].handover()) // node-0, first in the order, does not come
+		for _, p := range ps[1:] {
+			if ok, _ := p.Acquire(ctx, "p", "h2"); ok {
+				taken = true
+			}
+		}
+	}
+	if !taken {
+		t.Fatalf("new content did not get the dead failed holder's slot: %v", f.holders())
+	}
+}

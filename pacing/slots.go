@@ -36,8 +36,13 @@ func ttlOf(l *coordv1.Lease) time.Duration {
 }
 
 // expired says the holder has not renewed for the Lease's duration since this agent last saw it
-// change.
-func (s slot) expired(now time.Time) bool {
+// change. A slot whose holder failed refreshing to hash (marked failed) never expires for hash:
+// the failure stands, and the pool stays halted, until new content, even when the failed node is
+// gone (else a bad payload would walk through the pool one node per TTL).
+func (s slot) expired(now time.Time, hash string) bool {
+	if hash != "" && s.lease.Annotations[api.AnnotationSlotFailed] == "true" && s.lease.Annotations[api.AnnotationSlotHash] == hash {
+		return false
+	}
 	return holder(s.lease) != "" && now.Sub(s.observed) > ttlOf(s.lease)
 }
 
@@ -57,15 +62,15 @@ type candidate struct {
 	handover bool           // held by a node whose refresh is Done: taken without its release
 }
 
-// inspect reads the pool's slots for node me with m slots.
-func inspect(slots map[string]slot, pool, me string, m int, now time.Time) view {
+// inspect reads the pool's slots for node me with m slots, for content hash.
+func inspect(slots map[string]slot, pool, me, hash string, m int, now time.Time) view {
 	var v view
 	for _, s := range slots {
 		h := holder(s.lease)
 		if h == me {
 			v.mine = s.lease
 		}
-		if h == "" || s.expired(now) {
+		if h == "" || s.expired(now, hash) {
 			continue
 		}
 		v.inUse++
@@ -78,7 +83,7 @@ func inspect(slots map[string]slot, pool, me string, m int, now time.Time) view 
 		switch {
 		case !ok:
 			v.free = append(v.free, candidate{index: i})
-		case holder(s.lease) == "" || s.expired(now):
+		case holder(s.lease) == "" || s.expired(now, hash):
 			v.free = append(v.free, candidate{index: i, lease: s.lease})
 		}
 	}

@@ -23,7 +23,7 @@ func (p *Pacer) maybeWakeLocked() {
 		}
 		return
 	}
-	v := inspect(p.slots, p.pool, p.cfg.Node, p.sized.m, now)
+	v := inspect(p.slots, p.pool, p.cfg.Node, p.want.hash, p.sized.m, now)
 	pos := -1
 	if p.order.hash == p.want.hash {
 		pos = p.order.position(p.cfg.Node)
@@ -58,7 +58,7 @@ func (p *Pacer) nextExpiryLocked(now time.Time) time.Time {
 	var next time.Time
 	for _, s := range p.slots {
 		h := holder(s.lease)
-		if h == "" || h == p.cfg.Node || s.expired(now) {
+		if h == "" || h == p.cfg.Node || s.expired(now, p.want.hash) {
 			continue
 		}
 		if t := s.observed.Add(ttlOf(s.lease) + 100*time.Millisecond); next.IsZero() || t.Before(next) {
@@ -78,7 +78,7 @@ func (p *Pacer) tryable(v view, now time.Time) ([]candidate, time.Time) {
 	var open []int // slot indexes no failed node keeps
 	for i := 0; i < m; i++ {
 		s, ok := p.slots[api.SlotName(p.pool, i)]
-		if ok && holder(s.lease) != "" && !s.expired(now) && s.lease.Annotations[api.AnnotationSlotFailed] == "true" {
+		if ok && holder(s.lease) != "" && !s.expired(now, p.want.hash) && s.lease.Annotations[api.AnnotationSlotFailed] == "true" {
 			continue
 		}
 		open = append(open, i)
