@@ -231,7 +231,11 @@ func (p *Pacer) chooseOrdered(o order, pos, m int, hash string, now time.Time) c
 		if ok && base.Before(o.observed) {
 			base = o.observed
 		}
-		if t := base.Add(time.Duration(2+min(k, maxBehind)) * w); now.Before(t) {
+		wait := time.Duration(2+min(k, maxBehind)) * w
+		if pos < 0 {
+			wait = w // not in the order (it joined later): one handover window
+		}
+		if t := base.Add(wait); now.Before(t) {
 			at(t)
 			continue
 		}

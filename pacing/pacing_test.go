@@ -575,7 +575,7 @@ func TestNodeOutsideTheOrderGetsASlotLater(t *testing.T) {
 	if ok, waiting := late.Acquire(context.Background(), "p", "h1"); ok || waiting == "" {
 		t.Fatalf("the late node took a slot at once (%v) or said nothing (%q)", ok, waiting)
 	}
-	clk.add(3 * late.handover())
+	clk.add(late.handover())
 	if ok, _ := late.Acquire(context.Background(), "p", "h1"); !ok {
 		t.Fatalf("the late node got no slot: %v", f.holders())
 	}
