@@ -391,6 +391,15 @@ func (a *Agent) refreshProceed(snap Snapshot) func(context.Context) error {
 	}
 }
 
+// refreshAbort is apply's Abort hook when paced: a drain stops as soon as the watch shows the slot
+// taken over (Proceed then says so).
+func (a *Agent) refreshAbort() func() <-chan struct{} {
+	if a.cfg.Pacer == nil {
+		return nil
+	}
+	return a.cfg.Pacer.Lost
+}
+
 // errWaitingForSlot stops a paced refresh before it writes anything.
 var errWaitingForSlot = errors.New("waiting for a refresh slot")
 

@@ -29,7 +29,8 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 	rctx, cancel := graceContext(ctx, a.cfg.ShutdownGrace)
 	defer cancel()
 	res, err := apply.Run(rctx, a.cfg.Node, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
-		Delegated: delegated(node), Start: a.refreshStart(snap, d), Proceed: a.refreshProceed(snap)})
+		Delegated: delegated(node), Start: a.refreshStart(snap, d), Proceed: a.refreshProceed(snap),
+		Abort: a.refreshAbort()})
 	if errors.Is(err, errWaitingForSlot) {
 		return false // no pacing slot: nothing written; the pacer wakes the loop
 	}

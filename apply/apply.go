@@ -68,6 +68,10 @@ type Request struct {
 	// there that it still holds its pacing slot: a drain can outlast it (a stalled process, a node cut
 	// off from the API server) and another node may have taken the slot over meanwhile.
 	Proceed func(ctx context.Context) error
+	// Abort, when set, is asked once Start succeeded for a channel that closes when the refresh must
+	// not go on (the agent: its pacing slot was taken over). It stops a drain in progress; Proceed
+	// then says why, and nothing is written.
+	Abort func() <-chan struct{}
 	// DryRun plans against the node (owners, paths, symlinks, the daemon's record) and stops before
 	// any effect: no recovery, no write, no action, no record (apply --dry-run).
 	DryRun bool
@@ -219,7 +223,25 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	}
 	meta := actions.Meta{Hash: hash, PayloadFile: payloadName(req.Desired), Actions: p.Actions}
 	if p.Drain && n.Drainer != nil {
-		if err := n.drain(ctx); err != nil {
+		dctx, stop := context.WithCancel(ctx)
+		if req.Abort != nil {
+			abort := req.Abort()
+			go func() {
+				select {
+				case <-abort:
+					stop()
+				case <-dctx.Done():
+				}
+			}()
+		}
+		err := n.drain(ctx, dctx)
+		stop()
+		if err != nil {
+			if req.Proceed != nil {
+				if perr := req.Proceed(ctx); perr != nil {
+					return nil, perr // stopped on purpose: nothing was written, the node is uncordoned
+				}
+			}
 			res.Outcome, res.Reason = OutcomeFailed, err.Error()
 			return res, nil // nothing was written; the node is uncordoned again
 		}

@@ -26,7 +26,9 @@ type Drainer interface {
 
 // drain drains the node; when that fails it uncordons again before returning, so a refused or failed
 // drain never leaves the node unschedulable.
-func (n Node) drain(ctx context.Context) error {
+// The evictions run under dctx (cancelled when the refresh must not go on: its pacing slot was
+// lost), the rest under ctx.
+func (n Node) drain(ctx, dctx context.Context) error {
 	n.logger().Info("draining the node before the refresh")
 	if err := actions.EnsureStateDir(n.StateDir); err != nil {
 		return fmt.Errorf("drain: state: %w", err)
@@ -34,7 +36,7 @@ func (n Node) drain(ctx context.Context) error {
 	if err := actions.WriteFileAtomic(n.StateDir, cordonMarker, nil, 0o600); err != nil {
 		return fmt.Errorf("drain: state: %w", err)
 	}
-	if err := n.Drainer.Drain(ctx); err != nil {
+	if err := n.Drainer.Drain(dctx); err != nil {
 		uerr := n.uncordonNow(ctx)
 		if uerr != nil {
 			return fmt.Errorf("drain: %w; uncordon: %v", err, uerr)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,10 +22,15 @@ type fakeDrainer struct {
 	n        *node
 	log      *[]string
 	drainErr error
+	blocks   bool // the drain waits until its context ends (a pod that will not go)
 }
 
-func (d *fakeDrainer) Drain(context.Context) error {
+func (d *fakeDrainer) Drain(ctx context.Context) error {
 	*d.log = append(*d.log, "drain with "+onDisk(d.n, registries))
+	if d.blocks {
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	return d.drainErr
 }
 
@@ -131,4 +137,29 @@ func TestACordonLeftByACrashIsUndoneByTheNextRun(t *testing.T) {
 	*log = nil
 	n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
 	assert.Empty(t, *log)
+}
+
+// A drain stopped by Abort (the agent's pacing slot was taken over) ends the refresh with Proceed's
+// error: nothing written, the node uncordoned, not a failure.
+func TestAbortedDrainStopsWithNothingWritten(t *testing.T) {
+	n, log, d := drainNode(t)
+	d.blocks = true
+	lost := errors.New("slot lost")
+	abort := make(chan struct{})
+	proceed := func(context.Context) error {
+		select {
+		case <-abort:
+			return lost
+		default:
+			return nil
+		}
+	}
+	time.AfterFunc(50*time.Millisecond, func() { close(abort) })
+	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: v1().File(registries, []byte(regRemoved), 0o644).JSON(),
+		Hash: "r2", Proceed: proceed, Abort: func() <-chan struct{} { return abort }})
+	require.ErrorIs(t, err, lost)
+	assert.Nil(t, res)
+	assert.Equal(t, []string{"drain with " + regV1, "uncordon with " + regV1}, *log)
+	assert.Equal(t, regV1, n.read(t, registries))
+	assert.Equal(t, "r1", apply.CurrentHash(n.StateDir))
 }

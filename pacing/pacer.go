@@ -95,6 +95,9 @@ type Pacer struct {
 	followed followed
 	// doneAt is when the held slot's refresh was first seen Done: the handover window runs from it.
 	doneAt time.Time
+	// lostSlot closes when the watch shows the slot this node took given to another node, or freed
+	// by someone else (Lost).
+	lostSlot chan struct{}
 }
 
 type wanted struct {
@@ -191,6 +194,7 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 		}
 		if err == nil {
 			p.held, p.doneAt = l, time.Time{}
+			p.lostSlot = make(chan struct{})
 			p.followLocked("")
 			inUse := v.inUse
 			if !c.handover {
@@ -250,6 +254,7 @@ func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done boo
 		}
 		if l, err := p.write(ctx, claim(mine, p.cfg.Node, hash, p.cfg.TTL, now, p.sized.m, pos)); err == nil {
 			p.held, p.doneAt = l, time.Time{}
+			p.lostSlot = make(chan struct{})
 			p.followLocked("")
 			return true, true
 		}

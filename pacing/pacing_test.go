@@ -805,3 +805,31 @@ func TestAFailedHoldersSlotDoesNotExpireForItsContent(t *testing.T) {
 		t.Fatalf("new content did not get the dead failed holder's slot: %v", f.holders())
 	}
 }
+
+// Lost closes when the watch shows the held slot given to another node or freed by someone else (a
+// drain in progress stops then); not while the holder keeps it.
+func TestLostClosesWhenTheSlotIsTakenFromTheHolder(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	f, ps := pool(t, "p", 2, "1", clk)
+	ctx := context.Background()
+	if ok, _ := ps[0].Acquire(ctx, "p", "h1"); !ok {
+		t.Fatal("no slot")
+	}
+	lost := ps[0].Lost()
+	ps[0].renew(ctx)
+	select {
+	case <-lost:
+		t.Fatal("closed while held")
+	default:
+	}
+	// An admin clears the holder.
+	f.mu.Lock()
+	l := f.leases[api.SlotName("p", 0)].DeepCopy()
+	l.Spec.HolderIdentity = nil
+	f.store(l) // unlocks
+	select {
+	case <-lost:
+	case <-time.After(time.Second):
+		t.Fatal("not closed when the slot was freed by someone else")
+	}
+}

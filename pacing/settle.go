@@ -161,3 +161,21 @@ func (p *Pacer) Holds(pool, hash string) bool {
 	}
 	return at != nil && p.cfg.Now().Sub(at.Time) < p.cfg.TTL-p.cfg.TTL/6
 }
+
+// Lost is a channel that closes when the slot this node holds is given to another node, or freed by
+// someone else, before this node gives it back: a refresh in progress (a drain) must stop then.
+func (p *Pacer) Lost() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lostSlot == nil {
+		p.lostSlot = make(chan struct{})
+	}
+	return p.lostSlot
+}
+
+func (p *Pacer) slotLostLocked() {
+	if p.lostSlot != nil {
+		close(p.lostSlot)
+		p.lostSlot = nil
+	}
+}

@@ -107,12 +107,16 @@ func (p *Pacer) observeLocked(l *coordv1.Lease) {
 		case h == p.cfg.Node:
 			p.held = l
 		case h == "":
+			if p.doneAt.IsZero() {
+				p.slotLostLocked() // freed, not by this node (its release clears held first)
+			}
 			p.held, p.doneAt = nil, time.Time{}
 		case !p.doneAt.IsZero():
 			p.cfg.Log.Info("handed the refresh slot over", "slot", l.Name, "to", h)
 			p.held, p.doneAt = nil, time.Time{}
 		default:
 			p.cfg.Log.Warn("pacing slot taken over by another node", "slot", l.Name, "holder", holder(l))
+			p.slotLostLocked()
 			p.held = nil
 		}
 	}
