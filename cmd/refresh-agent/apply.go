@@ -87,7 +87,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	current := fs.String("current", "", "override the recorded current payload")
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	hash := fs.String("hash", "", "the desired payload's hash (default: its sha256)")
-	output := fs.String("output", "text", "text or json")
+	output := fs.StringP("output", "o", "text", "text or json")
 	dryRun := fs.Bool("dry-run", false, "plan against the node (owners, paths, symlinks) and stop before any effect")
 	drained := fs.Bool("drained", false, "the node is cordoned and drained already: apply a plan that needs a drain (apply has no API client to drain with)")
 	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)

@@ -17,7 +17,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	desired := fs.String("desired", "", "the desired payload")
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	policy := fs.String("policy", "", "node-local policy file (YAML or JSON); default: built-in")
-	output := fs.String("output", "text", "text or json")
+	output := fs.StringP("output", "o", "text", "text or json")
 	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
