@@ -45,14 +45,36 @@ func CheckEmbedded(p *Payload) string {
 	return ""
 }
 
-func checkEmbeddedFile(p *Payload, f types.File) string {
-	data, err := FileContents(f)
-	if err != nil {
-		return "cannot read it: " + err.Error()
+// embeddedMC is a metadata file's MachineConfig as the decode parsed it from source.
+type embeddedMC struct {
+	source string
+	mc     *machineConfig
+}
+
+// source identifies a file's contents as given: its source and compression.
+func source(f types.File) string {
+	src, comp := "", ""
+	if f.Contents.Source != nil {
+		src = *f.Contents.Source
 	}
-	mc, err := parseMachineConfig(data)
-	if err != nil {
-		return "cannot read it: " + err.Error()
+	if f.Contents.Compression != nil {
+		comp = *f.Contents.Compression
+	}
+	return comp + "\x00" + src
+}
+
+func checkEmbeddedFile(p *Payload, f types.File) string {
+	var mc *machineConfig
+	if e, ok := p.embedded[f.Path]; ok && e.source == source(f) {
+		mc = e.mc // parsed by the decode, from these very contents
+	} else {
+		data, err := FileContents(f)
+		if err != nil {
+			return "cannot read it: " + err.Error()
+		}
+		if mc, err = parseMachineConfig(data); err != nil {
+			return "cannot read it: " + err.Error()
+		}
 	}
 	raw := bytes.TrimSpace(mc.Spec.Config)
 	if len(raw) == 0 || string(raw) == "null" {

@@ -203,6 +203,11 @@ func (d *decoder) decodeIgnition(js []byte, version *string) (*Payload, error) {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
 		p.Machine = append(p.Machine, mc.view(f.Path))
+		if p.embedded == nil {
+			p.embedded = map[string]embeddedMC{}
+		}
+		// CheckEmbedded reads it again otherwise (the largest file by far).
+		p.embedded[f.Path] = embeddedMC{source: source(f), mc: mc}
 	}
 	return p, nil
 }

@@ -39,6 +39,8 @@ type Payload struct {
 	// dirtyPaths records file, directory and link entries whose path Ignition rejects as relative or
 	// unclean; the planner refuses them instead of failing the whole decode.
 	dirtyPaths map[string]bool
+	// embedded are the MachineConfigs of the metadata files, as the decode parsed them, by path.
+	embedded map[string]embeddedMC
 	// Bytes is what the decode charged to its budget: the payload as read, its decoded layers and
 	// file contents (a measure of what the decoded payload holds, whatever its compression).
 	Bytes int64
