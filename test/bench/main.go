@@ -284,7 +284,7 @@ func measureAgent(bin string, idle time.Duration, changes, outages int, outage t
 	_ = cmd.Wait()
 
 	// Peak RSS applying a 10 MiB payload, through the volume source (a ConfigMap holds 1 MiB).
-	big := fixture.Generated(500, 10<<20, 7)
+	big := fixture.Generated(500, 5<<20, 7) // ~13 MiB: the content MachineConfig embeds the whole config again
 	big.Passwd = base.Passwd
 	payloadMiB := float64(len(big.JSON())) / (1 << 20)
 	vcmd := exec.Command(bin, "run", "--node-name", node, "--root", root, "--source", "volume", "--watch-dir", volume,
