@@ -20,12 +20,6 @@ type metadataList struct {
 	} `json:"items"`
 }
 
-// CountNodes counts the nodes matching a label selector (see NodeNames).
-func (c *Client) CountNodes(ctx context.Context, selector string) (int, error) {
-	names, err := c.NodeNames(ctx, selector)
-	return len(names), err
-}
-
 // NodeNames lists the names of the nodes matching a label selector: a list of object metadata only
 // (no specs, no status), one request for a pool of up to 500 nodes, the next pages beyond.
 func (c *Client) NodeNames(ctx context.Context, selector string) ([]string, error) {

@@ -47,10 +47,8 @@ func parseOrder(l *coordv1.Lease, now time.Time) (order, bool) {
 		return order{}, false
 	}
 	o := order{hash: h, pos: map[string]int{}, seen: now}
-	if v, hh, ok := strings.Cut(l.Annotations[api.AnnotationSlotCount], "/"); ok && hh == h {
-		if m, err := strconv.Atoi(v); err == nil && m > 0 && m <= maxSlots {
-			o.m = m
-		}
+	if m := slotCount(l, h); m <= maxSlots {
+		o.m = m
 	}
 	for _, name := range strings.Split(list, ",") {
 		if _, dup := o.pos[name]; name == "" || dup {
@@ -139,11 +137,7 @@ func (p *Pacer) ensureOrder(ctx context.Context, pool, hash string) bool {
 	existing := p.orderLease
 	p.mu.Unlock()
 
-	selector := api.LabelNodePool + "=" + pool
-	if pool == "default" {
-		selector = "!" + api.LabelNodePool
-	}
-	names, err := p.cfg.Nodes.NodeNames(ctx, selector)
+	names, err := p.cfg.Nodes.NodeNames(ctx, poolSelector(pool))
 	if err == nil && len(names) == 0 {
 		names = []string{p.cfg.Node}
 	}

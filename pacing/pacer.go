@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -320,20 +319,19 @@ func (p *Pacer) slotsFor(ctx context.Context, pool, hash string) int {
 		// rollout that changes --max-concurrent), but never more than this node's own.
 		m = min(o.m, p.cfg.Limit.Slots(o.n))
 	} else if p.cfg.Limit.IsPercent() {
+		p.mu.Lock()
+		counted := countedFor(p.slots, hash)
+		p.mu.Unlock()
 		switch {
 		case o.hash == hash:
 			m = p.cfg.Limit.Slots(o.n)
-		case countedFor(p.slotsCopy(), hash) > 0:
-			m = countedFor(p.slotsCopy(), hash)
+		case counted > 0:
+			m = counted
 		default:
-			selector := api.LabelNodePool + "=" + pool
-			if pool == "default" {
-				selector = "!" + api.LabelNodePool
-			}
 			var names []string
 			err := errors.New("no node lister")
 			if p.cfg.Nodes != nil {
-				names, err = p.cfg.Nodes.NodeNames(ctx, selector)
+				names, err = p.cfg.Nodes.NodeNames(ctx, poolSelector(pool))
 			}
 			switch {
 			case err != nil && s.pool == pool && s.m > 0:
@@ -352,12 +350,6 @@ func (p *Pacer) slotsFor(ctx context.Context, pool, hash string) int {
 	return m
 }
 
-func (p *Pacer) slotsCopy() map[string]slot {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return maps.Clone(p.slots)
-}
-
 // Status describes the pool's slots for logs and tests.
 func (p *Pacer) Status() string {
 	p.mu.Lock()
@@ -369,13 +361,30 @@ func (p *Pacer) Status() string {
 // countedFor is the slot count a node that took a slot for hash wrote on it (0: none did yet).
 func countedFor(slots map[string]slot, hash string) int {
 	for _, s := range slots {
-		v, h, ok := strings.Cut(s.lease.Annotations[api.AnnotationSlotCount], "/")
-		if !ok || h != hash {
-			continue
-		}
-		if m, err := strconv.Atoi(v); err == nil && m > 0 {
+		if m := slotCount(s.lease, hash); m > 0 {
 			return m
 		}
 	}
 	return 0
+}
+
+// slotCount reads a Lease's AnnotationSlotCount for hash (0: none, another hash's, or unreadable).
+func slotCount(l *coordv1.Lease, hash string) int {
+	v, h, ok := strings.Cut(l.Annotations[api.AnnotationSlotCount], "/")
+	if !ok || h != hash {
+		return 0
+	}
+	m, err := strconv.Atoi(v)
+	if err != nil || m <= 0 {
+		return 0
+	}
+	return m
+}
+
+// poolSelector selects pool's Nodes: nodes without a NodePool label make the pool "default".
+func poolSelector(pool string) string {
+	if pool == "default" {
+		return "!" + api.LabelNodePool
+	}
+	return api.LabelNodePool + "=" + pool
 }
