@@ -19,7 +19,7 @@ var (
 )
 
 // HyperShift's annotations, as its NodePool controller and in-place upgrader write them (see the
-// README's contract section for where each is defined).
+// contract table in docs/controller.md for where each is defined).
 const (
 	// On MachineDeployments and MachineSets: the owning NodePool as "namespace/name".
 	AnnotationNodePool = "hypershift.openshift.io/nodePool"
