@@ -100,6 +100,10 @@ func (p *Policy) Extra(rules []Rule) ([]Rule, []string) {
 			ignore("path is under denied prefix " + d)
 			continue
 		}
+		if l, ok := NodeOnlyUnder(r.Path); ok {
+			ignore(nodeOnlyReason(l))
+			continue
+		}
 		if len(r.Pods) > 0 {
 			ignore("pods are named by the node policy only")
 			continue
@@ -117,6 +121,11 @@ func (p *Policy) Extra(rules []Rule) ([]Rule, []string) {
 		out = append(out, r)
 	}
 	return out, warnings
+}
+
+// nodeOnlyReason says why the ConfigMap cannot reach a node-policy-only location.
+func nodeOnlyReason(l Location) string {
+	return "under " + strings.TrimSuffix(l.Prefix, "*") + ", which only the node policy's own rules may name (" + l.Why + ")"
 }
 
 func servicesSuffix(s []string) string {

@@ -239,6 +239,9 @@ func (p *Policy) parseCeiling(in []CeilingRule) ([]CeilingRule, error) {
 		if d, ok := deniedUnder(c.Prefix, true); ok {
 			return nil, fmt.Errorf("%s: prefix %s is under denied prefix %s", name, c.Prefix, d)
 		}
+		if l, ok := NodeOnlyUnder(c.Prefix); ok {
+			return nil, fmt.Errorf("%s: prefix %s is %s", name, c.Prefix, nodeOnlyReason(l))
+		}
 		// /etc/foo and /etc/foo/ overlap exactly where they would tie: one of them, not both.
 		key := strings.TrimSuffix(c.Prefix, "/")
 		if j, dup := seen[key]; dup {

@@ -92,87 +92,10 @@ func Default() *Policy {
 	}
 }
 
-// deniedPrefixes can never be written by a refresh, whatever the policy file or the ConfigMap say.
-// Entries match component-wise (/etc/ssh covers /etc/ssh/x, not /etc/sshd); an entry ending in "*"
-// matches every path that starts with the rest (/etc/cron* covers /etc/crontab and /etc/cron.d/x).
-// Each one is a way to run code as root, to change how the node boots or authenticates, or to
-// corrupt the state of the agent or the machine-config daemon.
-var deniedPrefixes = []string{
-	"/boot", "/sysroot", "/ostree", // the OS tree and boot loader
-	"/usr",                          // read-only OS content (and /usr/local, /usr/share/containers/oci/hooks.d)
-	"/proc", "/sys", "/dev", "/run", // kernel and runtime state, never files on disk
-	"/etc/kernel",                       // kernel install hooks and the kernel command line
-	"/etc/modprobe.d",                   // kernel module options and install commands
-	"/etc/modules-load.d",               // kernel modules loaded at boot
-	"/etc/dracut.conf*",                 // dracut.conf and dracut.conf.d: the initramfs
-	"/etc/sysctl.d", "/etc/sysctl.conf", // kernel parameters
-	"/etc/systemd",                // units, drop-ins, generators, the manager's own settings
-	"/etc/xdg/systemd",            // user units
-	"/etc/containers/systemd",     // Quadlet: files here become systemd units
-	"/etc/selinux",                // the SELinux policy and mode
-	"/etc/fstab", "/etc/crypttab", // mounts and encrypted volumes
-	"/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", // accounts
-	"/etc/subuid", "/etc/subgid", // user namespace mappings
-	"/etc/sudoers", "/etc/sudoers.d", // root for anyone listed
-	"/etc/ssh",                    // sshd's configuration and host keys
-	"/etc/pam.d", "/etc/security", // the authentication stack and its limits and access rules
-	"/etc/polkit-1",                           // privilege grants over D-Bus
-	"/var/lib/polkit-1",                       // local authority rules: the same grants
-	"/etc/dbus-1",                             // the system bus policy (who may call what)
-	"/etc/sudo.conf",                          // sudo's plugins: shared libraries loaded as root
-	"/etc/logrotate.d", "/etc/logrotate.conf", // postrotate scripts run as root
-	"/etc/rsyslog.d", "/etc/rsyslog.conf", // omprog runs programs as root
-	"/etc/containers/mounts.conf",                                        // host paths mounted into every container
-	"/etc/sssd", "/etc/authselect", "/etc/krb5.conf.d", "/etc/krb5.conf", // authentication sources
-	"/etc/sysusers.d",                       // creates accounts at boot
-	"/etc/zincati", "/etc/rpm-ostreed.conf", // OS updates and their reboots
-	"/etc/login.defs",                     // login defaults (umask, UID ranges)
-	"/etc/nsswitch.conf",                  // name services, which load shared libraries
-	"/etc/hosts.allow", "/etc/hosts.deny", // TCP wrappers access control
-	"/etc/cron*", "/etc/anacrontab", "/var/spool/cron", "/var/spool/at", // scheduled commands run as root
-	"/etc/ld.so*",                               // ld.so.preload, ld.so.conf(.d), ld.so.cache: libraries loaded into every process
-	"/etc/profile*",                             // profile and profile.d: run by every login shell, root's included
-	"/etc/bashrc",                               // run by every interactive bash
-	"/etc/environment*",                         // environment of every PAM session and systemd user manager
-	"/etc/sysconfig",                            // EnvironmentFile= of system services (crio, kubelet among them)
-	"/etc/udev",                                 // udev rules run programs as root on device events
-	"/etc/tmpfiles.d",                           // creates, removes and re-permissions arbitrary paths at boot
-	"/etc/binfmt.d",                             // registers interpreters run on exec
-	"/etc/rc.d", "/etc/rc.local", "/etc/init.d", // legacy boot scripts
-	"/etc/audit",                                   // audit rules: hiding what happens on the node
-	"/etc/NetworkManager/dispatcher.d",             // scripts run as root on network events
-	"/etc/containers/oci/hooks.d",                  // OCI hooks run as root around every container
-	"/etc/containers/containers.conf*",             // runtimes and hook directories of the container engines
-	"/etc/crio/crio.conf", "/etc/crio/crio.conf.d", // crio's runtimes, hooks and default capabilities
-	"/etc/cni", "/etc/kubernetes/cni", "/var/lib/cni", // CNI configuration names binaries crio runs as root
-	"/etc/kubernetes/manifests",                           // static pods run privileged (one exception, below)
-	"/etc/kubernetes/kubelet-plugins",                     // volume plugins the kubelet executes as root
-	"/etc/kubernetes/kubeconfig",                          // the kubelet's bootstrap credentials and API server
-	"/var/lib/kubelet/kubeconfig", "/var/lib/kubelet/pki", // the kubelet's identity
-	"/var/lib/containers",                          // image and container storage: a planted binary runs in pods
-	"/var/usrlocal",                                // /usr/local: scripts that system units run as root
-	"/etc/ostree",                                  // OS update remotes and their keys
-	"/root", "/var/roothome", "/home", "/var/home", // home directories (core's SSH keys have their own path)
-	"/etc/machine-config-daemon",                                                             // the MCD's own state (one exception, below)
-	"/etc/mcs-machine-config-content.json", "/etc/ignition-machine-config-encapsulated.json", // embedded MachineConfigs
-	"/etc/mcd-currentconfig.json", // the MCD's baseline: written only with the checked MachineConfig
-	"/var/lib/refresh-agent",      // the agent's own journal, backups and record
-}
-
 // Files under a denied prefix that a refresh may write, by exact path only (the built-in rules).
 const kubeAPIServerProxy = "/etc/kubernetes/manifests/kube-apiserver-proxy.yaml"
 
 var deniedExceptions = []string{containersGPGPK, kubeAPIServerProxy}
-
-// under reports whether path is prefix itself or lies below it (component-wise: /etc/sshd is not
-// under /etc/ssh). A prefix ending in "*" matches by string.
-func under(path, prefix string) bool {
-	if raw, ok := strings.CutSuffix(prefix, "*"); ok {
-		return strings.HasPrefix(path, raw)
-	}
-	prefix = strings.TrimSuffix(prefix, "/")
-	return path == prefix || strings.HasPrefix(path, prefix+"/")
-}
 
 // deniedUnder returns the denied prefix that path (a file, or a directory prefix ending in "/") lies
 // under, if any. The exceptions are for the node policy's rules only: with forConfigMap they do not
@@ -181,10 +104,8 @@ func deniedUnder(path string, forConfigMap bool) (string, bool) {
 	if !forConfigMap && slices.Contains(deniedExceptions, path) {
 		return "", false
 	}
-	for _, d := range deniedPrefixes {
-		if under(strings.TrimSuffix(path, "/"), d) {
-			return strings.TrimSuffix(d, "*"), true
-		}
+	if l, ok := locationOf(path, Deny); ok {
+		return strings.TrimSuffix(l.Prefix, "*"), true
 	}
 	return "", false
 }
@@ -195,12 +116,8 @@ func Denied(path string) (string, bool) {
 	if d, ok := deniedUnder(path, false); ok {
 		return d, true
 	}
-	if strings.HasSuffix(path, "/") {
-		for _, d := range deniedPrefixes {
-			if raw := strings.TrimSuffix(d, "*"); strings.HasPrefix(raw+"/", path) {
-				return raw, true
-			}
-		}
+	if l, ok := coveredLocation(path, Deny); ok {
+		return strings.TrimSuffix(l.Prefix, "*"), true
 	}
 	return "", false
 }
@@ -264,6 +181,13 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 	}
 	if _, denied := deniedUnder(path, true); denied {
 		return Decision{Reason: "path is not in the node allowlist"} // an exception for the node's rules only
+	}
+	if l, ok := NodeOnlyUnder(path); ok {
+		// No ceiling reaches it: only the node policy's own rules may name it.
+		if _, asked := longestMatch(extra, path); asked {
+			return Decision{Reason: "path is not in the node allowlist: the ConfigMap asked for it, but it is " + nodeOnlyReason(l)}
+		}
+		return Decision{Reason: "path is not in the node allowlist"}
 	}
 	// The ceiling is checked for the path itself, not only for the entry that covers it: an entry
 	// for a wide prefix must not carry its action into a narrower ceiling below it.

@@ -1,0 +1,150 @@
+package allowlist_test
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openshift/refresh-agent/allowlist"
+)
+
+// wideCeiling is the provider's mistake the audit must survive: all of /etc/ and /var/, any action
+// on crio.
+const wideCeiling = "configMapCeiling:\n- {prefix: /etc/, actions: [None, Reload, Restart], units: [crio]}\n" +
+	"- {prefix: /var/, actions: [None, Reload, Restart], units: [crio]}\n"
+
+// Issue 27, class 3: whatever the ceiling, the ConfigMap never reaches a file that makes root run
+// code or moves trust. Each input is a ConfigMap entry a hostile writer would send, exactly for the
+// file and as a directory above it.
+func TestWideCeilingNeverReachesRootOrTrust(t *testing.T) {
+	pol := mustPolicy(t, wideCeiling)
+	paths := []string{
+		// Named in the issue.
+		"/etc/kubernetes/kubelet.conf", "/etc/containers/storage.conf", "/etc/bash_completion.d/x.sh",
+		// kubelet.
+		"/etc/kubernetes/kubeconfig", "/etc/kubernetes/manifests/x.yaml", "/etc/kubernetes/kubelet-env",
+		"/etc/kubernetes/kubelet-workaround", "/etc/kubernetes/kubelet-ca.crt", "/etc/kubernetes/credential-providers/ecr.yaml",
+		"/etc/kubernetes/static-pod-resources/x", "/etc/kubernetes/apiserver-proxy-config/haproxy.cfg", "/etc/node-sizing-enabled.env",
+		"/var/lib/kubelet/config.json", "/var/lib/kubelet/pods/u/volumes/x", "/var/lib/kubelet/seccomp/x.json",
+		"/var/lib/kubelet/plugins/csi.sock", "/var/lib/kubelet/cpu_manager_state",
+		// crio, conmon, containers.
+		"/etc/containers/storage.conf.d/x.conf", "/etc/containers/registries.conf", "/etc/containers/registries.conf.d/x.conf",
+		"/etc/containers/policy.json", "/etc/containers/oci/hooks.d/x.json", "/etc/containers/mounts.conf",
+		"/etc/containers/containers.conf.d/x.conf", "/etc/crio/crio.conf.d/99-x", "/etc/crio/policies/x.json",
+		"/etc/docker/certs.d/r/ca.crt", "/opt/cni/bin/evil", "/var/opt/cni/bin/evil", "/var/lib/cni/bin/x",
+		"/var/lib/containers/storage/overlay/x", "/var/lib/crio/version",
+		// systemd.
+		"/etc/systemd/system/x.service", "/etc/systemd/system.conf", "/etc/systemd/system-generators/x",
+		"/etc/environment.d/x.conf", "/etc/tmpfiles.d/x.conf", "/etc/sysctl.d/x.conf", "/etc/modules-load.d/x.conf",
+		"/etc/udev/rules.d/x.rules", "/etc/sysconfig/kubelet", "/etc/default/nodeip-configuration", "/var/lib/systemd/linger/core",
+		"/etc/credstore/x", "/etc/machine-id", "/etc/hostname",
+		// sshd and other users' keys.
+		"/etc/ssh/sshd_config.d/x.conf", "/root/.ssh/authorized_keys", "/var/roothome/.ssh/authorized_keys",
+		"/var/home/other/.ssh/authorized_keys",
+		// shells.
+		"/etc/profile", "/etc/profile.d/x.sh", "/etc/bashrc", "/etc/inputrc", "/etc/zshrc", "/etc/csh.cshrc", "/etc/skel/.bashrc",
+		// cron, at.
+		"/etc/cron.d/x", "/etc/crontab", "/var/spool/cron/root", "/etc/at.allow",
+		// NetworkManager, name resolution, time.
+		"/etc/NetworkManager/dispatcher.d/x", "/etc/NetworkManager/system-connections/x.nmconnection",
+		"/etc/resolv.conf", "/etc/hosts", "/etc/chrony.conf",
+		// sudo, PAM, ld.so, TLS.
+		"/etc/sudoers.d/x", "/etc/sudo.conf", "/etc/pam.d/sshd", "/etc/ld.so.preload", "/etc/ld.so.conf.d/x.conf",
+		"/etc/pki/ca-trust/source/anchors/x.crt", "/etc/pki/tls/openssl.cnf", "/etc/ssl/openssl.cnf",
+		"/etc/crypto-policies/back-ends/opensslcnf.config", "/etc/pkcs11/modules/x.module", "/etc/nsswitch.conf",
+		// the daemon's and the agent's own.
+		"/etc/mco/proxy.env", "/etc/mco/internal-registry-pull-secret.json", "/etc/machine-config-daemon/x",
+		"/etc/mcd-currentconfig.json", "/var/lib/refresh-agent/journal.json",
+		// Others that run code.
+		"/etc/tuned/x/tuned.conf", "/etc/kdump.conf", "/etc/logrotate.d/x", "/etc/rsyslog.d/x.conf",
+		"/etc/alternatives/iptables", "/etc/yum.repos.d/x.repo", "/etc/dbus-1/system.d/x.conf", "/etc/polkit-1/rules.d/x",
+	}
+	for _, p := range paths {
+		for _, entry := range []string{p, p[:strings.LastIndex(p, "/")+1]} {
+			rules := mustRules(t, fmt.Sprintf(`[{"path": %q, "action": "None"}]`, entry))
+			extra, warnings := pol.Extra(rules)
+			d := pol.Resolve(p, extra)
+			if d.Source == "policy" {
+				continue // the node's own rule decides, not the ConfigMap
+			}
+			if strings.HasSuffix(entry, "/") && entry != "/etc/" && entry != "/var/" && len(extra) == 1 {
+				// A directory entry may be honoured (the ceiling covers it); the path itself never is.
+				assert.False(t, d.Allowed, "%s through %s", p, entry)
+				continue
+			}
+			assert.False(t, d.Allowed, "%s through %s", p, entry)
+			if entry == p {
+				assert.Len(t, warnings, 1, "the entry for %s is ignored with a warning", p)
+			}
+			// Even unfiltered (rules that skipped Extra), the path stays refused.
+			assert.False(t, pol.Resolve(p, rules).Allowed, "%s unfiltered", p)
+		}
+	}
+	// The ceiling still works where nothing is audited.
+	extra, warnings := pol.Extra(mustRules(t, `[{"path": "/etc/myapp/", "action": "Reload", "services": ["crio"]}]`))
+	assert.Empty(t, warnings)
+	assert.True(t, pol.Resolve("/etc/myapp/app.conf", extra).Allowed)
+}
+
+// The node policy's own rules may name a node-policy-only location (the built-in rules do), never a
+// denied one; a ceiling may not be declared under either.
+func TestNodeOnlyLocationsAreForTheNodePolicy(t *testing.T) {
+	for _, p := range []string{"/etc/containers/registries.conf.d/99-mirrors.conf", "/etc/pki/ca-trust/source/anchors/corp.crt",
+		"/etc/chrony.conf", "/etc/NetworkManager/conf.d/x.conf"} {
+		pol := mustPolicy(t, fmt.Sprintf("paths:\n- {path: %s, action: None}\n", p))
+		d := pol.Resolve(p, nil)
+		assert.True(t, d.Allowed, p)
+		assert.Equal(t, "policy", d.Source, p)
+		_, err := allowlist.ParsePolicy([]byte(fmt.Sprintf("configMapCeiling:\n- {prefix: %s, actions: [None]}\n", p)))
+		require.Error(t, err, p)
+		assert.Contains(t, err.Error(), "only the node policy's own rules may name", p)
+	}
+	for _, p := range []string{"/etc/kubernetes/kubelet.conf", "/etc/containers/storage.conf", "/etc/bash_completion.d/x",
+		"/etc/mco/proxy.env", "/opt/cni/bin/x"} {
+		_, err := allowlist.ParsePolicy([]byte(fmt.Sprintf("paths:\n- {path: %s, action: None}\n", p)))
+		require.Error(t, err, p)
+		assert.Contains(t, err.Error(), "denied prefix", p)
+		_, err = allowlist.ParsePolicy([]byte(fmt.Sprintf("nodeDisruptionPolicy:\n  files:\n  - {path: %s, actions: [{type: None}]}\n", p)))
+		require.Error(t, err, p)
+		assert.Contains(t, err.Error(), "denied prefix", p)
+	}
+	// Every built-in rule is outside the deny class (the node-only class is what they are).
+	for _, r := range allowlist.Default().Rules {
+		_, denied := allowlist.Denied(r.Path)
+		assert.False(t, denied, r.Path)
+	}
+}
+
+// docs/security.md prints the audit: one row per location, with its class and reason, and nothing
+// else. Regenerate the rows with REFRESH_AGENT_PRINT_AUDIT=1 go test ./allowlist -run TestAuditTable -v.
+func TestAuditTableMatchesTheDocs(t *testing.T) {
+	var rows []string
+	for _, l := range allowlist.Audit {
+		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s | %s |", l.Prefix, l.Class, l.Reader, l.Why))
+	}
+	if os.Getenv("REFRESH_AGENT_PRINT_AUDIT") != "" {
+		fmt.Println(strings.Join(rows, "\n"))
+	}
+	doc, err := os.ReadFile("../docs/security.md")
+	require.NoError(t, err)
+	var got []string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if regexp.MustCompile("^\\| `[^`]+` \\| (denied|node policy only) \\|").MatchString(line) {
+			got = append(got, line)
+		}
+	}
+	assert.Equal(t, rows, got)
+	seen := map[string]bool{}
+	for _, l := range allowlist.Audit {
+		assert.False(t, seen[l.Prefix], "one row per location: %s", l.Prefix)
+		seen[l.Prefix] = true
+		assert.True(t, l.Class == allowlist.Deny || l.Class == allowlist.NodeOnly, l.Prefix)
+		assert.NotEmpty(t, l.Reader, l.Prefix)
+		assert.NotEmpty(t, l.Why, l.Prefix)
+	}
+}

@@ -1,0 +1,238 @@
+package allowlist
+
+import "strings"
+
+// A location's class decides who may ever write it.
+const (
+	// Deny: no one. Writing it runs code as root, changes how the node boots or authenticates, or
+	// corrupts the state of the agent or the machine-config daemon.
+	Deny = "denied"
+	// NodeOnly: only the node policy's own rules (built in, the policy file's paths and
+	// NodeDisruptionPolicy files); the ConfigMap never, whatever the configMapCeiling says. Writing
+	// it moves trust (which CAs, registries, signatures, credentials or name servers the node
+	// believes) or reconfigures a root-run component without running code of the writer's choice.
+	NodeOnly = "node policy only"
+)
+
+// Location is one row of the audit of what RHCOS's root-run programs read under /etc and /var
+// (docs/security.md prints the same table, checked by TestAuditTableMatchesTheDocs). Prefix
+// matches by path component (/etc/ssh covers /etc/ssh/x, not /etc/sshd); a prefix ending in "*"
+// matches every path that starts with the rest (/etc/cron* covers /etc/crontab and /etc/cron.d/x).
+type Location struct {
+	Prefix string
+	Class  string // Deny or NodeOnly
+	Reader string // what reads or runs it, as root
+	Why    string
+}
+
+// Audit is the compiled-in list. The mechanism is by class, not by file: a whole tree is listed
+// where its readers run code or move trust (all of /etc/kubernetes and /etc/containers are node
+// policy only; the parts of them that run code are denied outright).
+var Audit = []Location{
+	// The OS tree, kernel and boot.
+	{"/boot", Deny, "the boot loader, ostree", "the kernel, initramfs and command line the node boots"},
+	{"/sysroot", Deny, "ostree", "the deployed OS tree"},
+	{"/ostree", Deny, "ostree", "the deployed OS tree"},
+	{"/usr", Deny, "every program", "read-only OS content: binaries, units, OCI hooks in /usr/share/containers/oci/hooks.d"},
+	{"/opt", Deny, "crio (CNI plugins in /opt/cni/bin), units", "binaries run as root"},
+	{"/var/opt", Deny, "the same as /opt (RHCOS's /opt)", "binaries run as root"},
+	{"/var/usrlocal", Deny, "units that run /usr/local/bin scripts", "RHCOS's /usr/local: scripts run as root"},
+	{"/proc", Deny, "the kernel", "kernel state, never files on disk"},
+	{"/sys", Deny, "the kernel", "kernel state, never files on disk"},
+	{"/dev", Deny, "the kernel", "devices"},
+	{"/run", Deny, "every daemon", "runtime state and sockets"},
+	{"/var/run", Deny, "every daemon", "a symlink to /run"},
+	{"/etc/kernel", Deny, "kernel-install", "install hooks and the kernel command line"},
+	{"/etc/modprobe.d", Deny, "modprobe", "module options and install commands run as root"},
+	{"/etc/modules-load.d", Deny, "systemd-modules-load", "kernel modules loaded at boot"},
+	{"/etc/depmod.d", Deny, "depmod", "where kernel modules are found"},
+	{"/etc/dracut.conf*", Deny, "dracut", "the initramfs"},
+	{"/etc/sysctl.d", Deny, "systemd-sysctl", "kernel parameters (core_pattern runs a program)"},
+	{"/etc/sysctl.conf", Deny, "systemd-sysctl", "kernel parameters"},
+	{"/etc/default", Deny, "grub2-mkconfig, useradd, nodeip-configuration (EnvironmentFile=)", "boot arguments; environment of root units"},
+	{"/etc/fstab", Deny, "systemd-fstab-generator", "mounts"},
+	{"/etc/crypttab", Deny, "systemd-cryptsetup-generator", "encrypted volumes"},
+	{"/etc/multipath*", Deny, "multipathd", "disk paths and callouts"},
+	{"/etc/iscsi", Deny, "iscsid", "remote disks"},
+	{"/etc/lvm", Deny, "lvm", "volumes"},
+	{"/etc/kdump*", Deny, "kdump", "kdump_pre and kdump_post scripts run as root"},
+	{"/etc/greenboot", Deny, "greenboot", "health-check scripts run as root at boot"},
+	{"/etc/tuned", Deny, "tuned", "profiles run scripts and set kernel parameters"},
+	{"/etc/selinux", Deny, "the kernel, every confined domain", "the SELinux policy and mode"},
+	{"/etc/fapolicyd", Deny, "fapolicyd", "which binaries may run"},
+	{"/etc/ostree", Deny, "ostree, rpm-ostree", "OS update remotes and their keys"},
+	{"/etc/rpm-ostreed.conf", Deny, "rpm-ostreed", "OS updates and their reboots"},
+	{"/etc/zincati", Deny, "zincati", "OS updates and their reboots"},
+	{"/etc/yum.repos.d", Deny, "rpm-ostree", "package repositories layered into the next OS"},
+	{"/etc/dnf", Deny, "rpm-ostree, dnf", "package sources and plugins"},
+	{"/etc/rpm", Deny, "rpm", "macros that run code in scriptlets"},
+	// systemd.
+	{"/etc/systemd", Deny, "systemd", "units, drop-ins, generators, system.conf (written only through a NodeDisruptionPolicy unit rule)"},
+	{"/etc/xdg/systemd", Deny, "systemd user managers", "user units"},
+	{"/etc/containers/systemd", Deny, "the Quadlet generator", "files here become systemd units"},
+	{"/var/lib/systemd", Deny, "systemd", "linger (starts users' managers), timers' and credentials' state"},
+	{"/etc/credstore*", Deny, "systemd (LoadCredential=)", "credentials handed to units"},
+	{"/etc/environment*", Deny, "pam_env, systemd (environment.d)", "environment of every session and user manager (LD_PRELOAD)"},
+	{"/etc/sysconfig", Deny, "system units' EnvironmentFile= (crio, kubelet among them)", "environment of root units (LD_PRELOAD)"},
+	{"/etc/tmpfiles.d", Deny, "systemd-tmpfiles", "creates, removes and re-permissions any path at boot"},
+	{"/etc/sysusers.d", Deny, "systemd-sysusers", "creates accounts at boot"},
+	{"/etc/binfmt.d", Deny, "systemd-binfmt", "interpreters run on exec"},
+	{"/etc/udev", Deny, "systemd-udevd", "rules run programs as root on device events"},
+	{"/etc/rc.d", Deny, "systemd-rc-local-generator", "legacy boot scripts"},
+	{"/etc/rc.local", Deny, "systemd-rc-local-generator", "a boot script"},
+	{"/etc/init.d", Deny, "systemd-sysv-generator", "legacy boot scripts"},
+	{"/etc/machine-id", Deny, "systemd, journald", "the node's identity"},
+	{"/etc/hostname", Deny, "systemd-hostnamed, kubelet (the node name)", "the node's identity"},
+	{"/etc/dbus-1", Deny, "dbus-broker", "the system bus policy: who may call what, as root"},
+	{"/etc/polkit-1", Deny, "polkitd", "privilege grants over D-Bus"},
+	{"/var/lib/polkit-1", Deny, "polkitd", "local authority rules: the same grants"},
+	{"/etc/audit", Deny, "auditd", "audit rules: hiding what happens on the node"},
+	{"/etc/logrotate*", Deny, "logrotate (a root timer)", "postrotate scripts run as root"},
+	{"/etc/rsyslog*", Deny, "rsyslogd", "omprog runs programs as root"},
+	{"/etc/alternatives", Deny, "every caller of iptables, java, …", "which binary a command name runs"},
+	// Accounts and authentication.
+	{"/etc/passwd", Deny, "every login, sshd, sudo", "accounts"},
+	{"/etc/shadow", Deny, "every login", "passwords"},
+	{"/etc/group", Deny, "every login, sudo (wheel)", "groups"},
+	{"/etc/gshadow", Deny, "newgrp", "group passwords"},
+	{"/etc/subuid", Deny, "user namespaces (crio, podman)", "id mappings"},
+	{"/etc/subgid", Deny, "user namespaces (crio, podman)", "id mappings"},
+	{"/etc/sudoers", Deny, "sudo", "root for anyone listed"},
+	{"/etc/sudoers.d", Deny, "sudo", "root for anyone listed"},
+	{"/etc/sudo.conf", Deny, "sudo", "plugins: shared libraries loaded as root"},
+	{"/etc/ssh", Deny, "sshd", "sshd_config (AuthorizedKeysCommand runs as root), host keys, authorized keys"},
+	{"/etc/pam.d", Deny, "every login, sudo, su, sshd", "the authentication stack (pam_exec)"},
+	{"/etc/security", Deny, "PAM modules", "limits, access rules, namespaces"},
+	{"/etc/login.defs", Deny, "login, useradd", "login defaults (umask, UID ranges)"},
+	{"/etc/nsswitch.conf", Deny, "every process resolving names or users", "loads shared libraries"},
+	{"/etc/hosts.allow", Deny, "TCP wrappers", "access control (spawn runs commands)"},
+	{"/etc/hosts.deny", Deny, "TCP wrappers", "access control (spawn runs commands)"},
+	{"/etc/sssd", Deny, "sssd", "authentication sources"},
+	{"/etc/authselect", Deny, "authselect", "the PAM and nsswitch profile"},
+	{"/etc/krb5.conf*", Deny, "every Kerberos client", "authentication sources and plugins"},
+	{"/etc/gss*", Deny, "gssproxy, GSSAPI", "mechanisms: shared libraries"},
+	{"/etc/pkcs11", Deny, "p11-kit (every TLS client)", "modules: shared libraries loaded into every TLS client"},
+	{"/etc/shells", Deny, "chsh, pam_shells, sshd", "which programs count as login shells"},
+	{"/etc/skel", Deny, "useradd", "copied into new homes (their shell startup files)"},
+	{"/root", Deny, "root's shells, sshd", "root's home: .bashrc, .ssh/authorized_keys"},
+	{"/var/roothome", Deny, "root's shells, sshd", "RHCOS's /root"},
+	{"/home", Deny, "users' shells, sshd", "homes (core's SSH keys have their own path)"},
+	{"/var/home", Deny, "users' shells, sshd", "RHCOS's /home (core's SSH keys have their own path)"},
+	// Shells.
+	{"/etc/profile*", Deny, "every login shell, root's included", "profile and profile.d are sourced"},
+	{"/etc/bashrc", Deny, "every interactive bash", "sourced"},
+	{"/etc/bash_completion.d", Deny, "root's interactive bash", "sourced"},
+	{"/etc/bash.bash*", Deny, "bash (Debian-style builds)", "sourced"},
+	{"/etc/inputrc", Deny, "readline in root's shells", "key bindings that type commands"},
+	{"/etc/zsh*", Deny, "zsh", "sourced"},
+	{"/etc/csh.*", Deny, "csh, tcsh", "sourced"},
+	// Scheduled and event-driven commands.
+	{"/etc/cron*", Deny, "crond", "cron.d, crontab, cron.hourly…: commands run as root"},
+	{"/etc/anacrontab", Deny, "anacron", "commands run as root"},
+	{"/etc/at.*", Deny, "atd", "who may schedule commands"},
+	{"/var/spool/cron", Deny, "crond", "users' crontabs, root's included"},
+	{"/var/spool/at", Deny, "atd", "queued commands"},
+	{"/etc/NetworkManager/dispatcher.d", Deny, "NetworkManager-dispatcher", "scripts run as root on network events"},
+	// The dynamic linker and crypto libraries.
+	{"/etc/ld.so*", Deny, "ld.so (every process)", "ld.so.preload, ld.so.conf(.d), ld.so.cache: libraries loaded into every process"},
+	{"/etc/pki/tls/openssl*", Deny, "OpenSSL (every TLS client)", "openssl.cnf loads engines and providers"},
+	{"/etc/ssl", Deny, "OpenSSL", "openssl.cnf (a symlink into /etc/pki on RHEL)"},
+	{"/etc/crypto-policies", Deny, "OpenSSL, GnuTLS, NSS, sshd", "protocol and cipher policy, configuration included by every TLS library"},
+	// Containers: the runtime and what it runs.
+	{"/etc/containers/oci/hooks.d", Deny, "crio", "OCI hooks run as root around every container"},
+	{"/etc/containers/containers.conf*", Deny, "crio, podman", "runtimes, hooks directories, default capabilities"},
+	{"/etc/containers/storage.conf*", Deny, "crio, podman (containers/storage)", "mount_program runs as root; additional image stores"},
+	{"/etc/containers/mounts.conf", Deny, "crio", "host paths mounted into every container"},
+	{"/etc/containers/seccomp*", Deny, "crio", "the default seccomp profile"},
+	{"/etc/crio/crio.conf", Deny, "crio", "runtimes, hooks, default capabilities"},
+	{"/etc/crio/crio.conf.d", Deny, "crio", "runtimes, hooks, default capabilities"},
+	{"/etc/crun*", Deny, "crun", "runtime configuration"},
+	{"/etc/cni", Deny, "crio (ocicni)", "CNI configuration names binaries run as root"},
+	{"/etc/kubernetes/cni", Deny, "crio (Multus, OVN-Kubernetes)", "CNI configuration names binaries run as root"},
+	{"/var/lib/cni", Deny, "crio", "CNI binaries and state"},
+	{"/var/lib/containers", Deny, "crio", "image and container storage: a planted binary runs in pods"},
+	{"/var/lib/crio", Deny, "crio", "crio's own state"},
+	// The kubelet.
+	{"/etc/kubernetes/kubelet.conf", Deny, "kubelet", "staticPodPath, authentication and authorization, TLS"},
+	{"/etc/kubernetes/kubelet-env", Deny, "kubelet.service (EnvironmentFile=)", "the kubelet's environment (LD_PRELOAD)"},
+	{"/etc/kubernetes/kubelet-workaround", Deny, "kubelet.service (EnvironmentFile=)", "the kubelet's environment (LD_PRELOAD)"},
+	{"/etc/kubernetes/node.env", Deny, "units' EnvironmentFile=", "environment of root units"},
+	{"/etc/node-sizing*", Deny, "kubelet.service (EnvironmentFile=)", "the kubelet's environment"},
+	{"/etc/kubernetes/manifests", Deny, "kubelet", "static pods run privileged (one exception, kube-apiserver-proxy.yaml)"},
+	{"/etc/kubernetes/kubelet-plugins", Deny, "kubelet", "volume plugins it executes as root"},
+	{"/etc/kubernetes/kubeconfig", Deny, "kubelet", "bootstrap credentials and the API server"},
+	{"/var/lib/kubelet/kubeconfig", Deny, "kubelet", "its identity"},
+	{"/var/lib/kubelet/pki", Deny, "kubelet", "its identity"},
+	{"/var/lib/kubelet/pods", Deny, "kubelet", "pod volumes: files pods run"},
+	{"/var/lib/kubelet/plugins", Deny, "kubelet", "CSI sockets and plugin state"},
+	{"/var/lib/kubelet/plugins_registry", Deny, "kubelet", "plugin registration"},
+	{"/var/lib/kubelet/device-plugins", Deny, "kubelet", "device plugin sockets"},
+	{"/var/lib/kubelet/pod-resources", Deny, "kubelet", "the pod resources socket"},
+	{"/var/lib/kubelet/seccomp", Deny, "kubelet", "seccomp profiles"},
+	{"/var/lib/kubelet/checkpoints", Deny, "kubelet", "checkpoints restored into pods"},
+	{"/var/lib/kubelet/cpu_manager_state", Deny, "kubelet", "CPU manager state"},
+	{"/var/lib/kubelet/memory_manager_state", Deny, "kubelet", "memory manager state"},
+	{"/var/lib/kubelet/dra_manager_state", Deny, "kubelet", "resource claims' state"},
+	// The machine-config daemon, its records and the agent.
+	{"/etc/machine-config-daemon", Deny, "machine-config-daemon", "its own state and scripts (one exception, the containers GPG key)"},
+	{"/etc/mcs-machine-config-content.json", Deny, "machine-config-daemon", "the embedded MachineConfig: its baseline"},
+	{"/etc/ignition-machine-config-encapsulated.json", Deny, "machine-config-daemon", "the embedded MachineConfig"},
+	{"/etc/mcd-currentconfig.json", Deny, "machine-config-daemon", "its baseline: written only with the checked MachineConfig"},
+	{"/etc/mco/proxy.env", Deny, "crio, kubelet, MCO units (EnvironmentFile=)", "environment of root units (LD_PRELOAD, proxies)"},
+	{"/etc/ignition*", Deny, "Ignition, the machine-config daemon", "first-boot configuration"},
+	{"/var/lib/refresh-agent", Deny, "refresh-agent", "its own journal, backups and record"},
+
+	// Trust: the node policy's own rules only.
+	{"/etc/kubernetes", NodeOnly, "kubelet, static pods", "kubelet-ca.crt (who may call the kubelet), credential providers, static pod resources, the API server proxy"},
+	{"/var/lib/kubelet/config.json", NodeOnly, "kubelet, crio", "the pull secret: credentials"},
+	{"/etc/containers", NodeOnly, "crio (containers/image)", "registries.conf(.d), registries.d, policy.json, certs.d, auth: which images the node trusts"},
+	{"/etc/docker", NodeOnly, "crio (containers/image)", "certs.d: registry CAs"},
+	{"/etc/crio", NodeOnly, "crio", "policies: per-namespace signature policy"},
+	{"/etc/pki", NodeOnly, "every TLS client, update-ca-trust", "CA trust anchors, RPM keys"},
+	{"/etc/mco", NodeOnly, "the machine-config daemon, crio", "the internal registry pull secret"},
+	{"/etc/NetworkManager", NodeOnly, "NetworkManager", "connections, DNS and routes: where the node's traffic goes"},
+	{"/etc/nmstate", NodeOnly, "nmstate", "the node's network"},
+	{"/etc/resolv.conf", NodeOnly, "every process resolving names", "name servers"},
+	{"/etc/hosts", NodeOnly, "every process resolving names", "names to addresses (the API server's)"},
+	{"/etc/chrony*", NodeOnly, "chronyd", "the clock: certificate validity"},
+}
+
+// under reports whether path is prefix itself or lies below it (component-wise: /etc/sshd is not
+// under /etc/ssh). A prefix ending in "*" matches by string.
+func under(path, prefix string) bool {
+	if raw, ok := strings.CutSuffix(prefix, "*"); ok {
+		return strings.HasPrefix(path, raw)
+	}
+	prefix = strings.TrimSuffix(prefix, "/")
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+// locationOf returns the most specific audited location that path (a file, or a prefix ending in
+// "/") lies under, of the given class.
+func locationOf(path, class string) (Location, bool) {
+	p := strings.TrimSuffix(path, "/")
+	best, found := Location{}, false
+	for _, l := range Audit {
+		if l.Class == class && under(p, l.Prefix) && (!found || len(l.Prefix) > len(best.Prefix)) {
+			best, found = l, true
+		}
+	}
+	return best, found
+}
+
+// coveredLocation returns a location of the class that a prefix rule ("…/") would cover.
+func coveredLocation(prefix, class string) (Location, bool) {
+	if !strings.HasSuffix(prefix, "/") {
+		return Location{}, false
+	}
+	for _, l := range Audit {
+		if raw := strings.TrimSuffix(l.Prefix, "*"); l.Class == class && strings.HasPrefix(raw+"/", prefix) {
+			return l, true
+		}
+	}
+	return Location{}, false
+}
+
+// NodeOnlyUnder returns the node-policy-only location path lies under, if any: the ConfigMap never
+// reaches it, whatever the ceiling.
+func NodeOnlyUnder(path string) (Location, bool) { return locationOf(path, NodeOnly) }
