@@ -228,8 +228,8 @@ func TestAppliedMessage(t *testing.T) {
 	p := &plan.Plan{Actions: []plan.UnitAction{{Unit: "crio.service", Action: allowlist.ActionReload}},
 		Changes: []plan.Change{{Path: GlobalPullSecretPath, Delegated: true, Reason: "owned by the syncer"}}}
 	r := &apply.Result{Plan: p, Hash: "v2", FilesWritten: 2}
-	assert.Equal(t, "applied v2: 2 files, 1 unit actions, no reboot; 1 delegated, not written: /var/lib/kubelet/config.json (owned by the syncer)", appliedMessage(r))
+	assert.Equal(t, "applied v2: 2 files, 1 unit action, no reboot; 1 delegated, not written: /var/lib/kubelet/config.json (owned by the syncer)", appliedMessage(r))
 	r.ActionsSkipped = true
-	assert.Contains(t, appliedMessage(r), "1 unit actions skipped")
+	assert.Contains(t, appliedMessage(r), "1 unit action skipped")
 	assert.Equal(t, []string(nil), delegatedChanges(&apply.Result{Plan: &plan.Plan{}}))
 }

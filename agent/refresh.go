@@ -112,9 +112,9 @@ func (a *Agent) countResult(res *apply.Result) {
 }
 
 func appliedMessage(r *apply.Result) string {
-	msg := fmt.Sprintf("applied %s: %d files, %d unit actions, no reboot", r.Hash, r.FilesWritten, len(r.Actions))
+	msg := fmt.Sprintf("applied %s: %s, %s, no reboot", r.Hash, api.Count(r.FilesWritten, "file"), api.Count(len(r.Actions), "unit action"))
 	if r.ActionsSkipped && len(r.Actions) > 0 {
-		msg = fmt.Sprintf("applied %s: %d files, %d unit actions skipped, no reboot", r.Hash, r.FilesWritten, len(r.Actions))
+		msg = fmt.Sprintf("applied %s: %s, %s skipped, no reboot", r.Hash, api.Count(r.FilesWritten, "file"), api.Count(len(r.Actions), "unit action"))
 	}
 	if d := delegatedChanges(r); len(d) > 0 {
 		msg += fmt.Sprintf("; %d delegated, not written: %s", len(d), strings.Join(d, "; "))

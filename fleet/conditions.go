@@ -30,6 +30,9 @@ const (
 	ReasonNodesDegraded  = "NodesDegraded"
 	ReasonUnreconcilable = "NodesUnreconcilable"
 	ReasonNoNodes        = "NoNodes"
+	// ReasonNotReporting: no node is refreshing, but some carry no refresh annotation at all (no
+	// agent has reported on them): what they run is unknown.
+	ReasonNotReporting = "NodesNotReporting"
 	// ReasonHalted: a paced pool stopped by itself, as many nodes having failed the hash as it has
 	// refresh slots (each failed node keeps its slot until new content comes).
 	ReasonHalted = "Halted"
@@ -55,6 +58,10 @@ const (
 	PhaseRefreshing     Phase = "Refreshing"     // not there yet: not seen, working, deferred or retrying
 	PhaseDegraded       Phase = "Degraded"       // failed for the desired hash
 	PhaseUnreconcilable Phase = "Unreconcilable" // refused the desired hash
+	// PhaseNoAgent: the node carries no refresh annotation at all. No agent has reported on it (no
+	// pod there yet, or the DaemonSet does not reach it), so what it runs is unknown: it is not
+	// counted as refreshing.
+	PhaseNoAgent Phase = "NoAgent"
 )
 
 // Read returns a node's status from its annotations.
@@ -68,6 +75,8 @@ func Read(n corev1.Node) NodeStatus {
 // picked up the new one yet: it is still refreshing, whatever it said about the old one.
 func (s NodeStatus) PhaseOf(hash string) Phase {
 	switch {
+	case s.Current == "" && s.Desired == "" && s.State == "":
+		return PhaseNoAgent
 	case s.Current == hash && s.State == api.StateDone:
 		return PhaseComplete
 	case s.Desired != hash:
@@ -137,28 +146,43 @@ func PacedConditions(nodes []corev1.Node, hash string, previous []metav1.Conditi
 		meta.SetStatusCondition(&out, c)
 	}
 	complete, refreshing := len(s.By[PhaseComplete]), len(s.By[PhaseRefreshing])
-	degraded, refused := s.By[PhaseDegraded], s.By[PhaseUnreconcilable]
+	degraded, refused, silent := s.By[PhaseDegraded], s.By[PhaseUnreconcilable], s.By[PhaseNoAgent]
+	notReporting := ""
+	if len(silent) > 0 {
+		notReporting = fmt.Sprintf("; %s not reporting (no agent): %s", api.Count(len(silent), "node"), names(silent))
+	}
 
 	switch {
 	case s.Total == 0:
 		set(metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonNoNodes, Message: "No nodes selected"})
 	case refreshing > 0 && halted:
 		set(metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonHalted,
-			Message: fmt.Sprintf("halted: %d nodes failed; %d/%d nodes wait for new content toward %s", failed, refreshing, s.Total, hash)})
+			Message: fmt.Sprintf("halted: %s failed; %d/%d nodes wait for new content toward %s", api.Count(failed, "node"), refreshing, s.Total, hash)})
 	case refreshing > 0:
 		set(metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: ReasonRefreshing,
-			Message: fmt.Sprintf("Refreshing %d/%d nodes toward %s", refreshing, s.Total, hash)})
+			Message: fmt.Sprintf("Refreshing %d/%d nodes toward %s%s", refreshing, s.Total, hash, notReporting)})
+	case len(silent) > 0:
+		// Nothing says these nodes are refreshing, nor that they are not: Unknown, never True.
+		set(metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionUnknown, Reason: ReasonNotReporting,
+			Message: fmt.Sprintf("%d/%d nodes not reporting (no refresh annotation: no agent has run there): %s", len(silent), s.Total, names(silent))})
 	default:
 		set(metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonAsExpected,
 			Message: fmt.Sprintf("No node is refreshing toward %s", hash)})
 	}
 
-	if complete == s.Total {
-		set(metav1.Condition{Type: ConditionComplete, Status: metav1.ConditionTrue, Reason: ReasonComplete,
-			Message: fmt.Sprintf("All %d nodes run %s", s.Total, hash)})
-	} else {
+	switch {
+	case s.Total == 0:
+		// Nothing runs the hash: a pool-name typo or an empty pool is never Complete.
+		set(metav1.Condition{Type: ConditionComplete, Status: metav1.ConditionFalse, Reason: ReasonNoNodes, Message: "No nodes selected"})
+	case complete == s.Total:
+		msg := fmt.Sprintf("All %d nodes run %s", s.Total, hash)
+		if s.Total == 1 {
+			msg = "The 1 node runs " + hash
+		}
+		set(metav1.Condition{Type: ConditionComplete, Status: metav1.ConditionTrue, Reason: ReasonComplete, Message: msg})
+	default:
 		set(metav1.Condition{Type: ConditionComplete, Status: metav1.ConditionFalse, Reason: ReasonIncomplete,
-			Message: fmt.Sprintf("%d/%d nodes run %s", complete, s.Total, hash)})
+			Message: fmt.Sprintf("%d/%d nodes run %s%s", complete, s.Total, hash, notReporting)})
 	}
 
 	if len(degraded)+len(refused) > 0 {
@@ -177,11 +201,7 @@ func PacedConditions(nodes []corev1.Node, hash string, previous []metav1.Conditi
 // degradedMessage names the nodes and their reasons within MaxMessageLen.
 func degradedMessage(nodes []NodeStatus) string {
 	var b strings.Builder
-	noun := "nodes"
-	if len(nodes) == 1 {
-		noun = "node"
-	}
-	fmt.Fprintf(&b, "%d %s failed to refresh: ", len(nodes), noun)
+	fmt.Fprintf(&b, "%s failed to refresh: ", api.Count(len(nodes), "node"))
 	for i, n := range nodes {
 		entry := fmt.Sprintf("%s (%s: %s)", n.Name, n.State, cut(n.Reason, 200))
 		if i > 0 {
@@ -205,4 +225,20 @@ func cut(s string, n int) string {
 		r = r[:n]
 	}
 	return string(r) + "…"
+}
+
+// names lists nodes by name, at most ten of them.
+func names(nodes []NodeStatus) string {
+	var b strings.Builder
+	for i, n := range nodes {
+		if i == 10 {
+			fmt.Fprintf(&b, " and %d more", len(nodes)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n.Name)
+	}
+	return b.String()
 }

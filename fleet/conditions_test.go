@@ -46,14 +46,23 @@ func TestConditions(t *testing.T) {
 			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionTrue, map[string]string{ConditionDegraded: "b (Unreconcilable: FIPS mode change"}}},
 		{"deferred node is still refreshing", []corev1.Node{done("a", "h2"), node("b", "h1", "h2", api.StateWorking, "deferred: an in-place upgrade is in progress")}, "h2",
 			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, map[string]string{ConditionProgressing: "Refreshing 1/2 nodes"}}},
-		{"node added mid-refresh", []corev1.Node{done("a", "h2"), done("b", "h2"), node("new", "", "", "", "")}, "h2",
-			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, map[string]string{ConditionProgressing: "Refreshing 1/3 nodes"}}},
+		// Issue 24: a node no agent reported on is not refreshing; what it runs is unknown.
+		{"node added mid-refresh, no agent on it yet", []corev1.Node{done("a", "h2"), done("b", "h2"), node("new", "", "", "", "")}, "h2",
+			want{metav1.ConditionUnknown, metav1.ConditionFalse, metav1.ConditionFalse, map[string]string{
+				ConditionProgressing: "1/3 nodes not reporting (no refresh annotation: no agent has run there): new",
+				ConditionComplete:    "2/3 nodes run h2; 1 node not reporting (no agent): new"}}},
+		{"refreshing beside a node without an agent", []corev1.Node{node("a", "h1", "h2", api.StateWorking, ""), node("new", "", "", "", "")}, "h2",
+			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, map[string]string{
+				ConditionProgressing: "Refreshing 1/2 nodes toward h2; 1 node not reporting (no agent): new"}}},
 		{"node removed mid-refresh", []corev1.Node{done("a", "h2"), done("b", "h2")}, "h2",
 			want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, nil}},
 		{"new hash supersedes an unfinished one", []corev1.Node{
 			node("a", "h1", "h2", api.StateDegraded, "old failure"), done("b", "h2"), node("c", "h1", "h2", api.StateWorking, "")}, "h3",
 			want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, map[string]string{ConditionProgressing: "Refreshing 3/3 nodes"}}},
-		{"no nodes", nil, "h1", want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, map[string]string{ConditionProgressing: "No nodes"}}},
+		// Issue 24: no nodes is never Complete (the controller says False NoNodes too).
+		{"no nodes", nil, "h1", want{metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, map[string]string{ConditionProgressing: "No nodes", ConditionComplete: "No nodes selected"}}},
+		{"one node, singular", []corev1.Node{done("a", "h2")}, "h2",
+			want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, map[string]string{ConditionComplete: "The 1 node runs h2"}}},
 	}
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	for _, tc := range cases {
@@ -66,6 +75,9 @@ func TestConditions(t *testing.T) {
 				assert.Equal(t, status, c.Status, "%s: %s", typ, c.Message)
 				assert.NotEmpty(t, c.Reason)
 				assert.LessOrEqual(t, len(c.Message), MaxMessageLen)
+			}
+			if tc.nodes == nil {
+				assert.Equal(t, ReasonNoNodes, meta.FindStatusCondition(conds, ConditionComplete).Reason)
 			}
 			for typ, sub := range tc.want.message {
 				assert.Contains(t, meta.FindStatusCondition(conds, typ).Message, sub)

@@ -785,7 +785,7 @@ func TestAFailedHoldersSlotDoesNotExpireForItsContent(t *testing.T) {
 	f.watchers = f.watchers[1:] // node-0's agent dies: it renews nothing more
 	clk.add(10 * time.Minute)
 	ok, waiting := ps[1].Acquire(ctx, "p", "h1")
-	if ok || !strings.Contains(waiting, "halted: 1 nodes failed") {
+	if ok || !strings.Contains(waiting, "halted: 1 node failed") {
 		t.Fatalf("a dead failed holder's slot was taken for the same content: %v %q (%v)", ok, waiting, f.holders())
 	}
 	// The fix: new content. Its slot frees by the TTL (nobody is left to release it).

@@ -93,8 +93,16 @@ func inspect(slots map[string]slot, pool, me, hash string, m int, now time.Time)
 // waitingReason is the Working reason of a node without a slot.
 func waitingReason(v view, m int) string {
 	r := fmt.Sprintf("%s (%d/%d in use)", api.ReasonWaitingPrefix, v.inUse, m)
+	if v.inUse < m {
+		// A free slot is not this node's yet: the pool's order gives it to the node before it first.
+		r = fmt.Sprintf("%s (%d/%d in use; its turn in the pool's order has not come)", api.ReasonWaitingPrefix, v.inUse, m)
+	}
 	if v.failed >= m {
-		r += fmt.Sprintf("; halted: %d nodes failed", v.failed)
+		noun := "nodes"
+		if v.failed == 1 {
+			noun = "node"
+		}
+		r += fmt.Sprintf("; halted: %d %s failed", v.failed, noun)
 	}
 	return r
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/diff"
 )
 
@@ -62,11 +63,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	switch {
 	case !p.Eligible:
-		fmt.Fprintf(&b, "result: refused (%d refused of %d changes): nothing would be applied\n", len(p.Refused), len(p.Changes))
+		fmt.Fprintf(&b, "result: refused (%d refused of %s): nothing would be applied\n", len(p.Refused), api.Count(len(p.Changes), "change"))
 	case len(p.Changes) == 0:
 		b.WriteString("result: no changes\n")
 	default:
-		fmt.Fprintf(&b, "result: eligible (%d changes, %d unit actions, no reboot)\n", len(p.Changes), len(p.Actions))
+		fmt.Fprintf(&b, "result: eligible (%s, %s, no reboot)\n", api.Count(len(p.Changes), "change"), api.Count(len(p.Actions), "unit action"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

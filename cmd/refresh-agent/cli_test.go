@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -100,9 +102,10 @@ func TestStatusAndPublishNeedAPoolOrName(t *testing.T) {
 	code, _, stderr = cli("status", "--selector", "a=b")
 	assert.Equal(t, exitInvalid, code)
 	assert.Contains(t, stderr, "--hash is required")
-	code, _, stderr = cli("status", "--pool", "p", "-o", "table")
+	// Issue 24: --help lists -o table, so it is accepted (it is the default); others are not.
+	code, _, stderr = cli("status", "--pool", "p", "-o", "tabel")
 	assert.Equal(t, exitInvalid, code)
-	assert.Contains(t, stderr, "--output")
+	assert.Contains(t, stderr, "--output must be table, wide, json or yaml")
 	code, _, stderr = cli("publish", "--payload", "x")
 	assert.Equal(t, exitInvalid, code)
 	assert.Contains(t, stderr, "--pool")
@@ -135,7 +138,8 @@ func TestStatusTable(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	h := strings.Repeat("a", 64)
 	nodes := []corev1.Node{
-		node("n-done", now.Add(-49*time.Hour), map[string]string{api.AnnotationCurrent: h, api.AnnotationDesired: h, api.AnnotationState: api.StateDone}),
+		node("n-done", now.Add(-49*time.Hour), map[string]string{api.AnnotationCurrent: h, api.AnnotationDesired: h, api.AnnotationState: api.StateDone,
+			api.AnnotationDrift: "/etc/containers/registries.conf,/var/lib/kubelet/config.json"}),
 		node("n-bad", now.Add(-90*time.Minute), map[string]string{api.AnnotationCurrent: "old", api.AnnotationDesired: h,
 			api.AnnotationState: api.StateUnreconcilable, api.AnnotationReason: "kernelArguments: change requires a reboot\tand " + strings.Repeat("x", 80)}),
 		node("n-new", now.Add(-time.Minute), nil),
@@ -145,22 +149,44 @@ func TestStatusTable(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, writeStatusTable(&b, out, false, now))
 	lines := strings.Split(b.String(), "\n")
-	assert.Regexp(t, `^NODE\s+STATE\s+CURRENT\s+DESIRED\s+AGE\s+REASON$`, lines[0])
-	assert.Regexp(t, `^n-bad\s+Unreconcilable\s+old\s+aaaaaaaaaaaa\s+90m\s+kernelArguments: change requires a reboot and x+\.\.\.$`, lines[1])
-	assert.Regexp(t, `^n-done\s+Done\s+aaaaaaaaaaaa\s+aaaaaaaaaaaa\s+2d1h\s*$`, lines[2])
-	assert.Regexp(t, `^n-new\s+<none>\s+<none>\s+<none>\s+60s\s*$`, lines[3], "a node without an agent is not Refreshing")
-	assert.Contains(t, b.String(), "Desired hash "+h+" (ConfigMap refresh-agent/workers-refresh)")
+	assert.Regexp(t, `^NODE\s+STATE\s+CURRENT\s+DESIRED\s+DRIFT\s+AGE\s+REASON$`, lines[0])
+	assert.Regexp(t, `^n-bad\s+Unreconcilable\s+old\s+aaaaaaaaaaaa\s+<none>\s+90m\s+kernelArguments: change requires a reboot and x+\.\.\.$`, lines[1])
+	assert.Regexp(t, `^n-done\s+Done\s+aaaaaaaaaaaa\s+aaaaaaaaaaaa\s+/etc/containers/registries.conf \(\+1\)\s+2d1h\s*$`, lines[2])
+	assert.Regexp(t, `^n-new\s+<none>\s+<none>\s+<none>\s+<none>\s+60s\s*$`, lines[3], "a node without an agent is not Refreshing")
+	assert.Contains(t, b.String(), "Desired hash aaaaaaaaaaaa (ConfigMap refresh-agent/workers-refresh)")
+	assert.NotContains(t, b.String(), h, "the table prints short hashes only, in the messages too")
 	assert.Regexp(t, `(?m)^CONDITION\s+STATUS\s+REASON\s+MESSAGE$`, b.String())
-	assert.Regexp(t, `(?m)^ConfigRefreshDegraded\s+True\s+`, b.String())
+	assert.Regexp(t, `(?m)^ConfigRefreshDegraded\s+True\s+NodesUnreconcilable\s+1 node failed to refresh: n-bad`, b.String())
+	assert.Regexp(t, `(?m)^ConfigRefreshProgressing\s+Unknown\s+NodesNotReporting\s+1/3 nodes not reporting .*: n-new$`, b.String())
 
 	b.Reset()
 	require.NoError(t, writeStatusTable(&b, out, true, now))
 	lines = strings.Split(b.String(), "\n")
-	assert.Regexp(t, `^NODE\s+STATE\s+CURRENT\s+DESIRED\s+AGE\s+REASON\s+PHASE\s+POOL$`, lines[0])
+	assert.Regexp(t, `^NODE\s+STATE\s+CURRENT\s+DESIRED\s+DRIFT\s+AGE\s+REASON\s+PHASE\s+POOL$`, lines[0])
 	assert.Contains(t, lines[2], h, "wide prints whole hashes")
+	assert.Contains(t, lines[2], "/etc/containers/registries.conf,/var/lib/kubelet/config.json", "wide prints the whole drift list")
 	assert.Regexp(t, `\sComplete\s+workers$`, lines[2])
 	assert.Regexp(t, `^n-new\s+<none>.*\sNoAgent\s+workers$`, lines[3])
 	assert.Contains(t, lines[1], strings.Repeat("x", 80), "wide prints the whole reason")
+	assert.Contains(t, b.String(), "Desired hash "+h)
 	assert.Equal(t, "NoAgent", out.Nodes[2].Phase)
 	assert.Equal(t, "Unreconcilable", out.Nodes[0].Phase)
+}
+
+func TestStatusTableWithoutNodes(t *testing.T) {
+	now := time.Now()
+	out := statusOutput{Hash: "h1", Selector: api.LabelNodePool + "=typo", Conditions: fleet.Conditions(nil, "h1", nil, now), Nodes: statusNodes(nil, "h1")}
+	var b bytes.Buffer
+	require.NoError(t, writeStatusTable(&b, out, false, now))
+	assert.Contains(t, b.String(), "(no nodes match "+api.LabelNodePool+"=typo)")
+	assert.Regexp(t, `(?m)^ConfigRefreshComplete\s+False\s+NoNodes\s`, b.String(), "no nodes is never Complete")
+	assert.NotContains(t, b.String(), "All 0 nodes")
+}
+
+func TestLogDurationsInSeconds(t *testing.T) {
+	var b bytes.Buffer
+	newLogger(&b, slog.LevelInfo).Info("refresh concluded", "duration", 1500*time.Millisecond)
+	var line struct{ Duration float64 }
+	require.NoError(t, json.Unmarshal(b.Bytes(), &line), b.String())
+	assert.Equal(t, 1.5, line.Duration)
 }

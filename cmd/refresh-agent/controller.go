@@ -57,7 +57,7 @@ func runController(args []string, stdout, stderr io.Writer) int {
 		*leaseNamespace = *namespace
 	}
 
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	log := newLogger(stderr, slog.LevelInfo)
 	klog.SetSlogLogger(log)
 	mgmt, err := restConfig(*mgmtKC)
 	if err != nil {

@@ -77,17 +77,16 @@ func (p poolFlags) name() string {
 type statusNode struct {
 	fleet.NodeStatus
 	Phase   string    `json:"phase"`
+	Drift   string    `json:"drift,omitempty"` // the refreshDrift annotation: recorded files changed on the node
 	Pool    string    `json:"pool,omitempty"`
 	Created time.Time `json:"created"`
 }
-
-// phaseNoAgent marks a node that carries no refresh annotation: no agent has reported on it.
-const phaseNoAgent = "NoAgent"
 
 // statusOutput is the JSON and YAML form of `status`.
 type statusOutput struct {
 	Hash       string             `json:"hash"`
 	ConfigMap  string             `json:"configMap,omitempty"`
+	Selector   string             `json:"selector"`
 	Conditions []metav1.Condition `json:"conditions"`
 	Nodes      []statusNode       `json:"nodes"`
 }
@@ -97,7 +96,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	pf := addPoolFlags(fs)
 	selector := fs.String("selector", "", "label selector of the nodes (default: "+api.LabelNodePool+"=POOL)")
 	hash := fs.String("hash", "", "the desired payload hash (default: the hash in the pool's ConfigMap)")
-	output := fs.StringP("output", "o", "", "output format: (table), wide, json or yaml")
+	output := fs.StringP("output", "o", "table", "output format: table, wide, json or yaml")
 	var kf kube.ConfigFlags
 	maxConcurrent := fs.String("max-concurrent", "0", "the agents' --max-concurrent, to say when the pool halted (0: from the nodes' reasons only)")
 	kf.AddFlags(fs)
@@ -109,9 +108,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitInvalid, "status: %v", err)
 	}
 	switch *output {
-	case "", "text", "wide", "json", "yaml":
+	case "", "table", "text", "wide", "json", "yaml":
 	default:
-		return fail(stderr, exitInvalid, "status: --output must be wide, json or yaml, not %q", *output)
+		return fail(stderr, exitInvalid, "status: --output must be table, wide, json or yaml, not %q", *output)
 	}
 	sel := *selector
 	if sel == "" {
@@ -133,7 +132,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitFailed, "status: %v", err)
 	}
-	out := statusOutput{Hash: *hash}
+	out := statusOutput{Hash: *hash, Selector: sel}
 	if cmName != "" {
 		out.ConfigMap = *pf.namespace + "/" + cmName
 	}
@@ -180,58 +179,79 @@ func statusNodes(nodes []corev1.Node, hash string) []statusNode {
 	out := []statusNode{}
 	for _, st := range fleet.Summarize(nodes, hash).Nodes {
 		n := byName[st.Name]
-		row := statusNode{NodeStatus: st, Phase: string(st.PhaseOf(hash)), Pool: n.Labels[api.LabelNodePool],
-			Created: n.CreationTimestamp.Time}
-		if st.State == "" && st.Current == "" && st.Desired == "" {
-			row.Phase = phaseNoAgent
-		}
-		out = append(out, row)
+		out = append(out, statusNode{NodeStatus: st, Phase: string(st.PhaseOf(hash)), Drift: n.Annotations[api.AnnotationDrift],
+			Pool: n.Labels[api.LabelNodePool], Created: n.CreationTimestamp.Time})
 	}
 	return out
 }
 
 // writeStatusTable prints kubectl-style columns, then the conditions. wide adds the phase and pool
-// and prints whole hashes and reasons.
+// and prints whole hashes, drift lists and reasons; the table shortens hashes to 12 characters,
+// in the conditions' messages too.
 func writeStatusTable(w io.Writer, out statusOutput, wide bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	head := "NODE\tSTATE\tCURRENT\tDESIRED\tAGE\tREASON"
+	head := "NODE\tSTATE\tCURRENT\tDESIRED\tDRIFT\tAGE\tREASON"
 	if wide {
 		head += "\tPHASE\tPOOL"
+	}
+	hash := func(h string) string { return short(h) }
+	if wide {
+		hash = orNone
 	}
 	fmt.Fprintln(tw, head)
 	for _, n := range out.Nodes {
 		state := n.State
-		if n.Phase == phaseNoAgent {
+		if n.Phase == string(fleet.PhaseNoAgent) {
 			state = "<none>"
 		}
-		cur, des, reason := short(n.Current), short(n.Desired), oneLine(n.Reason)
-		if wide {
-			cur, des = orNone(n.Current), orNone(n.Desired)
-		} else if len(reason) > 60 {
-			reason = reason[:57] + "..."
+		reason, drift := oneLine(n.Reason), oneLine(n.Drift)
+		if !wide {
+			reason, drift = truncate(reason, 60), shortList(drift)
 		}
 		age := "<unknown>"
 		if !n.Created.IsZero() {
 			age = duration.HumanDuration(now.Sub(n.Created))
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", n.Name, orNone(state), cur, des, age, reason)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", n.Name, orNone(state), hash(n.Current), hash(n.Desired), orNone(drift), age, reason)
 		if wide {
 			line += fmt.Sprintf("\t%s\t%s", n.Phase, orNone(n.Pool))
 		}
 		fmt.Fprintln(tw, line)
 	}
 	if len(out.Nodes) == 0 {
-		fmt.Fprintln(tw, "(no nodes match)")
+		fmt.Fprintf(tw, "(no nodes match %s)\n", out.Selector)
 	}
-	fmt.Fprintf(tw, "\nDesired hash %s", out.Hash)
+	fmt.Fprintf(tw, "\nDesired hash %s", hash(out.Hash))
 	if out.ConfigMap != "" {
 		fmt.Fprintf(tw, " (ConfigMap %s)", out.ConfigMap)
 	}
 	fmt.Fprintln(tw, "\n\nCONDITION\tSTATUS\tREASON\tMESSAGE")
 	for _, c := range out.Conditions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, oneLine(c.Message))
+		msg := oneLine(c.Message)
+		if !wide && len(out.Hash) > 12 {
+			msg = strings.ReplaceAll(msg, out.Hash, short(out.Hash))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, msg)
 	}
 	return tw.Flush()
+}
+
+// truncate cuts s to n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-3]) + "..."
+}
+
+// shortList keeps the first entry of a comma-separated list and counts the others.
+func shortList(s string) string {
+	first, rest, ok := strings.Cut(s, ",")
+	if !ok {
+		return truncate(s, 40)
+	}
+	return fmt.Sprintf("%s (+%d)", truncate(first, 40), strings.Count(rest, ",")+1)
 }
 
 func short(h string) string {

@@ -142,8 +142,21 @@ func addLogLevel(fs *pflag.FlagSet, def string) func(w io.Writer) (*slog.Logger,
 		if err := l.UnmarshalText([]byte(*level)); err != nil {
 			return nil, fmt.Errorf("--log-level must be debug, info, warn or error, not %q", *level)
 		}
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+		return newLogger(w, l), nil
 	}
+}
+
+// newLogger is the JSON logger every command uses. Durations are logged in seconds (slog's JSON
+// handler writes a time.Duration as integer nanoseconds, which no reader expects).
+func newLogger(w io.Writer, level slog.Leveler) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: durationSeconds}))
+}
+
+func durationSeconds(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.Float64(a.Key, a.Value.Duration().Seconds())
+	}
+	return a
 }
 
 // fail prints one line on stderr and returns the exit code.

@@ -111,9 +111,10 @@ func TestCLIPublishAndStatusLikeKubectl(t *testing.T) {
 	code, out, stderr = cliRun(t, env, "status", "--context", "good", "--namespace", ns, "--pool", pool)
 	require.Equal(t, 0, code, stderr)
 	lines := strings.Split(out, "\n")
-	assert.Regexp(t, `^NODE\s+STATE\s+CURRENT\s+DESIRED\s+AGE\s+REASON$`, lines[0])
-	assert.Regexp(t, `^cli-n1\s+Done\s+h1\s+h1\s+\S+\s*$`, lines[1])
-	assert.Regexp(t, `^cli-n2\s+<none>\s+<none>\s+<none>\s+\S+\s*$`, lines[2])
+	// Issue 24 added the DRIFT column.
+	assert.Regexp(t, `^NODE\s+STATE\s+CURRENT\s+DESIRED\s+DRIFT\s+AGE\s+REASON$`, lines[0])
+	assert.Regexp(t, `^cli-n1\s+Done\s+h1\s+h1\s+<none>\s+\S+\s*$`, lines[1])
+	assert.Regexp(t, `^cli-n2\s+<none>\s+<none>\s+<none>\s+<none>\s+\S+\s*$`, lines[2])
 	assert.NotContains(t, out, "cli-other")
 	assert.Contains(t, out, "Desired hash h1 (ConfigMap "+ns+"/"+cmName+")")
 	assert.Regexp(t, `(?m)^ConfigRefreshComplete\s+False\s`, out)
