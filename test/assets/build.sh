@@ -64,6 +64,11 @@ GO
   log "kube-apiserver built"
 }
 
+# One build at a time per cache: go test runs packages in parallel, and two test binaries that each
+# call this script (test/integration, test/kubetest) would otherwise build the same binaries twice at
+# once into the same .tmp files.
+exec 9>"$ASSETS/.build.lock"
+flock 9
 build_etcd
 build_apiserver
 echo "$ASSETS"
