@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
-	"github.com/vincent-petithory/dataurl"
 )
 
 // ErrRemoteSource marks file contents that would have to be fetched over the network.
@@ -96,11 +95,11 @@ func dataAndCompression(r types.Resource) ([]byte, string, error) {
 	if r.Source == nil {
 		return []byte{}, comp, nil
 	}
-	du, err := dataurl.DecodeString(*r.Source)
+	data, err := decodeDataURL(*r.Source)
 	if err != nil {
 		return nil, "", fmt.Errorf("contents.source: bad data URL: %w", err)
 	}
-	return du.Data, comp, nil
+	return data, comp, nil
 }
 
 // verify checks contents written by write against v's hash (nothing to check without one). The

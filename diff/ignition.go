@@ -64,15 +64,19 @@ func (d *decoder) parseIgnition(raw []byte, versionField *string) (types.Config,
 // trustedSource is what a known-valid data URL is replaced with for validation.
 var trustedSource = "data:,"
 
-// forValidation returns cfg (a Config of any 3.x spec, whose files all have the same shape) with every
-// file whose contents equal an already-validated entry's carrying a trivial data URL instead (same
-// indices, so report paths still point at cfg's entries).
+// forValidation returns cfg (a Config of any 3.x spec, whose files all have the same shape) with
+// every file's inline contents that are known valid carrying a trivial data URL instead (same
+// indices, so report paths still point at cfg's entries): contents equal to an already-validated
+// entry's, and data URLs validDataURL accepts, which is what Ignition's validateURL would check of
+// them, at a fraction of its cost (its data URL parser lexes them rune by rune). The compression of
+// the latter is kept for Ignition to validate. The metadata files' data, decoded for that, is kept
+// for decodeIgnition.
 func forValidation[C any](d *decoder, cfg C) C {
-	if len(d.known) == 0 {
-		return cfg
-	}
 	v := reflect.ValueOf(&cfg).Elem()
 	files := v.FieldByName("Storage").FieldByName("Files")
+	if files.Len() == 0 {
+		return cfg
+	}
 	copied := reflect.MakeSlice(files.Type(), files.Len(), files.Len())
 	reflect.Copy(copied, files)
 	index := func(names ...string) []int { // field indices, looked up once per call
@@ -88,15 +92,36 @@ func forValidation[C any](d *decoder, cfg C) C {
 	for i := range copied.Len() {
 		f := copied.Index(i)
 		source := f.FieldByIndex(sourceIdx).Interface().(*string)
+		if source == nil || !strings.HasPrefix(*source, "data:") {
+			continue
+		}
 		compression := f.FieldByIndex(compIdx)
-		k, ok := d.known[f.FieldByIndex(pathIdx).String()]
-		if ok && ptrEq(k.Source, source) && ptrEq(k.Compression, compression.Interface().(*string)) && source != nil && strings.HasPrefix(*source, "data:") {
+		path := f.FieldByIndex(pathIdx).String()
+		if k, ok := d.known[path]; ok && ptrEq(k.Source, source) && ptrEq(k.Compression, compression.Interface().(*string)) {
 			f.FieldByIndex(sourceIdx).Set(reflect.ValueOf(&trustedSource))
 			compression.Set(reflect.Zero(compression.Type()))
+			continue
+		}
+		data, ok := validDataURL(*source)
+		if !ok {
+			continue // Ignition words the error
+		}
+		f.FieldByIndex(sourceIdx).Set(reflect.ValueOf(&trustedSource))
+		if isMachineConfigPath(path) {
+			if d.dataURLs == nil {
+				d.dataURLs = map[string]decodedURL{}
+			}
+			d.dataURLs[path] = decodedURL{source: *source, data: data}
 		}
 	}
 	files.Set(copied)
 	return cfg
+}
+
+// decodedURL is a data URL source and its data.
+type decodedURL struct {
+	source string
+	data   []byte
 }
 
 // parseSpec unmarshals raw into spec C's types, validates them as that spec's Parse does, and
@@ -194,7 +219,7 @@ func (d *decoder) decodeIgnition(js []byte, version *string) (*Payload, error) {
 		if !isMachineConfigPath(f.Path) {
 			continue
 		}
-		data, err := FileContents(f)
+		data, err := d.fileContents(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
@@ -210,6 +235,16 @@ func (d *decoder) decodeIgnition(js []byte, version *string) (*Payload, error) {
 		p.embedded[f.Path] = embeddedMC{source: source(f), mc: mc}
 	}
 	return p, nil
+}
+
+// fileContents is FileContents, reusing the data validation decoded (for an uncompressed file with
+// no hash to check, as the machine-config server writes its metadata files).
+func (d *decoder) fileContents(f types.File) ([]byte, error) {
+	if pre, ok := d.dataURLs[f.Path]; ok && f.Contents.Source != nil && *f.Contents.Source == pre.source &&
+		!compressed(f) && f.Contents.Verification.Hash == nil {
+		return pre.data, nil
+	}
+	return FileContents(f)
 }
 
 // Metadata files: the machine-config server adds them to every payload it serves. Two embed the

@@ -96,9 +96,10 @@ func DecodeAgainst(raw []byte, known *Payload) (*Payload, error) {
 
 // decoder carries what a decode may trust and the memory it may still use.
 type decoder struct {
-	known  map[string]types.Resource // contents already validated, by path
-	budget int64                     // bytes this decode may still hold (see MaxPayloadSize)
-	start  int64                     // the budget it began with
+	known    map[string]types.Resource // contents already validated, by path
+	budget   int64                     // bytes this decode may still hold (see MaxPayloadSize)
+	dataURLs map[string]decodedURL     // metadata files' data, decoded while validating, by path
+	start    int64                     // the budget it began with
 }
 
 func newDecoder() *decoder { return &decoder{budget: MaxPayloadSize, start: MaxPayloadSize} }
