@@ -240,9 +240,14 @@ func (p *Plan) checkMachineConfig(cur, des *diff.Payload) {
 			"the desired payload carries no MachineConfig while the current one does: cannot verify reboot-class fields")
 	}
 	if why := diff.CheckEmbedded(des); why != "" {
-		refuse("embedded MachineConfig disagrees with the Ignition config", why)
+		refuse("embedded MachineConfig disagrees with the Ignition config", why+EmbeddedFix)
 	}
 }
+
+// EmbeddedFix ends the refusal of a payload whose embedded MachineConfig disagrees: how to make one
+// that agrees. A hand edit (jq) changes the outer config only.
+const EmbeddedFix = " (edit payloads with `refresh-agent payload set-file|remove-file|set-ssh-keys`, " +
+	"which change the embedded MachineConfig too; an edit of the outer config alone, e.g. with jq, leaves it behind)"
 
 // refusalReason words the refusal of every change kind the agent never applies.
 func refusalReason(c *diff.Change) string {

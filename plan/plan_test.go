@@ -272,7 +272,9 @@ func TestEmbeddedMachineConfigMustAgree(t *testing.T) {
 	assert.False(t, p.Eligible)
 	require.Len(t, p.Refused, 1)
 	assert.Equal(t, diff.KindMachineConfig, p.Refused[0].Kind)
-	assert.Equal(t, "embedded MachineConfig /etc/mcs-machine-config-content.json: unit evil.service is not in the outer config", p.Refused[0].Reason)
+	// Issue 24: the reason also says how to fix it (the payload command).
+	assert.Equal(t, "embedded MachineConfig /etc/mcs-machine-config-content.json: unit evil.service is not in the outer config"+plan.EmbeddedFix, p.Refused[0].Reason)
+	assert.Contains(t, p.Refused[0].Reason, "refresh-agent payload set-file")
 	assert.Empty(t, p.Files)
 
 	// The same change with an agreeing embedded copy (the whole config, as the server embeds it)

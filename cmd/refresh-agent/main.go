@@ -35,6 +35,7 @@ var commands = map[string]command{
 	"run":     runAgent,
 	"status":  runStatus,
 	"publish": runPublish,
+	"payload": runPayload,
 	"version": runVersion,
 }
 
@@ -44,7 +45,8 @@ var synopses = []struct{ name, text string }{
 	{"apply", "refresh a node root to a desired payload: files, SSH keys, unit actions, rollback"},
 	{"recover", "finish or undo an interrupted refresh"},
 	{"run", "the node agent: watch its pool's ConfigMap, refresh, report in node annotations"},
-	{"publish", "write a payload into a pool's ConfigMap, which the agents watch"},
+	{"payload", payloadSynopsis},
+	{"publish", "plan a payload against the pool's published one, then write it into the pool's ConfigMap (--dry-run, --wait)"},
 	{"status", "a pool's nodes and its ConfigRefresh conditions, from the nodes' annotations"},
 	{"controller", "the management-side controller: publishes each NodePool's refresh, reports its conditions"},
 	{"version", "print the version"},
@@ -117,6 +119,11 @@ func commandUsage(w io.Writer, fs *pflag.FlagSet) {
 	text := ""
 	for _, s := range synopses {
 		if s.name == fs.Name() {
+			text = s.text
+		}
+	}
+	for _, s := range payloadSynopses {
+		if "payload "+s.name == fs.Name() {
 			text = s.text
 		}
 	}
