@@ -22,9 +22,9 @@ import (
 type role int
 
 const (
-	outer        role = iota // the payload's own Ignition config
-	contentCopy              // /etc/mcs-machine-config-content.json: the whole rendered config
-	partialCopy              // /etc/ignition-machine-config-encapsulated.json: carries little or nothing
+	outer       role = iota // the payload's own Ignition config
+	contentCopy             // /etc/mcs-machine-config-content.json: the whole rendered config
+	partialCopy             // /etc/ignition-machine-config-encapsulated.json: carries little or nothing
 )
 
 // newConfig returns a pointer to a zero Config of Ignition spec 3.minor, in that spec's own types,

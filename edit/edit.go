@@ -51,7 +51,9 @@ const (
 const DefaultMode = 0o644
 
 // SetFile sets the file at p to contents (mode nil: keep, or 0644 for a new file).
-func SetFile(p string, contents []byte, mode *int) Op { return Op{Path: p, Contents: contents, Mode: mode} }
+func SetFile(p string, contents []byte, mode *int) Op {
+	return Op{Path: p, Contents: contents, Mode: mode}
+}
 
 // RemoveFile removes the file at p.
 func RemoveFile(p string) Op { return Op{Path: p, Remove: true} }
@@ -61,7 +63,7 @@ func SSHKeys(op KeysOp, keys []string) Op { return Op{KeysOp: op, Keys: keys} }
 
 // Result is an edited payload and what the edit did.
 type Result struct {
-	Payload []byte   // in the input's encoding
+	Payload []byte    // in the input's encoding
 	Form    diff.Form // the encoding found, e.g. "base64+gzip+ignition"
 	// Embedded lists the embedded MachineConfig files the edits were also made in.
 	Embedded []string

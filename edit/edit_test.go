@@ -56,7 +56,9 @@ func embeddedFile(t *testing.T, payload []byte, path string) ([]byte, bool) {
 		}
 		data, err := diff.FileContents(f)
 		require.NoError(t, err)
-		var mc struct{ Spec struct{ Config json.RawMessage } }
+		var mc struct {
+			Spec struct{ Config json.RawMessage }
+		}
 		require.NoError(t, json.Unmarshal(data, &mc))
 		inner, err := diff.Decode(mc.Spec.Config)
 		require.NoError(t, err)
