@@ -334,6 +334,10 @@ func gunzipN(b []byte, n int64) ([]byte, error) {
 	return out, nil
 }
 
+// IsBase64 reports whether b holds only base64 characters (either alphabet) and whitespace, as the
+// decoder tells a base64 layer.
+func IsBase64(b []byte) bool { return isBase64(b) }
+
 func isBase64(b []byte) bool {
 	for _, c := range b {
 		switch {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/openshift/refresh-agent/diff"
 )
 
 // layer is one encoding around the payload's document, outermost first.
@@ -39,7 +41,7 @@ func unwrap(raw []byte) ([]layer, []byte, error) {
 			}
 			layers = append(layers, layer{gzip: true})
 			cur = inner
-		case len(trimmed) > 0 && trimmed[0] != '{' && isBase64(trimmed):
+		case len(trimmed) > 0 && trimmed[0] != '{' && diff.IsBase64(trimmed):
 			l := layer{newline: bytes.HasSuffix(cur, []byte("\n"))}
 			clean := bytes.Map(func(r rune) rune {
 				if r == '\n' || r == '\r' || r == ' ' || r == '\t' {
@@ -105,17 +107,4 @@ func wrapLayers(doc []byte, layers []layer) ([]byte, error) {
 		out = []byte(s)
 	}
 	return out, nil
-}
-
-func isBase64(b []byte) bool {
-	for _, c := range b {
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9',
-			c == '+', c == '/', c == '=', c == '-', c == '_',
-			c == '\n', c == '\r', c == ' ', c == '\t':
-		default:
-			return false
-		}
-	}
-	return true
 }
