@@ -77,6 +77,16 @@ func Pending(stateDir string) (string, error) {
 	return "phase " + string(j.Phase), nil
 }
 
+// Peek returns the phase and hash of the unfinished transaction in stateDir ("" when there is none),
+// acting on nothing.
+func Peek(stateDir string) (Phase, string, error) {
+	j, err := readJournal(stateDir)
+	if err != nil || j == nil {
+		return "", "", err
+	}
+	return j.Phase, j.Meta.Hash, nil
+}
+
 // Check runs Prepare's checks on ops without writing anything: every path inside the root with no
 // symlinked component, each target absent or a regular file, no name reserved for the agent's side
 // files, one operation per path. Prepare checks again (the node may change in between).

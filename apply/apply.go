@@ -48,6 +48,9 @@ type Node struct {
 	RollbackTimeout time.Duration
 	// Decoded keeps the recorded payload decoded between refreshes (nil: decode it every time).
 	Decoded *Decoded
+	// LockWait bounds the wait for the node lock another process holds (zero: no wait); see
+	// actions.LockFile.
+	LockWait time.Duration
 }
 
 // Request is one desired state.
@@ -130,11 +133,18 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	if err := n.Root.CheckStateDir(n.StateDir); err != nil {
 		return nil, err
 	}
+	unlock, err := n.lock(ctx, !req.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	if unlock != nil {
+		defer unlock()
+	}
 	if req.DryRun {
 		if txn, err := actions.Pending(n.StateDir); err != nil || txn != "" {
 			return nil, fmt.Errorf("an interrupted refresh is pending (%s%v): run refresh-agent recover first", txn, err)
 		}
-	} else if _, err := Recover(ctx, n); err != nil {
+	} else if _, err := n.recoverLocked(ctx); err != nil {
 		return nil, fmt.Errorf("recovering an interrupted refresh: %w", err)
 	}
 	hash := req.Hash
@@ -201,6 +211,17 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 			res.Outcome = OutcomeNoop
 		}
 		return res, nil
+	}
+	if unlock == nil {
+		// A node without a state dir when this started: the lock is taken before the first write.
+		late, err := n.lockLate(ctx)
+		if errors.Is(err, errStateAppeared) {
+			return Run(ctx, n, req) // the state dir exists now: this time the lock comes first
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer late()
 	}
 	if len(ops) == 0 {
 		// Nothing on the node changes; only the record moves to the new hash.
@@ -383,6 +404,19 @@ func Recover(ctx context.Context, n Node) (Recovery, error) {
 	if err := n.Root.CheckStateDir(n.StateDir); err != nil {
 		return Recovery{}, err
 	}
+	unlock, err := n.lock(ctx, true)
+	if err != nil {
+		return n.peek(err), err
+	}
+	if unlock == nil {
+		return Recovery{}, nil // no state dir: nothing was ever started here
+	}
+	defer unlock()
+	return n.recoverLocked(ctx)
+}
+
+// recoverLocked is Recover with the node lock held.
+func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
 	pending, _ := actions.Pending(n.StateDir)
 	txn, err := actions.Recover(n.Root, n.StateDir)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -22,16 +23,18 @@ import (
 // nodeFlags are the flags every command acting on a node shares.
 type nodeFlags struct {
 	root, stateDir, policy, systemd, cri, nodeName *string
+	lockTimeout                                    *time.Duration
 }
 
 func addNodeFlags(fs *pflag.FlagSet) nodeFlags {
 	return nodeFlags{
-		root:     fs.String("root", "", "the node's filesystem root (/host in the DaemonSet)"),
-		stateDir: fs.String("state-dir", "", "the agent's state directory (default <root>/var/lib/refresh-agent)"),
-		policy:   fs.String("policy", "", "node-local policy file (YAML or JSON); default: built-in"),
-		systemd:  fs.String("systemd", "system", "systemd manager for unit actions: system, user or none"),
-		cri:      fs.String("cri-socket", actions.DefaultCRISocket, "CRI runtime socket for static pod restarts, or none"),
-		nodeName: fs.String("node-name", os.Getenv("NODE_NAME"), "the node's name, to find its static pods' sandboxes (default $NODE_NAME)"),
+		root:        fs.String("root", "", "the node's filesystem root (/host in the DaemonSet)"),
+		stateDir:    fs.String("state-dir", "", "the agent's state directory (default <root>/var/lib/refresh-agent)"),
+		policy:      fs.String("policy", "", "node-local policy file (YAML or JSON); default: built-in"),
+		systemd:     fs.String("systemd", "system", "systemd manager for unit actions: system, user or none"),
+		cri:         fs.String("cri-socket", actions.DefaultCRISocket, "CRI runtime socket for static pod restarts, or none"),
+		nodeName:    fs.String("node-name", os.Getenv("NODE_NAME"), "the node's name, to find its static pods' sandboxes (default $NODE_NAME)"),
+		lockTimeout: fs.Duration("lock-timeout", time.Minute, "how long to wait for the node lock another refresh-agent process holds (0: do not wait)"),
 	}
 }
 
@@ -77,7 +80,7 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, erro
 			return apply.Node{}, err
 		}
 	}
-	return apply.Node{Root: root, StateDir: stateDir, Units: units, Pods: pods, Policy: pol, Log: log}, nil
+	return apply.Node{Root: root, StateDir: stateDir, Units: units, Pods: pods, Policy: pol, Log: log, LockWait: *f.lockTimeout}, nil
 }
 
 func runApply(args []string, stdout, stderr io.Writer) int {
