@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	cri "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/plan"
 )
 
@@ -67,7 +68,7 @@ func (c *CRI) RestartPod(ctx context.Context, ref string) error {
 	for _, sb := range old {
 		names[sb.Metadata.Name] = true
 		if _, err := c.rt.StopPodSandbox(ctx, &cri.StopPodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
-			return fmt.Errorf("restart pod %s: stopping sandbox %s: %w", ref, short(sb.Id), err)
+			return fmt.Errorf("restart pod %s: stopping sandbox %s: %w", ref, api.Short(sb.Id), err)
 		}
 		stopped[sb.Id] = true
 	}
@@ -130,13 +131,6 @@ func (c *CRI) ready(ctx context.Context, ns, name string) ([]*cri.PodSandbox, er
 		return nil, fmt.Errorf("%d sandboxes could be static pod %s/%s and none is marked static: set --node-name", len(prefixed), ns, name)
 	}
 	return nil, nil
-}
-
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 // Runner runs a plan's actions: systemd jobs on Units, static pod restarts on Pods. Either may be

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,7 +79,7 @@ type Agent struct {
 	limiter  workqueue.TypedRateLimiter[string]
 	drift    *driftWatch
 	// last is what the loop last concluded; only the worker touches it.
-	last      Outcome
+	last      LastRefresh
 	lastEvent string
 	lastHeal  string
 	following bool   // follow ran once
@@ -318,7 +317,7 @@ func (a *Agent) decideAndReport() (Decision, Snapshot) {
 	if d.Event != nil && d.EventKey != a.lastEvent {
 		a.event(d.Event.Type, d.Event.Reason, d.Event.Message)
 		if d.Event.Reason == EventDeferred {
-			a.cfg.Metrics.observe(ResultDeferred, time.Time{})
+			a.cfg.Metrics.observe(api.OutcomeDeferred, time.Time{})
 		}
 		if d.Event.Type == corev1.EventTypeWarning {
 			a.log.Warn("refresh problem", "reason", d.Event.Reason, "message", d.Event.Message)
@@ -327,11 +326,11 @@ func (a *Agent) decideAndReport() (Decision, Snapshot) {
 	a.lastEvent = d.EventKey
 	if a.cfg.Pacer != nil && ok {
 		// The slot goes back only once the Node shows the outcome (see pacing).
-		shown := statusOf(nil)
+		shown := api.NodeStatus{}
 		if in.Node != nil {
-			shown = statusOf(in.Node.Annotations)
+			shown = api.FromAnnotations(in.Node.Annotations)
 		}
-		a.cfg.Pacer.Settle(context.Background(), a.pool, snap.Hash, pacing.Shown{State: shown.State, Current: shown.Current, Desired: shown.Desired, Reason: shown.Reason})
+		a.cfg.Pacer.Settle(context.Background(), a.pool, snap.Hash, shown)
 	}
 	// Paced, a refresh says Working only once it holds a slot (refreshStart): the API never shows
 	// more nodes refreshing than slots.
@@ -349,15 +348,14 @@ func (a *Agent) refreshStart(snap Snapshot, d Decision) func(context.Context) er
 	return func(ctx context.Context) error {
 		ok, waiting := a.cfg.Pacer.Acquire(ctx, a.pool, snap.Hash)
 		if !ok {
-			if waiting != "" {
+			if waiting != nil {
 				r := *d.Report
-				r.Reason = waiting
+				r.Waiting = waiting
 				a.report(r)
 			}
 			return errWaitingForSlot
 		}
-		if shown, _ := a.reporter.current(); shown.State == StateWorking && shown.Desired == d.Report.Desired &&
-			strings.HasPrefix(shown.Reason, api.ReasonWaitingPrefix) {
+		if shown, _ := a.reporter.current(); shown.Waiting != nil && shown.Desired == d.Report.Desired {
 			a.reportLazy(*d.Report) // already shown Working: its Done may well come first
 			return nil
 		}
@@ -370,7 +368,7 @@ func (a *Agent) refreshStart(snap Snapshot, d Decision) func(context.Context) er
 // its waiting reason before it says it is refreshing.
 const lazyWorking = time.Second
 
-func (a *Agent) reportLazy(s Status) {
+func (a *Agent) reportLazy(s api.NodeStatus) {
 	a.reporter.setLazy(s, lazyWorking)
 	if a.cfg.Metrics != nil {
 		a.cfg.Metrics.setState(s.State)
@@ -406,7 +404,7 @@ var errWaitingForSlot = errors.New("waiting for a refresh slot")
 // errLostSlot stops a paced refresh whose slot expired or was taken over before its transaction.
 var errLostSlot = errors.New("the refresh slot was lost before the transaction (expired or taken over); nothing written")
 
-func (a *Agent) report(s Status) {
+func (a *Agent) report(s api.NodeStatus) {
 	a.reporter.set(s)
 	if a.cfg.Metrics != nil {
 		a.cfg.Metrics.setState(s.State)
@@ -421,5 +419,5 @@ func (a *Agent) event(kind, reason, msg string) {
 	if n := a.nodes.get(); n != nil {
 		ref.UID = n.UID
 	}
-	a.cfg.Recorder.Event(ref, kind, reason, truncate(msg, MaxReasonLen))
+	a.cfg.Recorder.Event(ref, kind, reason, api.Truncate(msg, api.MaxReasonLen))
 }

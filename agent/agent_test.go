@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/openshift/refresh-agent/api"
 )
 
 func TestSnapshotFromData(t *testing.T) {
@@ -63,10 +65,10 @@ func TestDeferReason(t *testing.T) {
 }
 
 func TestTruncate(t *testing.T) {
-	assert.Equal(t, "short", truncate("short", 10))
+	assert.Equal(t, "short", api.Truncate("short", 10))
 	long := strings.Repeat("é", 600) // 1200 bytes
-	got := truncate(long, MaxReasonLen)
-	assert.LessOrEqual(t, len(got), MaxReasonLen)
+	got := api.Truncate(long, api.MaxReasonLen)
+	assert.LessOrEqual(t, len(got), api.MaxReasonLen)
 	assert.True(t, strings.HasSuffix(got, "…"))
 }
 
@@ -107,8 +109,8 @@ func (f fakePatcher) PatchNode(ctx context.Context, name string, patch []byte) e
 }
 
 func TestReporterPatchesOnlyOnChange(t *testing.T) {
-	existing := Status{Current: "h1", Desired: "h1", State: StateDone}
-	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{AnnotationCurrent: "h1", AnnotationDesired: "h1", AnnotationState: StateDone, AnnotationReason: ""}}})
+	existing := api.NodeStatus{Current: "h1", Desired: "h1", State: api.StateDone}
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{api.AnnotationCurrent: "h1", api.AnnotationDesired: "h1", api.AnnotationState: api.StateDone, api.AnnotationReason: ""}}})
 	// The fake clientset stands in for the watch: the reporter reads the Node as it is now.
 	current := func() *corev1.Node {
 		n, err := client.CoreV1().Nodes().Get(context.Background(), "n", metav1.GetOptions{})
@@ -131,13 +133,13 @@ func TestReporterPatchesOnlyOnChange(t *testing.T) {
 	require.NoError(t, r.sync(ctx))
 	assert.Zero(t, patches(client), "the node already says so: nothing sent")
 
-	working := Status{Current: "h1", Desired: "h2", State: StateWorking}
+	working := api.NodeStatus{Current: "h1", Desired: "h2", State: api.StateWorking}
 	r.set(working)
 	require.NoError(t, r.sync(ctx))
 	require.NoError(t, r.sync(ctx))
 	assert.Equal(t, 1, patches(client), "one patch, not repeated")
 	ann, _ := observed()
-	assert.Equal(t, working, statusOf(ann))
+	assert.Equal(t, working, api.FromAnnotations(ann))
 
 	// The patch is a merge patch of the four annotations only.
 	for _, a := range client.Actions() {
@@ -148,15 +150,15 @@ func TestReporterPatchesOnlyOnChange(t *testing.T) {
 		}
 	}
 
-	r.set(Status{Current: "h2", Desired: "h2", State: StateDone, Reason: strings.Repeat("x", 5000)})
+	r.set(api.NodeStatus{Current: "h2", Desired: "h2", State: api.StateDone, Reason: strings.Repeat("x", 5000)})
 	require.NoError(t, r.sync(ctx))
 	ann, _ = observed()
-	assert.LessOrEqual(t, len(ann[AnnotationReason]), MaxReasonLen)
+	assert.LessOrEqual(t, len(ann[api.AnnotationReason]), api.MaxReasonLen)
 
 	// Edited by hand: the reporter compares with the Node, not with what it sent, and corrects it.
 	n := current()
-	n.Annotations[AnnotationState] = StateDegraded
-	n.Annotations[AnnotationCurrent] = "edited"
+	n.Annotations[api.AnnotationState] = api.StateDegraded
+	n.Annotations[api.AnnotationCurrent] = "edited"
 	n.ResourceVersion = "edited" // the fake clientset does not bump it as the API server does
 	_, err := client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 	require.NoError(t, err)
@@ -164,8 +166,8 @@ func TestReporterPatchesOnlyOnChange(t *testing.T) {
 	require.NoError(t, r.sync(ctx))
 	assert.Equal(t, before+1, patches(client))
 	ann, _ = observed()
-	assert.Equal(t, StateDone, ann[AnnotationState])
-	assert.Equal(t, "h2", ann[AnnotationCurrent])
+	assert.Equal(t, api.StateDone, ann[api.AnnotationState])
+	assert.Equal(t, "h2", ann[api.AnnotationCurrent])
 
 	// Recreated without annotations: written again.
 	require.NoError(t, client.CoreV1().Nodes().Delete(ctx, "n", metav1.DeleteOptions{}))
@@ -174,16 +176,16 @@ func TestReporterPatchesOnlyOnChange(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, r.sync(ctx))
 	ann, _ = observed()
-	assert.Equal(t, StateDone, ann[AnnotationState])
+	assert.Equal(t, api.StateDone, ann[api.AnnotationState])
 
 	// Drift is its own annotation, removed (null in the merge patch) when there is none.
-	r.set(Status{Current: "h2", Desired: "h2", State: StateDone, Drift: "/etc/a,/etc/b"})
+	r.set(api.NodeStatus{Current: "h2", Desired: "h2", State: api.StateDone, Drift: "/etc/a,/etc/b"})
 	require.NoError(t, r.sync(ctx))
 	ann, _ = observed()
-	assert.Equal(t, "/etc/a,/etc/b", ann[AnnotationDrift])
-	r.set(Status{Current: "h2", Desired: "h2", State: StateDone})
+	assert.Equal(t, "/etc/a,/etc/b", ann[api.AnnotationDrift])
+	r.set(api.NodeStatus{Current: "h2", Desired: "h2", State: api.StateDone})
 	require.NoError(t, r.sync(ctx))
 	ann, _ = observed()
-	_, has := ann[AnnotationDrift]
+	_, has := ann[api.AnnotationDrift]
 	assert.False(t, has, "removed")
 }

@@ -8,28 +8,26 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/api"
 )
 
 // ReasonNoNodePool is the Degraded reason of a node without the NodePool label when no fixed
 // ConfigMap was given: it cannot know which payload is its own, so it writes nothing.
 const ReasonNoNodePool = "no NodePool label"
 
-// resultInvalid is a refresh whose payload could not be planned (counted as failed in metrics).
-const resultInvalid = "invalid"
-
-// Outcome is what the last refresh concluded: the loop's only memory between decisions.
-type Outcome struct {
-	Seq    int    // counts refreshes; keys each one's Event
-	Digest string // the snapshot content refreshed (Snapshot.digest)
-	Hash   string
-	Result string // ResultApplied, ResultNoop, ResultRefused, ResultFailed or resultInvalid
-	Reason string // why it was refused or failed
+// LastRefresh is what the last refresh concluded: the loop's only memory between decisions.
+type LastRefresh struct {
+	Seq     int    // counts refreshes; keys each one's Event
+	Digest  string // the snapshot content refreshed (Snapshot.digest)
+	Hash    string
+	Outcome api.Outcome // applied, noop, refused, failed or invalid
+	Reason  string      // why it was refused or failed
 	// Message is the applied Event's text.
 	Message string
 	// Attempts counts consecutive failures for Digest since RetryToken; NextAttempt is when the next
 	// may start (the work queue's jittered, exponential backoff).
 	Attempts    int
-	RetryToken  string // the Node's AnnotationRetry when the failures began counting
+	RetryToken  string // the Node's api.AnnotationRetry when the failures began counting
 	NextAttempt time.Time
 }
 
@@ -38,7 +36,7 @@ type Inputs struct {
 	Snapshot    *Snapshot    // nil until the source delivered one
 	RecordHash  string       // the hash the node's record says was applied last ("" when none)
 	Node        *corev1.Node // the Node as the watch has it (nil when it does not exist)
-	Last        Outcome
+	Last        LastRefresh
 	MaxAttempts int
 	Drift       string // the drift watch's finding, reported as is
 	// Heal asks to write drifted files back (--drift=heal); LastHeal is the finding healed last, so
@@ -77,7 +75,7 @@ type Event struct{ Type, Reason, Message string }
 type Decision struct {
 	Action Action
 	// Report is what the node's annotations must say; nil leaves them as they are.
-	Report *Status
+	Report *api.NodeStatus
 	// Event goes out once per EventKey: deciding again on the same facts repeats nothing.
 	Event    *Event
 	EventKey string
@@ -108,7 +106,7 @@ func decide(in Inputs) Decision {
 		return Decision{} // nothing seen yet: the Node keeps what it says
 	}
 	if s.NoPool {
-		return Decision{Report: &Status{Current: rec, Desired: rec, State: StateDegraded, Reason: ReasonNoNodePool},
+		return Decision{Report: &api.NodeStatus{Current: rec, Desired: rec, State: api.StateDegraded, Reason: ReasonNoNodePool},
 			Event:    &Event{corev1.EventTypeWarning, EventFailed, "nothing refreshed: " + s.Problem},
 			EventKey: "nopool"}
 	}
@@ -116,7 +114,7 @@ func decide(in Inputs) Decision {
 		// A deleted ConfigMap or a missing key changes nothing on the node: it stays at its record,
 		// with nothing to work toward (an earlier verdict about other content no longer applies).
 		// The Event says why.
-		return Decision{Report: &Status{Current: rec, Desired: rec, State: StateDone},
+		return Decision{Report: &api.NodeStatus{Current: rec, Desired: rec, State: api.StateDone},
 			Event:    &Event{corev1.EventTypeWarning, EventFailed, "no desired payload: " + s.Problem},
 			EventKey: "problem/" + s.Problem}
 	}
@@ -124,20 +122,20 @@ func decide(in Inputs) Decision {
 	rules, err := allowlist.ParseRules(s.NoRebootPaths)
 	if err != nil {
 		reason := "no-reboot-paths: " + err.Error()
-		return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateDegraded, Reason: reason},
+		return Decision{Report: &api.NodeStatus{Current: rec, Desired: s.Hash, State: api.StateDegraded, Reason: reason},
 			Event:    &Event{corev1.EventTypeWarning, EventFailed, reason},
 			EventKey: "rules/" + digest}
 	}
 	if r := deferReason(in.Node); r != "" {
-		return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateWorking, Reason: "deferred: " + r},
+		return Decision{Report: &api.NodeStatus{Current: rec, Desired: s.Hash, State: api.StateWorking, Reason: "deferred: " + r},
 			Event:    &Event{corev1.EventTypeNormal, EventDeferred, "refresh deferred: " + r},
 			EventKey: "deferred/" + s.Hash + "/" + r}
 	}
 	mine := last.Seq > 0 && last.Digest == digest
 	seq := strconv.Itoa(last.Seq)
 	if rec == s.Hash {
-		d := Decision{Report: &Status{Current: rec, Desired: rec, State: StateDone}}
-		if mine && (last.Result == ResultApplied || last.Result == ResultNoop) && last.Message != "" {
+		d := Decision{Report: &api.NodeStatus{Current: rec, Desired: rec, State: api.StateDone}}
+		if mine && (last.Outcome == api.OutcomeApplied || last.Outcome == api.OutcomeNoop) && last.Message != "" {
 			d.Event, d.EventKey = &Event{corev1.EventTypeNormal, EventApplied, last.Message}, "outcome/"+seq
 		}
 		if in.Heal && in.Drift != "" && in.Drift != in.LastHeal {
@@ -146,35 +144,35 @@ func decide(in Inputs) Decision {
 		return d
 	}
 	if mine {
-		switch last.Result {
-		case ResultRefused:
-			return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateUnreconcilable, Reason: last.Reason},
+		switch last.Outcome {
+		case api.OutcomeRefused:
+			return Decision{Report: &api.NodeStatus{Current: rec, Desired: s.Hash, State: api.StateUnreconcilable, Reason: last.Reason},
 				Event:    &Event{corev1.EventTypeWarning, EventRefused, "refused: " + last.Reason},
 				EventKey: "outcome/" + seq}
-		case resultInvalid:
+		case api.OutcomeInvalid:
 			reason := "invalid payload: " + last.Reason
-			return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateDegraded, Reason: reason},
+			return Decision{Report: &api.NodeStatus{Current: rec, Desired: s.Hash, State: api.StateDegraded, Reason: reason},
 				Event:    &Event{corev1.EventTypeWarning, EventFailed, reason},
 				EventKey: "outcome/" + seq}
-		case ResultFailed:
+		case api.OutcomeFailed:
 			retryAsked := retryToken(in.Node) != last.RetryToken
 			if last.Attempts >= max(in.MaxAttempts, 1) && !retryAsked {
 				reason := fmt.Sprintf("%s (gave up after %d attempts; set the annotation %s to a new value to retry)",
-					last.Reason, last.Attempts, AnnotationRetry)
-				return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateDegraded, Reason: reason},
+					last.Reason, last.Attempts, api.AnnotationRetry)
+				return Decision{Report: &api.NodeStatus{Current: rec, Desired: s.Hash, State: api.StateDegraded, Reason: reason},
 					Event:    &Event{corev1.EventTypeWarning, EventFailed, "failed, giving up: " + reason},
 					EventKey: "outcome/" + seq + "/cap"}
 			}
 			if !retryAsked && in.Now.Before(last.NextAttempt) {
 				reason := fmt.Sprintf("%s (attempt %d of %d; retrying)", last.Reason, last.Attempts, max(in.MaxAttempts, 1))
-				return Decision{Report: &Status{Current: rec, Desired: s.Hash, State: StateDegraded, Reason: reason},
+				return Decision{Report: &api.NodeStatus{Current: rec, Desired: s.Hash, State: api.StateDegraded, Reason: reason},
 					Event:    &Event{corev1.EventTypeWarning, EventFailed, "failed: " + reason},
 					EventKey: "outcome/" + seq, Wait: last.NextAttempt.Sub(in.Now)}
 			}
 		}
 		// Applied or noop, yet the record names another hash (the state dir was reset): again.
 	}
-	return Decision{Action: ActRefresh, Report: &Status{Current: rec, Desired: s.Hash, State: StateWorking}, Rules: rules}
+	return Decision{Action: ActRefresh, Report: &api.NodeStatus{Current: rec, Desired: s.Hash, State: api.StateWorking}, Rules: rules}
 }
 
 // retryToken is the operator's retry annotation on the Node.
@@ -182,16 +180,16 @@ func retryToken(n *corev1.Node) string {
 	if n == nil {
 		return ""
 	}
-	return n.Annotations[AnnotationRetry]
+	return n.Annotations[api.AnnotationRetry]
 }
 
 // nextOutcome is the outcome of a refresh of digest that ended with result, counting attempts.
-func nextOutcome(last Outcome, digest, hash, result, reason string, node *corev1.Node) Outcome {
-	out := Outcome{Seq: last.Seq + 1, Digest: digest, Hash: hash, Result: result, Reason: reason}
-	if result == ResultFailed {
+func concluded(last LastRefresh, digest, hash string, result api.Outcome, reason string, node *corev1.Node) LastRefresh {
+	out := LastRefresh{Seq: last.Seq + 1, Digest: digest, Hash: hash, Outcome: result, Reason: reason}
+	if result == api.OutcomeFailed {
 		out.RetryToken = retryToken(node)
 		out.Attempts = 1
-		if last.Digest == digest && last.Result == ResultFailed && last.RetryToken == out.RetryToken {
+		if last.Digest == digest && last.Outcome == api.OutcomeFailed && last.RetryToken == out.RetryToken {
 			out.Attempts = last.Attempts + 1
 		}
 	}
@@ -204,14 +202,14 @@ func nextOutcome(last Outcome, digest, hash, result, reason string, node *corev1
 func pending(in Inputs) Decision {
 	rec, s, last := in.RecordHash, in.Snapshot, in.Last
 	reason := "an interrupted refresh is not settled (" + in.Pending + "): its journal and backups are kept and recovery is retried"
-	if last.Result == ResultFailed && last.Reason != "" {
+	if last.Outcome == api.OutcomeFailed && last.Reason != "" {
 		reason += ": " + last.Reason
 	}
 	desired := rec
 	if s != nil && s.Problem == "" && !s.NoPool {
 		desired = s.Hash
 	}
-	d := Decision{Report: &Status{Current: rec, Desired: desired, State: StateDegraded, Reason: reason},
+	d := Decision{Report: &api.NodeStatus{Current: rec, Desired: desired, State: api.StateDegraded, Reason: reason},
 		Event:    &Event{corev1.EventTypeWarning, EventFailed, reason},
 		EventKey: "pending/" + in.Pending}
 	if s == nil || s.Problem != "" || s.NoPool {
@@ -221,12 +219,12 @@ func pending(in Inputs) Decision {
 	if err != nil {
 		return d
 	}
-	if last.Result == ResultFailed {
+	if last.Outcome == api.OutcomeFailed {
 		retryAsked := retryToken(in.Node) != last.RetryToken
 		if last.Attempts >= max(in.MaxAttempts, 1) && !retryAsked {
 			// The same cap as any failure: a unit that always fails is not restarted forever.
 			d.Report.Reason = fmt.Sprintf("%s (gave up after %d attempts; set the annotation %s to a new value to retry)",
-				reason, last.Attempts, AnnotationRetry)
+				reason, last.Attempts, api.AnnotationRetry)
 			d.Event = &Event{corev1.EventTypeWarning, EventFailed, "failed, giving up: " + d.Report.Reason}
 			d.EventKey += "/cap"
 			return d

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/plan"
 )
@@ -30,8 +31,8 @@ func upgrading() *corev1.Node {
 	return nodeWith(map[string]string{mcdDesiredConfig: "rendered-2", mcdCurrentConfig: "rendered-1"})
 }
 
-func outcome(s *Snapshot, result, reason string, attempts int, next time.Time) Outcome {
-	return Outcome{Seq: 7, Digest: s.digest(), Hash: s.Hash, Result: result, Reason: reason, Message: "applied " + s.Hash,
+func outcome(s *Snapshot, result api.Outcome, reason string, attempts int, next time.Time) LastRefresh {
+	return LastRefresh{Seq: 7, Digest: s.digest(), Hash: s.Hash, Outcome: result, Reason: reason, Message: "applied " + s.Hash,
 		Attempts: attempts, NextAttempt: next}
 }
 
@@ -39,7 +40,7 @@ func TestDecide(t *testing.T) {
 	v2 := snap("v2")
 	badRules := snap("v2")
 	badRules.NoRebootPaths = []byte(`[{"path": "/etc/x", "action": "Explode"}]`)
-	retried := nodeWith(map[string]string{AnnotationRetry: "please"})
+	retried := nodeWith(map[string]string{api.AnnotationRetry: "please"})
 	deleting := nodeWith(nil)
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
 
@@ -60,71 +61,71 @@ func TestDecide(t *testing.T) {
 	}{
 		{"nothing seen yet: the node keeps what it says", Inputs{RecordHash: "v1"}, want{}},
 		{"an unsettled rollback: Degraded before anything else, recovery retried", Inputs{RecordHash: "v1", Snapshot: v2, Pending: "phase rollingback"},
-			want{action: ActRefresh, state: StateDegraded, current: "v1", desired: "v2", reason: "not settled (phase rollingback)", eventType: "Warning", event: EventFailed}},
+			want{action: ActRefresh, state: api.StateDegraded, current: "v1", desired: "v2", reason: "not settled (phase rollingback)", eventType: "Warning", event: EventFailed}},
 		{"an unsettled rollback with the record at the hash: never Done, recovery retried", Inputs{RecordHash: "v2", Snapshot: v2, Pending: "phase rollingback",
-			Last: outcome(v2, ResultApplied, "", 0, time.Time{})},
-			want{action: ActRefresh, state: StateDegraded, current: "v2", desired: "v2", reason: "not settled", eventType: "Warning", event: EventFailed}},
+			Last: outcome(v2, api.OutcomeApplied, "", 0, time.Time{})},
+			want{action: ActRefresh, state: api.StateDegraded, current: "v2", desired: "v2", reason: "not settled", eventType: "Warning", event: EventFailed}},
 		{"an unsettled rollback, retry backing off", Inputs{RecordHash: "v1", Snapshot: v2, Pending: "phase rollingback", Now: t0, MaxAttempts: 3,
-			Last: outcome(v2, ResultFailed, "restore failed: read-only file system", 1, t0.Add(time.Minute))},
-			want{state: StateDegraded, current: "v1", desired: "v2", reason: "read-only file system", eventType: "Warning", event: EventFailed, wait: true}},
+			Last: outcome(v2, api.OutcomeFailed, "restore failed: read-only file system", 1, t0.Add(time.Minute))},
+			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "read-only file system", eventType: "Warning", event: EventFailed, wait: true}},
 		{"an unsettled rollback, failure cap reached: gave up, no more attempts", Inputs{RecordHash: "v1", Snapshot: v2, Pending: "phase rolledback", Now: t0, MaxAttempts: 3,
-			Last: outcome(v2, ResultFailed, "Reload crio.service failed", 3, t0.Add(-time.Minute))},
-			want{state: StateDegraded, current: "v1", desired: "v2", reason: "gave up after 3 attempts", eventType: "Warning", event: EventFailed}},
+			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service failed", 3, t0.Add(-time.Minute))},
+			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "gave up after 3 attempts", eventType: "Warning", event: EventFailed}},
 		{"an unsettled rollback before any payload: Degraded", Inputs{RecordHash: "v1", Pending: "phase rollingback"},
-			want{state: StateDegraded, current: "v1", desired: "v1", reason: "not settled", eventType: "Warning", event: EventFailed}},
+			want{state: api.StateDegraded, current: "v1", desired: "v1", reason: "not settled", eventType: "Warning", event: EventFailed}},
 		{"no NodePool label and no fixed ConfigMap", Inputs{RecordHash: "v1", Snapshot: &Snapshot{NoPool: true, Problem: "no label"}},
-			want{state: StateDegraded, current: "v1", desired: "v1", reason: ReasonNoNodePool, eventType: "Warning", event: EventFailed}},
+			want{state: api.StateDegraded, current: "v1", desired: "v1", reason: ReasonNoNodePool, eventType: "Warning", event: EventFailed}},
 		{"ConfigMap missing: the node stays at its record, an Event says why", Inputs{RecordHash: "v1", Snapshot: &Snapshot{Problem: "ConfigMap ns/x not found"},
-			Last: outcome(v2, ResultRefused, "FIPS", 0, time.Time{})},
-			want{state: StateDone, current: "v1", desired: "v1", eventType: "Warning", event: EventFailed}},
+			Last: outcome(v2, api.OutcomeRefused, "FIPS", 0, time.Time{})},
+			want{state: api.StateDone, current: "v1", desired: "v1", eventType: "Warning", event: EventFailed}},
 		{"unparsable no-reboot-paths", Inputs{RecordHash: "v1", Snapshot: badRules},
-			want{state: StateDegraded, current: "v1", desired: "v2", reason: "no-reboot-paths", eventType: "Warning", event: EventFailed}},
+			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "no-reboot-paths", eventType: "Warning", event: EventFailed}},
 		{"in-place upgrade: deferred", Inputs{RecordHash: "v1", Snapshot: v2, Node: upgrading()},
-			want{state: StateWorking, current: "v1", desired: "v2", reason: "deferred: an in-place upgrade", eventType: "Normal", event: EventDeferred}},
+			want{state: api.StateWorking, current: "v1", desired: "v2", reason: "deferred: an in-place upgrade", eventType: "Normal", event: EventDeferred}},
 		{"deferred even when already there (the upgrade rewrites files)", Inputs{RecordHash: "v2", Snapshot: v2, Node: upgrading(),
-			Last: outcome(v2, ResultApplied, "", 0, time.Time{})},
-			want{state: StateWorking, current: "v2", desired: "v2", reason: "deferred:", eventType: "Normal", event: EventDeferred}},
+			Last: outcome(v2, api.OutcomeApplied, "", 0, time.Time{})},
+			want{state: api.StateWorking, current: "v2", desired: "v2", reason: "deferred:", eventType: "Normal", event: EventDeferred}},
 		{"node being deleted: deferred", Inputs{RecordHash: "v1", Snapshot: v2, Node: deleting},
-			want{state: StateWorking, current: "v1", desired: "v2", reason: "being deleted", eventType: "Normal", event: EventDeferred}},
+			want{state: api.StateWorking, current: "v1", desired: "v2", reason: "being deleted", eventType: "Normal", event: EventDeferred}},
 		{"new content: refresh", Inputs{RecordHash: "v1", Snapshot: v2, Node: nodeWith(nil)},
-			want{action: ActRefresh, state: StateWorking, current: "v1", desired: "v2"}},
+			want{action: ActRefresh, state: api.StateWorking, current: "v1", desired: "v2"}},
 		{"no Node object: refresh anyway (the report waits for the Node)", Inputs{RecordHash: "v1", Snapshot: v2},
-			want{action: ActRefresh, state: StateWorking, current: "v1", desired: "v2"}},
+			want{action: ActRefresh, state: api.StateWorking, current: "v1", desired: "v2"}},
 		{"record already at the hash (a restart): Done, nothing run", Inputs{RecordHash: "v2", Snapshot: v2},
-			want{state: StateDone, current: "v2", desired: "v2"}},
-		{"just applied: Done with the applied Event", Inputs{RecordHash: "v2", Snapshot: v2, Last: outcome(v2, ResultApplied, "", 0, time.Time{})},
-			want{state: StateDone, current: "v2", desired: "v2", eventType: "Normal", event: EventApplied}},
-		{"noop: Done, no Event", Inputs{RecordHash: "v2", Snapshot: v2, Last: Outcome{Seq: 3, Digest: v2.digest(), Hash: "v2", Result: ResultNoop}},
-			want{state: StateDone, current: "v2", desired: "v2"}},
-		{"applied but the record was reset: refresh again", Inputs{RecordHash: "", Snapshot: v2, Last: outcome(v2, ResultApplied, "", 0, time.Time{})},
-			want{action: ActRefresh, state: StateWorking, current: "", desired: "v2"}},
-		{"refused: Unreconcilable until the content changes", Inputs{RecordHash: "v1", Snapshot: v2, Last: outcome(v2, ResultRefused, "FIPS mode change requires a reboot", 0, time.Time{})},
-			want{state: StateUnreconcilable, current: "v1", desired: "v2", reason: "FIPS", eventType: "Warning", event: EventRefused}},
-		{"refused, then new content: refresh", Inputs{RecordHash: "v1", Snapshot: snap("v3"), Last: outcome(v2, ResultRefused, "FIPS", 0, time.Time{})},
-			want{action: ActRefresh, state: StateWorking, current: "v1", desired: "v3"}},
-		{"invalid payload: Degraded until the content changes", Inputs{RecordHash: "v1", Snapshot: v2, Last: outcome(v2, resultInvalid, "desired payload: bad gzip", 0, time.Time{})},
-			want{state: StateDegraded, current: "v1", desired: "v2", reason: "invalid payload", eventType: "Warning", event: EventFailed}},
+			want{state: api.StateDone, current: "v2", desired: "v2"}},
+		{"just applied: Done with the applied Event", Inputs{RecordHash: "v2", Snapshot: v2, Last: outcome(v2, api.OutcomeApplied, "", 0, time.Time{})},
+			want{state: api.StateDone, current: "v2", desired: "v2", eventType: "Normal", event: EventApplied}},
+		{"noop: Done, no Event", Inputs{RecordHash: "v2", Snapshot: v2, Last: LastRefresh{Seq: 3, Digest: v2.digest(), Hash: "v2", Outcome: api.OutcomeNoop}},
+			want{state: api.StateDone, current: "v2", desired: "v2"}},
+		{"applied but the record was reset: refresh again", Inputs{RecordHash: "", Snapshot: v2, Last: outcome(v2, api.OutcomeApplied, "", 0, time.Time{})},
+			want{action: ActRefresh, state: api.StateWorking, current: "", desired: "v2"}},
+		{"refused: Unreconcilable until the content changes", Inputs{RecordHash: "v1", Snapshot: v2, Last: outcome(v2, api.OutcomeRefused, "FIPS mode change requires a reboot", 0, time.Time{})},
+			want{state: api.StateUnreconcilable, current: "v1", desired: "v2", reason: "FIPS", eventType: "Warning", event: EventRefused}},
+		{"refused, then new content: refresh", Inputs{RecordHash: "v1", Snapshot: snap("v3"), Last: outcome(v2, api.OutcomeRefused, "FIPS", 0, time.Time{})},
+			want{action: ActRefresh, state: api.StateWorking, current: "v1", desired: "v3"}},
+		{"invalid payload: Degraded until the content changes", Inputs{RecordHash: "v1", Snapshot: v2, Last: outcome(v2, api.OutcomeInvalid, "desired payload: bad gzip", 0, time.Time{})},
+			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "invalid payload", eventType: "Warning", event: EventFailed}},
 		{"failed, backing off", Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0,
-			Last: outcome(v2, ResultFailed, "Reload crio.service: failed", 1, t0.Add(time.Second))},
-			want{state: StateDegraded, current: "v1", desired: "v2", reason: "attempt 1 of 3", eventType: "Warning", event: EventFailed, wait: true}},
+			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service: failed", 1, t0.Add(time.Second))},
+			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "attempt 1 of 3", eventType: "Warning", event: EventFailed, wait: true}},
 		{"failed, backoff over: refresh again", Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0.Add(2 * time.Second),
-			Last: outcome(v2, ResultFailed, "Reload crio.service: failed", 2, t0.Add(time.Second))},
-			want{action: ActRefresh, state: StateWorking, current: "v1", desired: "v2"}},
+			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service: failed", 2, t0.Add(time.Second))},
+			want{action: ActRefresh, state: api.StateWorking, current: "v1", desired: "v2"}},
 		{"failure cap reached: Degraded for good", Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0.Add(time.Hour),
-			Last: outcome(v2, ResultFailed, "Reload crio.service: failed", 3, t0)},
-			want{state: StateDegraded, current: "v1", desired: "v2", reason: "gave up after 3 attempts", eventType: "Warning", event: EventFailed}},
+			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service: failed", 3, t0)},
+			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "gave up after 3 attempts", eventType: "Warning", event: EventFailed}},
 		{"failure cap, an operator asks again", Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0, Node: retried,
-			Last: outcome(v2, ResultFailed, "Reload crio.service: failed", 3, t0.Add(time.Minute))},
-			want{action: ActRefresh, state: StateWorking, current: "v1", desired: "v2"}},
+			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service: failed", 3, t0.Add(time.Minute))},
+			want{action: ActRefresh, state: api.StateWorking, current: "v1", desired: "v2"}},
 		{"failure cap, the content changes", Inputs{RecordHash: "v1", Snapshot: snap("v3"), MaxAttempts: 3, Now: t0,
-			Last: outcome(v2, ResultFailed, "Reload crio.service: failed", 3, t0.Add(time.Minute))},
-			want{action: ActRefresh, state: StateWorking, current: "v1", desired: "v3"}},
+			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service: failed", 3, t0.Add(time.Minute))},
+			want{action: ActRefresh, state: api.StateWorking, current: "v1", desired: "v3"}},
 		{"drift reported with the state", Inputs{RecordHash: "v2", Snapshot: v2, Drift: "/etc/containers/registries.conf"},
-			want{state: StateDone, current: "v2", desired: "v2"}},
+			want{state: api.StateDone, current: "v2", desired: "v2"}},
 		{"drift healed when asked", Inputs{RecordHash: "v2", Snapshot: v2, Drift: "/etc/containers/registries.conf", Heal: true},
-			want{action: ActHeal, state: StateDone, current: "v2", desired: "v2"}},
+			want{action: ActHeal, state: api.StateDone, current: "v2", desired: "v2"}},
 		{"a heal that did not help is not repeated", Inputs{RecordHash: "v2", Snapshot: v2, Drift: "/etc/a", Heal: true, LastHeal: "/etc/a"},
-			want{state: StateDone, current: "v2", desired: "v2"}},
+			want{state: api.StateDone, current: "v2", desired: "v2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -153,7 +154,7 @@ func TestDecide(t *testing.T) {
 			}
 			assert.Equal(t, c.want.wait, d.Wait > 0, "wait %s", d.Wait)
 			// Every Degraded or Unreconcilable report comes with a Warning Event.
-			if d.Report != nil && (d.Report.State == StateDegraded || d.Report.State == StateUnreconcilable) {
+			if d.Report != nil && (d.Report.State == api.StateDegraded || d.Report.State == api.StateUnreconcilable) {
 				require.NotNil(t, d.Event, "a %s report without an Event", d.Report.State)
 				assert.Equal(t, corev1.EventTypeWarning, d.Event.Type)
 			}
@@ -167,27 +168,27 @@ func TestDecide(t *testing.T) {
 // payload, then the upgrade ends. The node must end Done, not stay Working.
 func TestDecideDeferralEndsDoneWithoutNewContent(t *testing.T) {
 	v2 := snap("v2")
-	last := outcome(v2, ResultApplied, "", 0, time.Time{})
+	last := outcome(v2, api.OutcomeApplied, "", 0, time.Time{})
 	steady := nodeWith(map[string]string{mcdDesiredConfig: "rendered-1", mcdCurrentConfig: "rendered-1", mcdState: "Done"})
 	d := Decide(Inputs{RecordHash: "v2", Snapshot: v2, Node: steady, Last: last})
-	assert.Equal(t, StateDone, d.Report.State)
+	assert.Equal(t, api.StateDone, d.Report.State)
 	d = Decide(Inputs{RecordHash: "v2", Snapshot: v2, Node: upgrading(), Last: last})
-	assert.Equal(t, StateWorking, d.Report.State)
+	assert.Equal(t, api.StateWorking, d.Report.State)
 	done := nodeWith(map[string]string{mcdDesiredConfig: "rendered-2", mcdCurrentConfig: "rendered-2", mcdState: "Done"})
 	d = Decide(Inputs{RecordHash: "v2", Snapshot: v2, Node: done, Last: last})
 	assert.Equal(t, ActNone, d.Action)
-	assert.Equal(t, Status{Current: "v2", Desired: "v2", State: StateDone}, *d.Report)
+	assert.Equal(t, api.NodeStatus{Current: "v2", Desired: "v2", State: api.StateDone}, *d.Report)
 }
 
 // The Node's own annotations never steer the decision: a hand-edited or recreated Node gets the same
 // report as one that says the truth, and the reporter then corrects it.
 func TestDecideIgnoresTheNodesOwnAnnotations(t *testing.T) {
 	v2 := snap("v2")
-	last := outcome(v2, ResultApplied, "", 0, time.Time{})
+	last := outcome(v2, api.OutcomeApplied, "", 0, time.Time{})
 	truthful := Decide(Inputs{RecordHash: "v2", Snapshot: v2, Last: last,
-		Node: nodeWith(map[string]string{AnnotationCurrent: "v2", AnnotationDesired: "v2", AnnotationState: StateDone})})
+		Node: nodeWith(map[string]string{api.AnnotationCurrent: "v2", api.AnnotationDesired: "v2", api.AnnotationState: api.StateDone})})
 	for _, n := range []*corev1.Node{
-		nodeWith(map[string]string{AnnotationCurrent: "v1", AnnotationDesired: "v9", AnnotationState: StateDegraded, AnnotationReason: "edited"}),
+		nodeWith(map[string]string{api.AnnotationCurrent: "v1", api.AnnotationDesired: "v9", api.AnnotationState: api.StateDegraded, api.AnnotationReason: "edited"}),
 		nodeWith(nil), // recreated
 	} {
 		assert.Equal(t, *truthful.Report, *Decide(Inputs{RecordHash: "v2", Snapshot: v2, Last: last, Node: n}).Report)
@@ -196,24 +197,24 @@ func TestDecideIgnoresTheNodesOwnAnnotations(t *testing.T) {
 
 func TestNextOutcomeCountsAttemptsPerContent(t *testing.T) {
 	v2, v3 := snap("v2"), snap("v3")
-	var last Outcome
+	var last LastRefresh
 	for i := 1; i <= 3; i++ {
-		last = nextOutcome(last, v2.digest(), "v2", ResultFailed, "boom", nil)
+		last = concluded(last, v2.digest(), "v2", api.OutcomeFailed, "boom", nil)
 		assert.Equal(t, i, last.Attempts)
 		assert.Equal(t, i, last.Seq)
 	}
-	asked := nextOutcome(last, v2.digest(), "v2", ResultFailed, "boom", nodeWith(map[string]string{AnnotationRetry: "1"}))
+	asked := concluded(last, v2.digest(), "v2", api.OutcomeFailed, "boom", nodeWith(map[string]string{api.AnnotationRetry: "1"}))
 	assert.Equal(t, 1, asked.Attempts, "an operator's retry starts the count over")
 	assert.Equal(t, "1", asked.RetryToken)
-	other := nextOutcome(last, v3.digest(), "v3", ResultFailed, "boom", nil)
+	other := concluded(last, v3.digest(), "v3", api.OutcomeFailed, "boom", nil)
 	assert.Equal(t, 1, other.Attempts, "new content starts the count over")
-	ok := nextOutcome(last, v2.digest(), "v2", ResultApplied, "", nil)
+	ok := concluded(last, v2.digest(), "v2", api.OutcomeApplied, "", nil)
 	assert.Zero(t, ok.Attempts)
 }
 
 func TestDecideEventKeysChangeWithEachOutcome(t *testing.T) {
 	v2 := snap("v2")
-	in := Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0, Last: outcome(v2, ResultFailed, "boom", 1, t0.Add(time.Second))}
+	in := Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0, Last: outcome(v2, api.OutcomeFailed, "boom", 1, t0.Add(time.Second))}
 	first := Decide(in)
 	in.Last.Seq, in.Last.Attempts = 8, 2
 	second := Decide(in)
@@ -221,7 +222,7 @@ func TestDecideEventKeysChangeWithEachOutcome(t *testing.T) {
 	in.Last.Attempts, in.Now = 3, t0.Add(time.Hour)
 	capped := Decide(in)
 	assert.NotEqual(t, second.EventKey, capped.EventKey, "giving up is announced")
-	assert.True(t, strings.Contains(capped.Event.Message, AnnotationRetry), "the Event says how to retry")
+	assert.True(t, strings.Contains(capped.Event.Message, api.AnnotationRetry), "the Event says how to retry")
 }
 
 func TestAppliedMessage(t *testing.T) {

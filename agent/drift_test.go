@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/test/fixture"
@@ -37,7 +38,7 @@ func recordedNode(t *testing.T) apply.Node {
 		File(testRegistries, []byte("# mirrors"), 0o644).File(testPullSecret, []byte(`{"auths":{}}`), 0o600)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: cfg.JSON(), Hash: "v1", Current: empty})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	return n
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 )
 
@@ -59,7 +60,7 @@ func (a *Agent) heal(ctx context.Context, snap Snapshot, d Decision) {
 	switch {
 	case err != nil:
 		a.event(corev1.EventTypeWarning, EventFailed, "drift heal failed: "+err.Error())
-	case res.Outcome == apply.OutcomeApplied:
+	case res.Outcome == api.OutcomeApplied:
 		a.event(corev1.EventTypeNormal, EventDriftHealed, fmt.Sprintf("wrote %d recorded files back (%s), %d unit actions",
 			len(paths), strings.Join(paths, ", "), len(res.Actions)))
 	default:

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/plan"
 )
 
@@ -23,15 +24,6 @@ type Metrics struct {
 	state        *prometheus.GaugeVec
 	lastSuccess  prometheus.Gauge
 }
-
-// Refresh results, the values of the result label.
-const (
-	ResultApplied  = "applied"
-	ResultRefused  = "refused"
-	ResultFailed   = "failed"
-	ResultNoop     = "noop"
-	ResultDeferred = "deferred"
-)
 
 // NewMetrics registers every metric (prefix refresh_agent_) plus Go and process collectors.
 func NewMetrics(version string) *Metrics {
@@ -59,14 +51,14 @@ func NewMetrics(version string) *Metrics {
 	info.WithLabelValues(version).Set(1)
 	m.Registry.MustRegister(m.refreshes, m.duration, m.refused, m.unitActions, m.filesWritten, m.drift,
 		m.state, m.lastSuccess, info, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, r := range []string{ResultApplied, ResultRefused, ResultFailed, ResultNoop, ResultDeferred} {
-		m.refreshes.WithLabelValues(r)
+	for _, r := range []api.Outcome{api.OutcomeApplied, api.OutcomeRefused, api.OutcomeFailed, api.OutcomeNoop, api.OutcomeDeferred} {
+		m.refreshes.WithLabelValues(string(r))
 	}
 	return m
 }
 
 func (m *Metrics) setState(s string) {
-	for _, st := range []string{StateDone, StateWorking, StateDegraded, StateUnreconcilable} {
+	for _, st := range []string{api.StateDone, api.StateWorking, api.StateDegraded, api.StateUnreconcilable} {
 		v := 0.0
 		if st == s {
 			v = 1
@@ -93,11 +85,11 @@ func (c countingUnits) Run(ctx context.Context, a plan.UnitAction) error {
 
 // observe counts a refresh by result and, when started is set, its duration. Nil-safe: the agent
 // runs without metrics in some tests.
-func (m *Metrics) observe(result string, started time.Time) {
+func (m *Metrics) observe(result api.Outcome, started time.Time) {
 	if m == nil {
 		return
 	}
-	m.refreshes.WithLabelValues(result).Inc()
+	m.refreshes.WithLabelValues(string(result)).Inc()
 	if !started.IsZero() {
 		m.duration.Observe(time.Since(started).Seconds())
 	}

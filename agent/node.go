@@ -78,8 +78,8 @@ func relevantChange(old, cur *corev1.Node) bool {
 			return true
 		}
 	}
-	return deferReason(old) != deferReason(cur) || statusOf(old.Annotations) != statusOf(cur.Annotations) ||
-		old.Annotations[AnnotationRetry] != cur.Annotations[AnnotationRetry]
+	return deferReason(old) != deferReason(cur) || !api.FromAnnotations(old.Annotations).Equal(api.FromAnnotations(cur.Annotations)) ||
+		old.Annotations[api.AnnotationRetry] != cur.Annotations[api.AnnotationRetry]
 }
 
 // get returns the node as last seen, or nil.

@@ -40,31 +40,30 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 		return false
 	}
 	var inv *apply.InvalidError
-	var result, reason string
+	var result api.Outcome
+	var reason string
 	switch {
 	case errors.As(err, &inv):
-		result, reason = resultInvalid, err.Error()
+		result, reason = api.OutcomeInvalid, err.Error()
 	case err != nil:
-		result, reason = ResultFailed, err.Error()
+		result, reason = api.OutcomeFailed, err.Error()
 	default:
 		a.countResult(res)
 		switch res.Outcome {
-		case apply.OutcomeApplied:
-			result = ResultApplied
-		case apply.OutcomeNoop:
-			result = ResultNoop
-		case apply.OutcomeRefused:
-			result, reason = ResultRefused, res.Reason
+		case api.OutcomeApplied, api.OutcomeNoop:
+			result = res.Outcome
+		case api.OutcomeRefused:
+			result, reason = api.OutcomeRefused, res.Reason
 		default:
-			result, reason = ResultFailed, res.Reason
+			result, reason = api.OutcomeFailed, res.Reason
 		}
 	}
-	if (result == ResultApplied || result == ResultNoop) && a.drift != nil && res.Desired != nil {
+	if (result == api.OutcomeApplied || result == api.OutcomeNoop) && a.drift != nil && res.Desired != nil {
 		// The files just recorded, from the payload already decoded: no second decode of it.
 		a.drift.loadPayload(a.cfg.Node, snap.Hash, res.Desired, delegated(node))
 	}
-	out := nextOutcome(a.last, snap.digest(), snap.Hash, result, reason, node)
-	if result == ResultFailed {
+	out := concluded(a.last, snap.digest(), snap.Hash, result, reason, node)
+	if result == api.OutcomeFailed {
 		if out.Attempts == 1 {
 			a.limiter.Forget(workKey) // a new failure (or an operator's retry) starts the backoff over
 		}
@@ -72,16 +71,16 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 	} else {
 		a.limiter.Forget(workKey)
 	}
-	if result == ResultApplied || (result == ResultNoop && len(delegatedChanges(res)) > 0) {
+	if result == api.OutcomeApplied || (result == api.OutcomeNoop && len(delegatedChanges(res)) > 0) {
 		out.Message = appliedMessage(res)
 	}
 	a.last = out
 	metric := result
-	if metric == resultInvalid {
-		metric = ResultFailed
+	if metric == api.OutcomeInvalid {
+		metric = api.OutcomeFailed
 	}
 	a.cfg.Metrics.observe(metric, started)
-	if (result == ResultApplied || result == ResultNoop) && a.cfg.Metrics != nil {
+	if (result == api.OutcomeApplied || result == api.OutcomeNoop) && a.cfg.Metrics != nil {
 		a.cfg.Metrics.lastSuccess.SetToCurrentTime()
 	}
 	a.log.Info("refresh concluded", "hash", snap.Hash, "result", result, "reason", reason, "attempt", out.Attempts,

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/openshift/refresh-agent/api"
 )
 
-// reporter keeps the node's annotations equal to the newest Status. It compares with the Node as
+// reporter keeps the node's annotations equal to the newest api.NodeStatus. It compares with the Node as
 // the watch last saw it, not with what it sent: a recreated Node or a hand-edited annotation is
 // corrected. It sends one merge patch of the agent's annotations, only when they differ, retried
 // with jittered backoff while the API server is unreachable (the loop never waits for it).
@@ -22,7 +24,7 @@ type reporter struct {
 	node     func() *corev1.Node // the Node as the watch last saw it, nil when it does not exist
 
 	mu   sync.Mutex
-	want Status
+	want api.NodeStatus
 	has  bool
 	wake chan struct{}
 	// notBefore holds a lazy status back until then (setLazy).
@@ -32,7 +34,7 @@ type reporter struct {
 	syncMu sync.Mutex
 	// The last patch sent and the Node's resourceVersion when it was sent: until the watch shows a
 	// newer Node, that patch is taken as applied rather than sent again.
-	sent   Status
+	sent   api.NodeStatus
 	sentRV string
 	// ackRV is the Node's resourceVersion after the last patch, when the client says it: a watch
 	// event older than it (the agent's own earlier patch, delivered late) is not a reason to send
@@ -55,9 +57,8 @@ func newReporter(client nodePatcher, nodeName string, log *slog.Logger, node fun
 }
 
 // set records the status to publish.
-func (r *reporter) set(s Status) {
-	s.Reason = truncate(s.Reason, MaxReasonLen)
-	s.Drift = truncate(s.Drift, MaxReasonLen)
+func (r *reporter) set(s api.NodeStatus) {
+	s = s.Bounded()
 	r.mu.Lock()
 	r.want, r.has, r.notBefore = s, true, time.Time{}
 	r.mu.Unlock()
@@ -67,9 +68,8 @@ func (r *reporter) set(s Status) {
 // setLazy records s to publish once it has been wanted for delay: sooner, another status replaces
 // it unsent. A node shown Working while it waited for a pacing slot stays Working when it takes
 // one; saying so again is worth a patch only when the refresh lasts (its Done follows otherwise).
-func (r *reporter) setLazy(s Status, delay time.Duration) {
-	s.Reason = truncate(s.Reason, MaxReasonLen)
-	s.Drift = truncate(s.Drift, MaxReasonLen)
+func (r *reporter) setLazy(s api.NodeStatus, delay time.Duration) {
+	s = s.Bounded()
 	r.mu.Lock()
 	r.want, r.has, r.notBefore = s, true, time.Now().Add(delay)
 	r.mu.Unlock()
@@ -77,7 +77,7 @@ func (r *reporter) setLazy(s Status, delay time.Duration) {
 }
 
 // current returns the status last asked for.
-func (r *reporter) current() (Status, bool) {
+func (r *reporter) current() (api.NodeStatus, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.want, r.has
@@ -126,13 +126,13 @@ func (r *reporter) syncNow(ctx context.Context, final bool) error {
 	if n == nil {
 		return nil // no Node to annotate; its creation wakes the reporter
 	}
-	if statusOf(n.Annotations) == want {
+	if api.FromAnnotations(n.Annotations).Equal(want) {
 		return nil
 	}
-	if r.sent == want && (r.sentRV == n.ResourceVersion || olderRV(n.ResourceVersion, r.ackRV)) {
+	if r.sent.Equal(want) && (r.sentRV == n.ResourceVersion || olderRV(n.ResourceVersion, r.ackRV)) {
 		return nil // sent; the watch has not delivered the result yet
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": want.annotations()}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": mergePatch(want)}})
 	if err != nil {
 		return err
 	}
@@ -148,6 +148,21 @@ func (r *reporter) syncNow(ctx context.Context, final bool) error {
 	}
 	r.sent, r.sentRV, r.ackRV = want, n.ResourceVersion, ack
 	return nil
+}
+
+// mergePatch is the annotations of a merge patch that makes the Node show s: every annotation of
+// the status set, the ones s leaves out (no drift) removed.
+func mergePatch(s api.NodeStatus) map[string]any {
+	ann := s.Annotations()
+	out := make(map[string]any, len(api.StatusAnnotations))
+	for _, k := range api.StatusAnnotations {
+		if v, ok := ann[k]; ok {
+			out[k] = v
+		} else {
+			out[k] = nil
+		}
+	}
+	return out
 }
 
 // olderRV says resourceVersion a is older than b (the API server's are etcd revisions, integers;

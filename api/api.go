@@ -33,6 +33,9 @@ const (
 	AnnotationState   = "hypershift.openshift.io/refreshState"
 	AnnotationReason  = "hypershift.openshift.io/refreshReason"
 	AnnotationDrift   = "hypershift.openshift.io/refreshDrift"
+	// AnnotationRetry is set by an operator (any new value) to make a node that gave up on a payload
+	// after --max-attempts failures try it again. The agent reads it, never writes it.
+	AnnotationRetry = "hypershift.openshift.io/refreshRetry"
 )
 
 // States of AnnotationState.

@@ -13,20 +13,9 @@ import (
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/plan"
-)
-
-// Outcome is how a refresh ended.
-type Outcome string
-
-const (
-	OutcomeApplied Outcome = "applied"
-	OutcomeNoop    Outcome = "noop"
-	OutcomeRefused Outcome = "refused"
-	OutcomeFailed  Outcome = "failed"
-	// OutcomePlanned: a dry run that would apply (Request.DryRun); nothing was written.
-	OutcomePlanned Outcome = "planned"
 )
 
 // Node is what a refresh acts on.
@@ -83,8 +72,8 @@ type Request struct {
 // Result is the plan plus what happened. Its JSON form is the CLI's output.
 type Result struct {
 	*plan.Plan
-	Outcome Outcome `json:"outcome"`
-	Applied bool    `json:"applied"`
+	Outcome api.Outcome `json:"outcome"`
+	Applied bool        `json:"applied"`
 	// RolledBack says a failed refresh was undone completely: every original verified back in place,
 	// the unit actions run again on them, the backups and journal removed.
 	RolledBack bool `json:"rolledBack"`
@@ -175,7 +164,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	}
 	res := &Result{Plan: p, Hash: hash, Desired: des}
 	if !p.Eligible {
-		res.Outcome, res.Reason = OutcomeRefused, refusedReason(p)
+		res.Outcome, res.Reason = api.OutcomeRefused, refusedReason(p)
 		log.Info("refresh refused", "hash", hash, "refused", len(p.Refused), "reason", res.Reason)
 		return res, nil
 	}
@@ -184,7 +173,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		return refuseOnNode(res, err), nil
 	}
 	if err != nil {
-		res.Outcome, res.Reason = OutcomeFailed, err.Error()
+		res.Outcome, res.Reason = api.OutcomeFailed, err.Error()
 		return res, nil
 	}
 	p.Writes = writesOf(p, ops)
@@ -194,7 +183,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		if errors.Is(err, actions.ErrSymlink) || errors.Is(err, actions.ErrReserved) {
 			return refuseOnNode(res, err), nil
 		}
-		res.Outcome, res.Reason = OutcomeFailed, err.Error()
+		res.Outcome, res.Reason = api.OutcomeFailed, err.Error()
 		return res, nil
 	}
 	if p.Drain && n.Drainer == nil && !n.Drained {
@@ -206,9 +195,9 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	}
 	res.Drift = n.drift(p, cur)
 	if req.DryRun {
-		res.Outcome = OutcomePlanned
+		res.Outcome = api.OutcomePlanned
 		if len(ops) == 0 {
-			res.Outcome = OutcomeNoop
+			res.Outcome = api.OutcomeNoop
 		}
 		return res, nil
 	}
@@ -225,7 +214,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	}
 	if len(ops) == 0 {
 		// Nothing on the node changes; only the record moves to the new hash.
-		res.Outcome, res.Applied = OutcomeNoop, true
+		res.Outcome, res.Applied = api.OutcomeNoop, true
 		if err := n.record(req.Desired, hash); err != nil {
 			return res, err
 		}
@@ -234,7 +223,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		// Told to stop (SIGTERM) before anything was written: start nothing.
-		res.Outcome, res.Reason = OutcomeFailed, "not started: "+err.Error()
+		res.Outcome, res.Reason = api.OutcomeFailed, "not started: "+err.Error()
 		return res, nil
 	}
 	if req.Start != nil {
@@ -263,7 +252,7 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 					return nil, perr // stopped on purpose: nothing was written, the node is uncordoned
 				}
 			}
-			res.Outcome, res.Reason = OutcomeFailed, err.Error()
+			res.Outcome, res.Reason = api.OutcomeFailed, err.Error()
 			return res, nil // nothing was written; the node is uncordoned again
 		}
 		defer n.uncordon(ctx, res)
@@ -291,7 +280,7 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 		return refuseOnNode(res, err), nil
 	}
 	if err != nil {
-		res.Outcome, res.Reason = OutcomeFailed, err.Error()
+		res.Outcome, res.Reason = api.OutcomeFailed, err.Error()
 		return res, nil // nothing was touched
 	}
 	// The payload is saved before the commit, so that recovery can record it after a crash.
@@ -309,14 +298,14 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 	if err := n.finish(txn); err != nil {
 		return nil, err
 	}
-	res.Outcome, res.Applied, res.FilesWritten = OutcomeApplied, true, txn.Len()
+	res.Outcome, res.Applied, res.FilesWritten = api.OutcomeApplied, true, txn.Len()
 	n.logger().Info("refresh applied", "hash", meta.Hash, "files", txn.Len(), "actions", len(meta.Actions), "actionsRun", ran)
 	return res, nil
 }
 
 // failed rolls back after cause and fills res honestly: rolled back only when the rollback completed.
 func (n Node) failed(ctx context.Context, res *Result, txn *actions.Txn, cause error) *Result {
-	res.Outcome = OutcomeFailed
+	res.Outcome = api.OutcomeFailed
 	if err := n.rollback(ctx, txn); err != nil {
 		res.RollbackIncomplete = true
 		res.Reason = fmt.Sprintf("%v; %v", cause, err)
@@ -387,7 +376,7 @@ func (n Node) record(raw []byte, hash string) error {
 type Recovery struct {
 	Found   bool          `json:"found"`
 	Phase   actions.Phase `json:"phase,omitempty"`
-	Outcome Outcome       `json:"outcome,omitempty"` // applied (rolled forward) or failed (rolled back); empty when nothing was found
+	Outcome api.Outcome   `json:"outcome,omitempty"` // applied (rolled forward) or failed (rolled back); empty when nothing was found
 	Hash    string        `json:"hash,omitempty"`
 	// RolledBack and RollbackIncomplete mean what they mean in Result; Reason says why it rolled back
 	// or what is still pending.
@@ -426,7 +415,7 @@ func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
 		if pending != "" {
 			// Interrupted while preparing: no target had changed; the temp files, backups and
 			// created directories were removed. Found, and undone.
-			return Recovery{Found: true, Phase: actions.PhasePreparing, Outcome: OutcomeFailed, RolledBack: true,
+			return Recovery{Found: true, Phase: actions.PhasePreparing, Outcome: api.OutcomeFailed, RolledBack: true,
 				Reason: "interrupted while preparing; nothing had changed on the node; cleaned up"}, n.uncordonLeftover(ctx)
 		}
 		return Recovery{}, n.uncordonLeftover(ctx)
@@ -444,17 +433,17 @@ func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
 	case actions.PhaseRollingBack, actions.PhaseRolledBack:
 		cause = fmt.Errorf("an incomplete rollback resumed (phase %s)", txn.Phase())
 	case actions.PhaseDone:
-		rec.Outcome = OutcomeApplied
+		rec.Outcome = api.OutcomeApplied
 		return rec, n.finish(txn)
 	case actions.PhaseCommitted:
 		_, err := actions.RunAll(ctx, n.runner(), txn.Meta().Actions)
 		if err == nil {
-			rec.Outcome = OutcomeApplied
+			rec.Outcome = api.OutcomeApplied
 			return rec, n.finish(txn)
 		}
 		cause = err
 	}
-	rec.Outcome = OutcomeFailed
+	rec.Outcome = api.OutcomeFailed
 	if err := n.rollback(ctx, txn); err != nil {
 		rec.RollbackIncomplete, rec.Reason = true, fmt.Sprintf("%v; %v", cause, err)
 		n.logger().Error("recovery could not complete the rollback", "hash", rec.Hash, "reason", rec.Reason)
@@ -471,7 +460,7 @@ func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
 func refuseOnNode(res *Result, err error) *Result {
 	res.Eligible, res.Files, res.SSHKeys, res.Actions, res.Writes = false, nil, nil, []plan.UnitAction{}, nil
 	res.Refused = append(res.Refused, plan.Refusal{Kind: diff.KindFile, Reason: err.Error()})
-	res.Outcome, res.Reason, res.ActionsSkipped = OutcomeRefused, err.Error(), false
+	res.Outcome, res.Reason, res.ActionsSkipped = api.OutcomeRefused, err.Error(), false
 	return res
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/plan"
 	"github.com/openshift/refresh-agent/test/fixture"
@@ -78,7 +79,7 @@ func newNode(t *testing.T) *node {
 	n := &node{dir: dir, units: &fakeUnits{fail: map[string]int{}}}
 	n.Node = apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: n.units}
 	res := n.run(t, v1().JSON(), "v1")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	n.units.ran = nil
 	return n
 }
@@ -107,7 +108,7 @@ func (n *node) read(t *testing.T, p string) string {
 func TestApplyWritesRecordsAndRunsActions(t *testing.T) {
 	n := newNode(t)
 	res := n.run(t, v2().JSON(), "v2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.True(t, res.Applied)
 	assert.False(t, res.RolledBack)
 	assert.Equal(t, "# v2 mirrors", n.read(t, registries))
@@ -121,7 +122,7 @@ func TestApplyWritesRecordsAndRunsActions(t *testing.T) {
 	// Applying the same payload again changes nothing and runs nothing.
 	n.units.ran = nil
 	res = n.run(t, v2().JSON(), "v2")
-	assert.Equal(t, apply.OutcomeNoop, res.Outcome)
+	assert.Equal(t, api.OutcomeNoop, res.Outcome)
 	assert.Empty(t, n.units.ran)
 }
 
@@ -132,7 +133,7 @@ func TestApplyRefusedWritesNothing(t *testing.T) {
 	m := fixture.DefaultMachine()
 	m.KernelArguments = []string{"nosmt"}
 	res := n.run(t, v2().EmbedMachine(m).JSON(), "bad")
-	assert.Equal(t, apply.OutcomeRefused, res.Outcome)
+	assert.Equal(t, api.OutcomeRefused, res.Outcome)
 	assert.Contains(t, res.Reason, "kernel arguments")
 	after, err := fixture.TreeHash(n.dir)
 	require.NoError(t, err)
@@ -147,7 +148,7 @@ func TestApplyRollsBackWhenAUnitFails(t *testing.T) {
 	require.NoError(t, err)
 	n.units.fail["crio.service"] = 1 // the reload fails on the new content, not on the old
 	res := n.run(t, v2().JSON(), "v2")
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.True(t, res.RolledBack)
 	assert.False(t, res.RollbackIncomplete)
 	assert.Zero(t, res.ActionsRun)
@@ -167,7 +168,7 @@ func TestApplyReportsDrift(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(n.dir, registries), []byte("edited by hand"), 0o644))
 	require.NoError(t, os.Chmod(filepath.Join(n.dir, pullSecret), 0o644))
 	res := n.run(t, v2().JSON(), "v2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome)
+	require.Equal(t, api.OutcomeApplied, res.Outcome)
 	assert.Equal(t, 2, res.Drift)
 	joined := strings.Join(res.Warnings, "\n")
 	assert.Contains(t, joined, "drift: "+registries+" was changed on the node (contents differ)")
@@ -180,7 +181,7 @@ func TestApplyOwnersByName(t *testing.T) {
 	n := newNode(t)
 	des := v1().File("/etc/containers/registries.d/x.yaml", []byte("x"), 0o640).Owner("/etc/containers/registries.d/x.yaml", "core", "core")
 	res := n.run(t, des.JSON(), "owners")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	fi, err := os.Stat(filepath.Join(n.dir, "etc/containers/registries.d/x.yaml"))
 	require.NoError(t, err)
 	uid, gid := ids(fi)
@@ -189,7 +190,7 @@ func TestApplyOwnersByName(t *testing.T) {
 	before, _ := fixture.TreeHash(n.dir)
 	des = v1().File("/etc/containers/policy.json", []byte("x"), 0o644).Owner("/etc/containers/policy.json", "nobody-here", "root")
 	res = n.run(t, des.JSON(), "unknown-owner")
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.Contains(t, res.Reason, "nobody-here")
 	after, _ := fixture.TreeHash(n.dir)
 	assert.Equal(t, before, after)
@@ -200,7 +201,7 @@ func TestMCDCurrentConfigKeptCoherent(t *testing.T) {
 	mcd := filepath.Join(n.dir, "etc/mcd-currentconfig.json")
 	require.NoError(t, os.WriteFile(mcd, []byte(`{"stale":true}`), 0o644))
 	res := n.run(t, v2().JSON(), "v2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	got := n.read(t, "etc/mcd-currentconfig.json")
 	assert.Contains(t, got, `"kind":"MachineConfig"`)
 	assert.NotContains(t, got, "stale")
@@ -232,7 +233,7 @@ func TestCurrentStateFallbacks(t *testing.T) {
 	res, err := apply.Run(context.Background(), apply.Node{Root: root, StateDir: state, Units: actions.NoUnits{}},
 		apply.Request{Desired: v2().JSON()})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.True(t, res.ActionsSkipped)
 	c, err = apply.LoadCurrent(root, state)
 	require.NoError(t, err)
@@ -263,7 +264,7 @@ func TestDecodedCacheFollowsTheRecord(t *testing.T) {
 	assert.Equal(t, plain.Payload.Config, first.Payload.Config, "cached = decoded")
 
 	res := n.run(t, v2().JSON(), "v2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	cur, err := n.LoadCurrent()
 	require.NoError(t, err)
 	assert.Same(t, res.Desired, cur.Payload, "the applied payload is the record's, decoded once")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
 )
 
 // cordonMarker, in the state dir, says the agent cordoned the node and has not uncordoned it yet: a
@@ -50,7 +51,7 @@ func (n Node) drain(ctx, dctx context.Context) error {
 // added to the result's reason and the outcome becomes failed, since the node stays cordoned.
 func (n Node) uncordon(ctx context.Context, res *Result) {
 	if err := n.uncordonNow(ctx); err != nil {
-		res.Outcome = OutcomeFailed
+		res.Outcome = api.OutcomeFailed
 		if res.Reason != "" {
 			res.Reason += "; "
 		}

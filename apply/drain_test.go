@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/plan"
 )
@@ -53,7 +54,7 @@ const (
 // drainNode is a node whose registries.conf is regV1, with a drainer and a unit log.
 func drainNode(t *testing.T) (*node, *[]string, *fakeDrainer) {
 	n := newNode(t)
-	require.Equal(t, apply.OutcomeApplied, n.run(t, v1().File(registries, []byte(regV1), 0o644).JSON(), "r1").Outcome)
+	require.Equal(t, api.OutcomeApplied, n.run(t, v1().File(registries, []byte(regV1), 0o644).JSON(), "r1").Outcome)
 	log := &[]string{}
 	d := &fakeDrainer{n: n, log: log}
 	n.Drainer = d
@@ -68,7 +69,7 @@ func drainNode(t *testing.T) (*node, *[]string, *fakeDrainer) {
 func TestRegistriesMirrorAddedReloadsOnly(t *testing.T) {
 	n, log, _ := drainNode(t)
 	res := n.run(t, v1().File(registries, []byte(regAdded), 0o644).JSON(), "r2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.False(t, res.Drain)
 	assert.Equal(t, []string{"Reload crio.service with " + regAdded}, *log)
 }
@@ -76,7 +77,7 @@ func TestRegistriesMirrorAddedReloadsOnly(t *testing.T) {
 func TestRegistriesMirrorRemovedDrainsThenReloads(t *testing.T) {
 	n, log, _ := drainNode(t)
 	res := n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.True(t, res.Drain)
 	assert.Equal(t, []string{"drain with " + regV1, "Reload crio.service with " + regRemoved, "uncordon with " + regRemoved}, *log)
 }
@@ -85,7 +86,7 @@ func TestUncordonedAfterARollback(t *testing.T) {
 	n, log, _ := drainNode(t)
 	n.units.fail["crio.service"] = 1
 	res := n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
-	require.Equal(t, apply.OutcomeFailed, res.Outcome)
+	require.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.True(t, res.RolledBack, res.Reason)
 	assert.Equal(t, []string{"drain with " + regV1, "Reload crio.service with " + regRemoved, "Reload crio.service with " + regV1, "uncordon with " + regV1}, *log)
 }
@@ -94,7 +95,7 @@ func TestFailedDrainWritesNothingAndUncordons(t *testing.T) {
 	n, log, d := drainNode(t)
 	d.drainErr = errors.New("2 pods not evicted within 10m0s: ns/a (a PodDisruptionBudget blocks it)")
 	res := n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
-	require.Equal(t, apply.OutcomeFailed, res.Outcome)
+	require.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.Contains(t, res.Reason, "PodDisruptionBudget")
 	assert.Contains(t, res.Reason, "nothing written")
 	assert.Equal(t, []string{"drain with " + regV1, "uncordon with " + regV1}, *log)
@@ -106,17 +107,17 @@ func TestApplyWithoutADrainerSkipsTheDrainAndSaysSo(t *testing.T) {
 	n, log, _ := drainNode(t)
 	n.Drainer = nil
 	res := n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.True(t, res.DrainSkipped)
 	assert.True(t, strings.Contains(strings.Join(res.Warnings, "\n"), "drain skipped"), res.Warnings)
 	assert.Equal(t, regRemoved, n.read(t, registries))
 	*log = nil
 	res = n.run(t, v1().JSON(), "r1b")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	*log = nil
 	n.Drained = true
 	res = n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.Equal(t, []string{"Reload crio.service with " + regRemoved}, *log)
 }
 
@@ -124,14 +125,14 @@ func TestACordonLeftByACrashIsUndoneByTheNextRun(t *testing.T) {
 	n, log, d := drainNode(t)
 	d.drainErr = nil
 	res := n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	_, err := os.Stat(filepath.Join(n.StateDir, "cordoned"))
 	assert.True(t, os.IsNotExist(err), "no marker once uncordoned")
 	// Now the crash: the marker is there, as after a SIGKILL between cordon and uncordon.
 	require.NoError(t, os.WriteFile(filepath.Join(n.StateDir, "cordoned"), nil, 0o600))
 	*log = nil
 	res = n.run(t, v1().File(registries, []byte(regRemoved), 0o644).JSON(), "r2")
-	require.Equal(t, apply.OutcomeNoop, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeNoop, res.Outcome, res.Reason)
 	assert.Equal(t, []string{"uncordon with " + regRemoved}, *log)
 	// A node cordoned by someone else (no marker) is left alone.
 	*log = nil

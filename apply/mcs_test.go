@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/test/critest"
@@ -79,7 +80,7 @@ func TestFirstRefreshOfTheProvisioningPayloadIsANoop(t *testing.T) {
 	n := provision(t, base)
 	before := treeHashes(t, n.dir)
 	res := n.apply(t, base.Served(), "P")
-	require.Equal(t, apply.OutcomeNoop, res.Outcome, "%s %+v", res.Reason, res.Changes)
+	require.Equal(t, api.OutcomeNoop, res.Outcome, "%s %+v", res.Reason, res.Changes)
 	for _, c := range res.Changes {
 		assert.NotEmpty(t, c.Skipped, "only skipped changes: %+v", c)
 	}
@@ -110,11 +111,11 @@ func TestEligibleMCSChanges(t *testing.T) {
 				base := mcs.Base()
 				n := provision(t, base)
 				if !first {
-					require.Equal(t, apply.OutcomeNoop, n.apply(t, base.Served(), "P").Outcome)
+					require.Equal(t, api.OutcomeNoop, n.apply(t, base.Served(), "P").Outcome)
 				}
 				want := s.Change(base.Clone())
 				res := n.apply(t, want.Served(), "P2")
-				require.Equal(t, apply.OutcomeApplied, res.Outcome, "%s %+v", res.Reason, res.Refused)
+				require.Equal(t, api.OutcomeApplied, res.Outcome, "%s %+v", res.Reason, res.Refused)
 				var written []string
 				for _, c := range res.Changes {
 					if c.Skipped != "" {
@@ -183,7 +184,7 @@ func TestRefusedMCSChanges(t *testing.T) {
 			before, err := fixture.TreeHash(n.dir)
 			require.NoError(t, err)
 			res := n.apply(t, s.Change(base.Clone()).Served(), "bad")
-			require.Equal(t, apply.OutcomeRefused, res.Outcome)
+			require.Equal(t, api.OutcomeRefused, res.Outcome)
 			var kinds []string
 			for _, r := range res.Refused {
 				if !slices.Contains(kinds, string(r.Kind)) {
@@ -207,7 +208,7 @@ func TestFirstRefreshBaselineIsTheDisk(t *testing.T) {
 	n := provision(t, base)
 	require.NoError(t, os.Remove(filepath.Join(n.dir, mcs.KubeletCA)))
 	res := n.apply(t, base.Served(), "P")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	var changed []string
 	for _, c := range res.Changes {
 		if c.Skipped == "" {
@@ -225,7 +226,7 @@ func TestFirstRefreshBaselineIsTheDisk(t *testing.T) {
 func TestHAProxyConfigRestartsThePod(t *testing.T) {
 	base := mcs.Base()
 	n := provision(t, base)
-	require.Equal(t, apply.OutcomeNoop, n.apply(t, base.Served(), "P").Outcome)
+	require.Equal(t, api.OutcomeNoop, n.apply(t, base.Served(), "P").Outcome)
 	var s mcs.Scenario
 	for _, e := range mcs.Eligible() {
 		if e.Name == "haproxy-cfg" {
@@ -234,7 +235,7 @@ func TestHAProxyConfigRestartsThePod(t *testing.T) {
 	}
 	old := n.cri.Ready("kube-apiserver-proxy-" + nodeName)
 	res := n.apply(t, s.Change(base.Clone()).Served(), "P2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	require.Len(t, res.Actions, 1)
 	assert.Equal(t, "kube-system/kube-apiserver-proxy", res.Actions[0].Pod)
 	now := n.cri.Ready("kube-apiserver-proxy-" + nodeName)
@@ -247,7 +248,7 @@ func TestHAProxyConfigRestartsThePod(t *testing.T) {
 	p3 := base.Clone()
 	p3.Files[mcs.HAProxyCfg] = mcs.File{Data: []byte("global\n  maxconn 1\n"), Mode: 0o644}
 	res = n.apply(t, p3.Served(), "P3")
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.True(t, res.RolledBack)
 	assert.Contains(t, res.Reason, "kube-apiserver-proxy")
 	data, err := os.ReadFile(filepath.Join(n.dir, mcs.HAProxyCfg))
@@ -282,7 +283,7 @@ func TestRealServedPayloads(t *testing.T) {
 	t.Run("base", func(t *testing.T) {
 		n := provisionServed(t, base)
 		res := n.apply(t, base, "P")
-		assert.Equal(t, apply.OutcomeNoop, res.Outcome, "%s %+v", res.Reason, res.Refused)
+		assert.Equal(t, api.OutcomeNoop, res.Outcome, "%s %+v", res.Reason, res.Refused)
 	})
 	// The served mirror change replaces a mirror: the machine-config daemon's registries.conf rule
 	// drains for that; without an API client the drain is skipped and said so.
@@ -292,7 +293,7 @@ func TestRealServedPayloads(t *testing.T) {
 			n := provisionServed(t, base)
 			res := n.apply(t, read(s), "P2")
 			assert.Equal(t, needsDrain[s], res.DrainSkipped, s)
-			require.Equal(t, apply.OutcomeApplied, res.Outcome, "%s %+v", res.Reason, res.Refused)
+			require.Equal(t, api.OutcomeApplied, res.Outcome, "%s %+v", res.Reason, res.Refused)
 			assert.Equal(t, actions, n.ran())
 		})
 	}
@@ -300,7 +301,7 @@ func TestRealServedPayloads(t *testing.T) {
 		t.Run(s, func(t *testing.T) {
 			n := provisionServed(t, base)
 			res := n.apply(t, read(s), "bad")
-			require.Equal(t, apply.OutcomeRefused, res.Outcome)
+			require.Equal(t, api.OutcomeRefused, res.Outcome)
 			var got []string
 			for _, r := range res.Refused {
 				if !slices.Contains(got, string(r.Kind)) {
@@ -368,7 +369,7 @@ func TestApplyCreatesParentsUpToVar(t *testing.T) {
 	res, err := apply.Run(context.Background(), apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}},
 		apply.Request{Desired: next.Served(), Current: cur})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	for _, d := range []string{"var", "var/lib", "var/lib/kubelet"} {
 		fi, err := os.Stat(filepath.Join(dir, d))
 		require.NoError(t, err)
@@ -393,7 +394,7 @@ func TestFirstRefreshBaselineIsBounded(t *testing.T) {
 	next := base.Clone()
 	next.Files["/var/lib/containers/storage/blob"] = mcs.File{Data: []byte("x"), Mode: 0o644}
 	res := n.apply(t, next.Served(), "P2")
-	assert.Equal(t, apply.OutcomeRefused, res.Outcome)
+	assert.Equal(t, api.OutcomeRefused, res.Outcome)
 	require.Len(t, res.Refused, 1)
 	assert.Equal(t, "/var/lib/containers/storage/blob", res.Refused[0].Path)
 	assert.Equal(t, "add", string(res.Changes[len(res.Changes)-1].Op))
@@ -416,7 +417,7 @@ func TestDryRunIsTheWholePlan(t *testing.T) {
 	require.NoError(t, err)
 	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: mcs.ConfigMapValue(next), Hash: "P2", DryRun: true})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomePlanned, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomePlanned, res.Outcome, res.Reason)
 	after, err := fixture.TreeHash(n.dir)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "a dry run writes nothing, not even the state dir")
@@ -432,7 +433,7 @@ func TestDryRunIsTheWholePlan(t *testing.T) {
 	assert.ElementsMatch(t, multi.Paths, paths)
 
 	real := n.apply(t, next, "P2")
-	require.Equal(t, apply.OutcomeApplied, real.Outcome, real.Reason)
+	require.Equal(t, api.OutcomeApplied, real.Outcome, real.Reason)
 	assert.Equal(t, res.Writes, real.Writes, "the run does what the dry run said")
 
 	// A symlinked parent is a refusal of the dry run too, with nothing written.
@@ -442,7 +443,7 @@ func TestDryRunIsTheWholePlan(t *testing.T) {
 	mirror.Files[mcs.RegistriesConf] = mcs.File{Data: []byte("# changed\n"), Mode: 0o644}
 	res, err = apply.Run(context.Background(), n.Node, apply.Request{Desired: mirror.Served(), Hash: "P3", DryRun: true})
 	require.NoError(t, err)
-	assert.Equal(t, apply.OutcomeRefused, res.Outcome)
+	assert.Equal(t, api.OutcomeRefused, res.Outcome)
 	assert.Contains(t, res.Reason, "symlink")
 	assert.Empty(t, res.Writes)
 }
@@ -458,7 +459,7 @@ func TestHugeNodeFileIsNeverRead(t *testing.T) {
 	require.NoError(t, f.Close())
 	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: base.Served(), Hash: "P", DryRun: true})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomePlanned, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomePlanned, res.Outcome, res.Reason)
 	require.Len(t, res.Writes, 1)
 	assert.Equal(t, mcs.KubeletCA, res.Writes[0].Path)
 	assert.Contains(t, strings.Join(res.Warnings, "\n"), "too large to compare")
@@ -497,7 +498,7 @@ func TestSSHKeysOnlyUnderAHome(t *testing.T) {
 		next := base.Clone()
 		next.SSHKeys = append(next.SSHKeys, "ssh-ed25519 AAAA second")
 		res := n.apply(t, next.Served(), "P2")
-		assert.Equal(t, apply.OutcomeRefused, res.Outcome, home)
+		assert.Equal(t, api.OutcomeRefused, res.Outcome, home)
 		assert.Contains(t, res.Reason, "not under /var/home/ or /home/", home)
 		assert.Equal(t, before, treeHashes(t, n.dir), home)
 		_, err := os.Stat(filepath.Join(n.dir, "root"))
@@ -517,7 +518,7 @@ func TestRecoverReportsAnInterruptedPrepare(t *testing.T) {
 	rec, err := apply.Recover(context.Background(), n.Node)
 	require.NoError(t, err)
 	assert.True(t, rec.Found)
-	assert.Equal(t, apply.OutcomeFailed, rec.Outcome)
+	assert.Equal(t, api.OutcomeFailed, rec.Outcome)
 	_, err = os.Stat(tmp)
 	assert.True(t, os.IsNotExist(err), "the temp file is cleaned up")
 	rec, err = apply.Recover(context.Background(), n.Node)
@@ -534,5 +535,5 @@ func TestHostileHashIsInvalid(t *testing.T) {
 		assert.ErrorAs(t, err, &inv, "%q", h)
 	}
 	res := n.apply(t, mcs.Base().Served(), "rendered-worker-0a1b2c:sha256/abc")
-	assert.Equal(t, apply.OutcomeNoop, res.Outcome)
+	assert.Equal(t, api.OutcomeNoop, res.Outcome)
 }

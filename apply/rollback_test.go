@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/plan"
 	"github.com/openshift/refresh-agent/test/fixture"
@@ -45,7 +46,7 @@ func TestRollbackIncompleteWhenTheActionsFailAgain(t *testing.T) {
 	before := n.treeHash(t)
 	n.units.fail["crio.service"] = -1
 	res := n.run(t, v2().JSON(), "v2")
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.False(t, res.RolledBack, "not rolled back while the units never ran on the restored files")
 	assert.True(t, res.RollbackIncomplete)
 	assert.Contains(t, res.Reason, "rollback incomplete")
@@ -68,12 +69,12 @@ func TestRollbackIncompleteWhenTheActionsFailAgain(t *testing.T) {
 	assert.True(t, rec.Found)
 	assert.Equal(t, actions.PhaseRolledBack, rec.Phase)
 	assert.True(t, rec.RolledBack)
-	assert.Equal(t, apply.OutcomeFailed, rec.Outcome)
+	assert.Equal(t, api.OutcomeFailed, rec.Outcome)
 	assert.Empty(t, n.journalPhase(t))
 	assert.Equal(t, before, n.treeHash(t), "every original byte-identical, nothing left behind")
 
 	res = n.run(t, v2().JSON(), "v2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 }
 
 // Double fault: the restore itself fails (a directory in the way of the restore's temporary name).
@@ -88,7 +89,7 @@ func TestRollbackIncompleteWhenTheRestoreFails(t *testing.T) {
 		return errors.New("Reload crio.service: job result \"failed\"")
 	}
 	res := n.run(t, v2().JSON(), "v2")
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.False(t, res.RolledBack)
 	assert.True(t, res.RollbackIncomplete)
 	assert.Contains(t, res.Reason, "restoring "+registries)
@@ -123,7 +124,7 @@ func TestRollbackOutlivesTheCallersContext(t *testing.T) {
 	}
 	res, err := apply.Run(ctx, n.Node, apply.Request{Desired: v2().JSON(), Hash: "v2"})
 	require.NoError(t, err)
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.True(t, res.RolledBack, res.Reason)
 	assert.Equal(t, before, n.treeHash(t))
 	assert.Len(t, n.units.ran, 2)
@@ -139,7 +140,7 @@ func TestActionsSkippedOnEveryPath(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(obstacle, "x"), 0o700))
 	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: v2().JSON()})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomeFailed, res.Outcome)
+	require.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.True(t, res.RolledBack, res.Reason)
 	assert.True(t, res.ActionsSkipped)
 	assert.Zero(t, res.ActionsRun)
@@ -147,7 +148,7 @@ func TestActionsSkippedOnEveryPath(t *testing.T) {
 
 	res, err = apply.Run(context.Background(), n.Node, apply.Request{Desired: v2().JSON()})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.True(t, res.ActionsSkipped)
 	assert.Zero(t, res.ActionsRun)
 	var b strings.Builder
@@ -160,7 +161,7 @@ func TestActionsSkippedOnEveryPath(t *testing.T) {
 func TestActionsRunCounted(t *testing.T) {
 	n := newNode(t)
 	res := n.run(t, v2().JSON(), "v2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.False(t, res.ActionsSkipped)
 	assert.Equal(t, 1, res.ActionsRun)
 	var b strings.Builder
@@ -177,7 +178,7 @@ func TestCancelledBeforeStartWritesNothing(t *testing.T) {
 	cancel()
 	res, err := apply.Run(ctx, n.Node, apply.Request{Desired: v2().JSON(), Hash: "v2"})
 	require.NoError(t, err)
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.Contains(t, res.Reason, "not started")
 	assert.Equal(t, before, n.treeHash(t))
 	assert.Empty(t, n.units.ran)
@@ -188,7 +189,7 @@ func TestReservedNameRefused(t *testing.T) {
 	n := newNode(t)
 	before := n.treeHash(t)
 	res := n.run(t, v2().File("/etc/containers/registries.d/a.yaml", []byte("a"), 0o644).File("/etc/containers/registries.d/.a.yaml.refresh-agent-backup", []byte("x"), 0o644).JSON(), "v2")
-	assert.Equal(t, apply.OutcomeRefused, res.Outcome, res.Reason)
+	assert.Equal(t, api.OutcomeRefused, res.Outcome, res.Reason)
 	assert.Contains(t, res.Reason, "reserved")
 	assert.Equal(t, before, n.treeHash(t))
 	assert.Empty(t, n.units.ran)
@@ -202,7 +203,7 @@ func TestRemovalUnderMissingParentCreatesNothing(t *testing.T) {
 		File(registries, []byte("# v1 mirrors"), 0o644).
 		File(pullSecret, []byte(`{"auths":{"v1":{}}}`), 0o600)
 	res := n.run(t, noKeys.JSON(), "nokeys")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	_, err := os.Stat(filepath.Join(n.dir, "var/home/core/.ssh"))
 	assert.True(t, os.IsNotExist(err), "no parent created for a removal")
 	assert.Equal(t, "nokeys", apply.CurrentHash(n.StateDir))

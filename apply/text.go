@@ -5,15 +5,16 @@ import (
 	"io"
 	"strings"
 
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/diff"
 )
 
 // WriteText prints what the refresh did, without file contents.
 func (r *Result) WriteText(w io.Writer) error {
-	if r.Outcome == OutcomeRefused {
+	if r.Outcome == api.OutcomeRefused {
 		return r.Plan.WriteText(w)
 	}
-	if r.Outcome == OutcomePlanned || r.Outcome == OutcomeNoop && !r.Applied {
+	if r.Outcome == api.OutcomePlanned || r.Outcome == api.OutcomeNoop && !r.Applied {
 		return r.writeDryRun(w)
 	}
 	var b strings.Builder
@@ -45,10 +46,10 @@ func (r *Result) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "warning: %s\n", wr)
 	}
 	switch r.Outcome {
-	case OutcomeApplied:
-		fmt.Fprintf(&b, "result: applied %s (%d files, %s, no reboot)\n", short(r.Hash), r.FilesWritten, r.actionsSummary())
-	case OutcomeNoop:
-		fmt.Fprintf(&b, "result: nothing to do; %s recorded as current\n", short(r.Hash))
+	case api.OutcomeApplied:
+		fmt.Fprintf(&b, "result: applied %s (%d files, %s, no reboot)\n", api.Short(r.Hash), r.FilesWritten, r.actionsSummary())
+	case api.OutcomeNoop:
+		fmt.Fprintf(&b, "result: nothing to do; %s recorded as current\n", api.Short(r.Hash))
 	default:
 		fmt.Fprintf(&b, "result: failed: %s\n", r.Reason)
 		if r.RollbackIncomplete {
@@ -65,13 +66,6 @@ func (r *Result) actionsSummary() string {
 		return fmt.Sprintf("%d unit actions skipped (--systemd none)", len(r.Actions))
 	}
 	return fmt.Sprintf("%d unit actions", r.ActionsRun)
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }
 
 // writeDryRun prints the plan resolved against the node: every write with its mode and owner, then
@@ -103,10 +97,10 @@ func (r *Result) writeDryRun(w io.Writer) error {
 	for _, wr := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wr)
 	}
-	if r.Outcome == OutcomeNoop {
+	if r.Outcome == api.OutcomeNoop {
 		b.WriteString("result: dry run: nothing to do\n")
 	} else {
-		fmt.Fprintf(&b, "result: dry run: would apply %s (%d writes, %d actions, no reboot); nothing was done\n", short(r.Hash), len(r.Writes), len(r.Actions))
+		fmt.Fprintf(&b, "result: dry run: would apply %s (%d writes, %d actions, no reboot); nothing was done\n", api.Short(r.Hash), len(r.Writes), len(r.Actions))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,6 +1,10 @@
 package controller
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/openshift/refresh-agent/api"
+)
 
 // Facts are what the controller knows about one pool when it decides.
 type Facts struct {
@@ -113,12 +117,10 @@ func rolloutInProgress(target, current string) bool {
 	return target != "" && current != "" && target != current
 }
 
+// short is a hash in a message: api.Short, "-" for none.
 func short(h string) string {
 	if h == "" {
 		return "-"
 	}
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
+	return api.Short(h)
 }

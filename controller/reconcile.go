@@ -85,7 +85,7 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 		case reason == ReasonPublishFailed || reason == ReasonNotManaged:
 			// An API error, or a ConfigMap someone else owns (which the informer, watching only the
 			// controller's own, would not report gone): reported, and retried with backoff.
-			d = Decision{Action: Wait, Reason: reason, Message: cut(err.Error(), 900) + ": retrying"}
+			d = Decision{Action: Wait, Reason: reason, Message: api.Truncate(err.Error(), 900) + ": retrying"}
 			if reason == ReasonNotManaged {
 				c.recorder.Event(np, corev1.EventTypeWarning, EventNotPublished, d.Message)
 			}
@@ -96,7 +96,7 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 		default:
 			// Bad input: reported, then the controller waits for the token Secret or the workload to change.
 			d = Decision{Action: Wait, Reason: reason, Message: err.Error() + ": nothing published"}
-			c.recorder.Event(np, corev1.EventTypeWarning, EventNotPublished, cut(d.Message, 1024))
+			c.recorder.Event(np, corev1.EventTypeWarning, EventNotPublished, api.Truncate(d.Message, 1024))
 			c.log.Warn("not published", "pool", pool, "configVersion", facts.ConfigVersion, "err", err)
 		}
 	}
@@ -146,7 +146,7 @@ func (c *Controller) facts(np *unstructured.Unstructured, pool string) Facts {
 	case "MachineSet":
 		target, current := wann[AnnotationTargetConfigVersion], wann[AnnotationCurrentConfigVersion]
 		if v, ok := wann[AnnotationUpgradeInProgressTrue]; ok {
-			f.Paused = fmt.Sprintf("in-place upgrade in progress on %s: %s", f.Workload, cut(v, 200))
+			f.Paused = fmt.Sprintf("in-place upgrade in progress on %s: %s", f.Workload, api.Truncate(v, 200))
 		} else if target != "" && target != current {
 			f.Paused = fmt.Sprintf("in-place upgrade in progress on %s (config version %s -> %s)", f.Workload, short(current), short(target))
 		}

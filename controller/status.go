@@ -58,7 +58,7 @@ func Conditions(pool, published string, d Decision, nodes []corev1.Node, previou
 			case fleet.ConditionDegraded:
 				c.Message = counts + ": " + c.Message
 			}
-			c.Message = cut(c.Message, fleet.MaxMessageLen)
+			c.Message = api.Truncate(c.Message, fleet.MaxMessageLen)
 		}
 	}
 	result := make([]metav1.Condition, 0, len(previous))
@@ -82,18 +82,6 @@ func isOwn(t string) bool {
 		}
 	}
 	return false
-}
-
-// cut bounds s to n bytes without splitting a rune.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	for len(string(r)) > n-len("…") {
-		r = r[:len(r)-1]
-	}
-	return string(r) + "…"
 }
 
 // readConditions returns the controller's own conditions from a NodePool's status.conditions.

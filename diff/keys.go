@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/openshift/refresh-agent/api"
 )
 
 // DuplicateKeyError reports a JSON object that names one key twice, or two keys equal but for case.
@@ -23,24 +25,17 @@ type DuplicateKeyError struct {
 }
 
 func (e *DuplicateKeyError) Error() string {
-	ptr := clip(e.Pointer, 256)
+	// What the payload chose (a key can be megabytes) is cut for a message that ends up in node
+	// annotations and Events.
+	ptr := api.Truncate(e.Pointer, 256)
 	if ptr == "" {
 		ptr = "/"
 	}
 	if e.Key == e.First {
-		return fmt.Sprintf("duplicate key %q at %s (offset %d)", clip(e.Key, 64), ptr, e.Offset)
+		return fmt.Sprintf("duplicate key %q at %s (offset %d)", api.Truncate(e.Key, 64), ptr, e.Offset)
 	}
 	return fmt.Sprintf("duplicate key %q at %s (offset %d): equal to %q but for case, and JSON keys match case-insensitively",
-		clip(e.Key, 64), ptr, e.Offset, clip(e.First, 64))
-}
-
-// clip shortens what the payload chose (a key can be megabytes) for a one-line message that ends up
-// in node annotations and Events.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "..."
+		api.Truncate(e.Key, 64), ptr, e.Offset, api.Truncate(e.First, 64))
 }
 
 // errMalformed: the scan met something that is not JSON. The caller's full decode reports it.

@@ -41,16 +41,14 @@ const (
 // MaxMessageLen bounds a condition message.
 const MaxMessageLen = 1024
 
-// NodeStatus is one node's refresh state as its annotations say.
-type NodeStatus struct {
-	Name    string `json:"name"`
-	Current string `json:"current"`
-	Desired string `json:"desired"`
-	State   string `json:"state"`
-	Reason  string `json:"reason,omitempty"`
+// Node is one node of the pool: its name and the status its agent reports.
+type Node struct {
+	Name string
+	api.NodeStatus
 }
 
-// Phase is where a node stands relative to the NodePool's desired hash.
+// Phase is where a node stands relative to the NodePool's desired hash (its state is about the
+// hash it names, which may be another).
 type Phase string
 
 const (
@@ -65,15 +63,13 @@ const (
 )
 
 // Read returns a node's status from its annotations.
-func Read(n corev1.Node) NodeStatus {
-	a := n.Annotations
-	return NodeStatus{Name: n.Name, Current: a[api.AnnotationCurrent], Desired: a[api.AnnotationDesired],
-		State: a[api.AnnotationState], Reason: a[api.AnnotationReason]}
+func Read(n corev1.Node) Node {
+	return Node{Name: n.Name, NodeStatus: api.FromAnnotations(n.Annotations)}
 }
 
 // PhaseOf places a node relative to hash. A node whose annotations speak of another hash has not
 // picked up the new one yet: it is still refreshing, whatever it said about the old one.
-func (s NodeStatus) PhaseOf(hash string) Phase {
+func PhaseOf(s api.NodeStatus, hash string) Phase {
 	switch {
 	case s.Current == "" && s.Desired == "" && s.State == "":
 		return PhaseNoAgent
@@ -92,22 +88,22 @@ func (s NodeStatus) PhaseOf(hash string) Phase {
 
 // Summary counts the nodes by phase.
 type Summary struct {
-	Hash  string                 `json:"hash"`
-	Total int                    `json:"total"`
-	Nodes []NodeStatus           `json:"nodes"`
-	By    map[Phase][]NodeStatus `json:"-"`
+	Hash  string           `json:"hash"`
+	Total int              `json:"total"`
+	Nodes []Node           `json:"nodes"`
+	By    map[Phase][]Node `json:"-"`
 }
 
 // Summarize places every node relative to hash, sorted by name.
 func Summarize(nodes []corev1.Node, hash string) Summary {
-	s := Summary{Hash: hash, Total: len(nodes), By: map[Phase][]NodeStatus{}}
+	s := Summary{Hash: hash, Total: len(nodes), By: map[Phase][]Node{}}
 	for _, n := range nodes {
 		st := Read(n)
 		s.Nodes = append(s.Nodes, st)
 	}
-	slices.SortFunc(s.Nodes, func(a, b NodeStatus) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.Nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
 	for _, st := range s.Nodes {
-		p := st.PhaseOf(hash)
+		p := PhaseOf(st.NodeStatus, hash)
 		s.By[p] = append(s.By[p], st)
 	}
 	return s
@@ -129,7 +125,7 @@ func Halted(s Summary, slots int) (bool, int) {
 		return true, failed
 	}
 	for _, n := range s.By[PhaseRefreshing] {
-		if n.Desired == s.Hash && n.State == api.StateWorking && strings.Contains(n.Reason, "; halted: ") {
+		if n.Desired == s.Hash && n.State == api.StateWorking && n.Waiting != nil && n.Waiting.Halted {
 			return failed > 0, failed
 		}
 	}
@@ -199,11 +195,11 @@ func PacedConditions(nodes []corev1.Node, hash string, previous []metav1.Conditi
 }
 
 // degradedMessage names the nodes and their reasons within MaxMessageLen.
-func degradedMessage(nodes []NodeStatus) string {
+func degradedMessage(nodes []Node) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s failed to refresh: ", api.Count(len(nodes), "node"))
 	for i, n := range nodes {
-		entry := fmt.Sprintf("%s (%s: %s)", n.Name, n.State, cut(n.Reason, 200))
+		entry := fmt.Sprintf("%s (%s: %s)", n.Name, n.State, api.Truncate(n.ReasonText(), 200))
 		if i > 0 {
 			entry = "; " + entry
 		}
@@ -216,19 +212,8 @@ func degradedMessage(nodes []NodeStatus) string {
 	return b.String()
 }
 
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	if len(r) > n {
-		r = r[:n]
-	}
-	return string(r) + "…"
-}
-
 // names lists nodes by name, at most ten of them.
-func names(nodes []NodeStatus) string {
+func names(nodes []Node) string {
 	var b strings.Builder
 	for i, n := range nodes {
 		if i == 10 {

@@ -81,9 +81,9 @@ type Pacer struct {
 	// lost counts this node's lost races for a slot since it began waiting: each widens its next
 	// delay (up to 4 spreads), so that the nodes of a busy pool thin out instead of colliding again.
 	lost int
-	// reason is the waiting reason reported for want: kept as it is while the node waits (but for
-	// halting), so that waiting costs one Node patch, not one per slot change.
-	reason string
+	// waiting is the wait reported for want: kept as it is while the node waits (but for halting),
+	// so that waiting costs one Node patch, not one per slot change.
+	waiting *api.Waiting
 
 	// The pool's refresh order (order.go): the newest seen, its Lease, and the hash for which it
 	// could not be written (the pool races for slots then).
@@ -140,17 +140,16 @@ func poolKey(pool string) string {
 }
 
 // Acquire asks for a slot to refresh pool's nodes to hash. ok: this node holds one (taken now, or
-// kept from an attempt before). Otherwise waiting is the Working reason to report, or "" while the
-// node is still in its spread delay (nothing to report yet); the agent is woken when it may try
-// again.
-func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waiting string) {
+// kept from an attempt before). Otherwise waiting is the wait to report, or nil while the node is
+// still in its spread delay (nothing to report yet); the agent is woken when it may try again.
+func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waiting *api.Waiting) {
 	pool = poolKey(pool)
 	p.ensurePool(pool)
 	if ok, done := p.preAcquire(ctx, pool, hash); done {
-		return ok, ""
+		return ok, nil
 	}
 	if !p.ensureOrder(ctx, pool, hash) {
-		return false, "" // the order is on its way; it wakes this node
+		return false, nil // the order is on its way; it wakes this node
 	}
 	m := p.slotsFor(ctx, pool, hash)
 	p.mu.Lock()
@@ -200,7 +199,7 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 				inUse++
 			}
 			p.cfg.Log.Info("took a refresh slot", "slot", l.Name, "hash", hash, "position", pos, "inUse", inUse, "slots", m)
-			return true, ""
+			return true, nil
 		}
 		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 			p.cfg.Log.Warn("taking a refresh slot failed", "slot", api.SlotName(pool, c.index), "err", err)
@@ -218,11 +217,12 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 	}
 	v = inspect(p.slots, pool, p.cfg.Node, hash, m, now)
 	halted := v.failed >= m
-	if p.reason == "" || halted != p.halted {
-		p.reason = waitingReason(v, m)
+	if p.waiting == nil || halted != p.halted {
+		p.waiting = waitingFor(v, m)
 	}
 	p.halted = halted
-	return false, p.reason
+	w := *p.waiting
+	return false, &w
 }
 
 // preAcquire settles what needs no slot count: a slot this node holds already (ok, done), or the spread
@@ -234,7 +234,7 @@ func (p *Pacer) preAcquire(ctx context.Context, pool, hash string) (ok, done boo
 	if p.want.pool != pool || p.want.hash != hash {
 		p.want = wanted{pool: pool, hash: hash, since: now, notBefore: now.Add(p.jitter())}
 		p.followLocked("")
-		p.reason, p.lost = "", 0
+		p.waiting, p.lost = nil, 0
 		if p.timer != nil {
 			p.timer.Stop()
 			p.timer = nil

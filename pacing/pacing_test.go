@@ -51,22 +51,22 @@ func TestSettle(t *testing.T) {
 	cases := []struct {
 		name          string
 		held, desired string
-		shown         Shown
+		shown         api.NodeStatus
 		marked        bool
 		want          settleAction
 	}{
-		{"working", "h1", "h1", Shown{api.StateWorking, "h0", "h1", ""}, false, keep},
-		{"new content while still shown refreshing", "h1", "h2", Shown{api.StateWorking, "h0", "h1", ""}, false, keep},
-		{"new content while shown waiting", "h1", "h2", Shown{api.StateWorking, "h0", "h1", api.ReasonWaitingPrefix + " (1/1 in use)"}, false, release},
-		{"new content after a no-op's Done", "h1", "h2", Shown{api.StateDone, "h2", "h2", ""}, false, release},
-		{"done patch not seen yet", "h1", "h1", Shown{api.StateWorking, "h0", "h1", ""}, false, keep},
-		{"done accepted", "h1", "h1", Shown{api.StateDone, "h1", "h1", ""}, false, release},
-		{"failed keeps and marks", "h1", "h1", Shown{api.StateDegraded, "h0", "h1", ""}, false, markFailed},
-		{"failed, marked", "h1", "h1", Shown{api.StateDegraded, "h0", "h1", ""}, true, keep},
-		{"new content releases a failed slot", "h1", "h2", Shown{api.StateDegraded, "h0", "h1", ""}, true, release},
-		{"refused releases", "h1", "h1", Shown{api.StateUnreconcilable, "h0", "h1", ""}, false, release},
-		{"desired unknown", "h1", "", Shown{api.StateDegraded, "h0", "h1", ""}, true, keep},
-		{"old Done does not release", "h1", "h1", Shown{api.StateDone, "h0", "h0", ""}, false, keep},
+		{"working", "h1", "h1", shownAs(api.StateWorking, "h0", "h1", ""), false, keep},
+		{"new content while still shown refreshing", "h1", "h2", shownAs(api.StateWorking, "h0", "h1", ""), false, keep},
+		{"new content while shown waiting", "h1", "h2", shownAs(api.StateWorking, "h0", "h1", api.ReasonWaitingPrefix+" (1/1 in use)"), false, release},
+		{"new content after a no-op's Done", "h1", "h2", shownAs(api.StateDone, "h2", "h2", ""), false, release},
+		{"done patch not seen yet", "h1", "h1", shownAs(api.StateWorking, "h0", "h1", ""), false, keep},
+		{"done accepted", "h1", "h1", shownAs(api.StateDone, "h1", "h1", ""), false, release},
+		{"failed keeps and marks", "h1", "h1", shownAs(api.StateDegraded, "h0", "h1", ""), false, markFailed},
+		{"failed, marked", "h1", "h1", shownAs(api.StateDegraded, "h0", "h1", ""), true, keep},
+		{"new content releases a failed slot", "h1", "h2", shownAs(api.StateDegraded, "h0", "h1", ""), true, release},
+		{"refused releases", "h1", "h1", shownAs(api.StateUnreconcilable, "h0", "h1", ""), false, release},
+		{"desired unknown", "h1", "", shownAs(api.StateDegraded, "h0", "h1", ""), true, keep},
+		{"old Done does not release", "h1", "h1", shownAs(api.StateDone, "h0", "h0", ""), false, keep},
 	}
 	for _, c := range cases {
 		if got := settle(c.held, c.desired, c.shown, c.marked); got != c.want {
@@ -213,8 +213,8 @@ func (f *fakeNodes) WatchNodeAnnotations(ctx context.Context, name string, push 
 }
 
 // set is what node's Node shows now; its followers see it.
-func (f *fakeNodes) set(name string, s Shown) {
-	a := map[string]string{api.AnnotationState: s.State, api.AnnotationCurrent: s.Current, api.AnnotationDesired: s.Desired, api.AnnotationReason: s.Reason}
+func (f *fakeNodes) set(name string, s api.NodeStatus) {
+	a := s.Annotations()
 	f.mu.Lock()
 	f.shown[name] = a
 	fs := append([]pushFunc{}, f.follow[name]...)
@@ -266,17 +266,17 @@ func TestAtMostNHoldAndFailuresHaltThePool(t *testing.T) {
 		t.Fatalf("holders %v (%v), want 3", got, f.holders())
 	}
 	ok, waiting := ps[5].Acquire(ctx, "workers", "h1")
-	if ok || waiting != "waiting for a refresh slot (3/3 in use)" {
-		t.Fatalf("a fourth node: ok %v, %q", ok, waiting)
+	if ok || reasonOf(waiting) != "waiting for a refresh slot (3/3 in use)" {
+		t.Fatalf("a fourth node: ok %v, %q", ok, reasonOf(waiting))
 	}
 	// Two fail and keep their slots; the third is Done and gives its slot back once the Node says so.
-	ps[got[0]].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
-	ps[got[1]].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
-	ps[got[2]].Settle(ctx, "workers", "h1", Shown{api.StateWorking, "h0", "h1", ""})
+	ps[got[0]].Settle(ctx, "workers", "h1", shownAs(api.StateDegraded, "h0", "h1", ""))
+	ps[got[1]].Settle(ctx, "workers", "h1", shownAs(api.StateDegraded, "h0", "h1", ""))
+	ps[got[2]].Settle(ctx, "workers", "h1", shownAs(api.StateWorking, "h0", "h1", ""))
 	if len(f.holders()) != 3 {
 		t.Fatal("released before the Done patch was seen")
 	}
-	ps[got[2]].Settle(ctx, "workers", "h1", Shown{api.StateDone, "h1", "h1", ""})
+	ps[got[2]].Settle(ctx, "workers", "h1", shownAs(api.StateDone, "h1", "h1", ""))
 	if len(f.holders()) != 2 {
 		t.Fatalf("holders after Done: %v", f.holders())
 	}
@@ -285,10 +285,10 @@ func TestAtMostNHoldAndFailuresHaltThePool(t *testing.T) {
 	if !ok {
 		t.Fatal("the freed slot was not taken")
 	}
-	ps[5].Settle(ctx, "workers", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
+	ps[5].Settle(ctx, "workers", "h1", shownAs(api.StateDegraded, "h0", "h1", ""))
 	ok, waiting = ps[6].Acquire(ctx, "workers", "h1")
-	if ok || waiting != "waiting for a refresh slot (3/3 in use); halted: 3 nodes failed" {
-		t.Fatalf("halted pool: ok %v, %q", ok, waiting)
+	if ok || reasonOf(waiting) != "waiting for a refresh slot (3/3 in use); halted: 3 nodes failed" {
+		t.Fatalf("halted pool: ok %v, %q", ok, reasonOf(waiting))
 	}
 	// A failed node renews: its slot never expires while it lives.
 	clk.add(50 * time.Second)
@@ -301,7 +301,7 @@ func TestAtMostNHoldAndFailuresHaltThePool(t *testing.T) {
 	}
 	// New content: each failed node releases its own slot when it sees it.
 	for _, i := range []int{got[0], got[1], 5} {
-		ps[i].Settle(ctx, "workers", "h2", Shown{api.StateDegraded, "h0", "h1", ""})
+		ps[i].Settle(ctx, "workers", "h2", shownAs(api.StateDegraded, "h0", "h1", ""))
 	}
 	if h := f.holders(); len(h) != 0 {
 		t.Fatalf("new content left holders %v", h)
@@ -330,7 +330,7 @@ func TestExpiredSlotIsTakenOver(t *testing.T) {
 		t.Fatalf("holders %v", h)
 	}
 	// node-0 comes back: it sees it lost the slot and does not release node-1's.
-	ps[0].Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1", ""})
+	ps[0].Settle(ctx, "p", "h1", shownAs(api.StateDone, "h1", "h1", ""))
 	if h := f.holders(); len(h) != 1 || h[0] != "node-1" {
 		t.Fatalf("holders after the old holder settled: %v", h)
 	}
@@ -362,8 +362,8 @@ func TestSpreadDelaysTheFirstAttemptSilently(t *testing.T) {
 	p := ps[0]
 	p.cfg.Spread = time.Hour
 	ok, waiting := p.Acquire(context.Background(), "p", "h1")
-	if !ok && waiting != "" {
-		t.Fatalf("in the spread delay: %q, want nothing to report", waiting)
+	if !ok && reasonOf(waiting) != "" {
+		t.Fatalf("in the spread delay: %q, want nothing to report", reasonOf(waiting))
 	}
 	clk.add(time.Hour)
 	if ok, _ := p.Acquire(context.Background(), "p", "h1"); !ok {
@@ -386,7 +386,7 @@ func TestRestartedHolderFindsItsSlot(t *testing.T) {
 	if ok, _ := again.Acquire(ctx, "p", "h1"); !ok {
 		t.Fatal("the restarted holder did not find its slot")
 	}
-	again.Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1", ""})
+	again.Settle(ctx, "p", "h1", shownAs(api.StateDone, "h1", "h1", ""))
 	if h := f.holders(); len(h) != 0 {
 		t.Fatalf("holders %v", h)
 	}
@@ -399,21 +399,21 @@ func TestWaitingReasonIsStableButForHalting(t *testing.T) {
 	ps[0].Acquire(ctx, "p", "h1")
 	ps[1].Acquire(ctx, "p", "h1")
 	_, first := ps[2].Acquire(ctx, "p", "h1")
-	if first != "waiting for a refresh slot (2/2 in use)" {
-		t.Fatalf("first: %q", first)
+	if reasonOf(first) != "waiting for a refresh slot (2/2 in use)" {
+		t.Fatalf("first: %q", reasonOf(first))
 	}
 	// ps[0] is Done: a slot frees, ps[3] takes it; ps[2] keeps its reason (no patch per slot change).
-	ps[0].Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1", ""})
+	ps[0].Settle(ctx, "p", "h1", shownAs(api.StateDone, "h1", "h1", ""))
 	if ok, _ := ps[3].Acquire(ctx, "p", "h1"); !ok {
 		t.Fatalf("the freed slot: %v", f.holders())
 	}
-	ps[1].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
-	if _, again := ps[2].Acquire(ctx, "p", "h1"); again != first {
-		t.Fatalf("reason changed without halting: %q", again)
+	ps[1].Settle(ctx, "p", "h1", shownAs(api.StateDegraded, "h0", "h1", ""))
+	if _, again := ps[2].Acquire(ctx, "p", "h1"); reasonOf(again) != reasonOf(first) {
+		t.Fatalf("reason changed without halting: %q", reasonOf(again))
 	}
-	ps[3].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1", ""})
-	if _, halted := ps[2].Acquire(ctx, "p", "h1"); halted != "waiting for a refresh slot (2/2 in use); halted: 2 nodes failed" {
-		t.Fatalf("halting not said: %q", halted)
+	ps[3].Settle(ctx, "p", "h1", shownAs(api.StateDegraded, "h0", "h1", ""))
+	if _, halted := ps[2].Acquire(ctx, "p", "h1"); reasonOf(halted) != "waiting for a refresh slot (2/2 in use); halted: 2 nodes failed" {
+		t.Fatalf("halting not said: %q", reasonOf(halted))
 	}
 }
 
@@ -434,8 +434,8 @@ func orderedPool(t *testing.T, n int, limit string) (*fakeLeases, []*Pacer, *fak
 	nodes := newFakeNodes(n)
 	f, ps := newPool(t, "p", n, limit, clk, nodes)
 	for _, p := range ps {
-		if ok, waiting := p.Acquire(context.Background(), "p", "h1"); ok || waiting != "" {
-			t.Fatalf("%s before any order: %v %q", p.cfg.Node, ok, waiting)
+		if ok, waiting := p.Acquire(context.Background(), "p", "h1"); ok || reasonOf(waiting) != "" {
+			t.Fatalf("%s before any order: %v %q", p.cfg.Node, ok, reasonOf(waiting))
 		}
 	}
 	clk.add(time.Second)
@@ -490,7 +490,7 @@ func runPool(t *testing.T, f *fakeLeases, ps []*Pacer, nodes *fakeNodes, hash st
 				continue
 			}
 			most = max(most, len(f.holders()))
-			shown := Shown{api.StateDone, hash, hash, ""}
+			shown := shownAs(api.StateDone, hash, hash, "")
 			nodes.set(p.cfg.Node, shown)
 			p.Settle(ctx, "p", hash, shown)
 			done[i] = true
@@ -515,7 +515,7 @@ func TestHandoverWindowSkipsANodeThatDoesNotCome(t *testing.T) {
 	if ok, _ := ps[2].Acquire(ctx, "p", "h1"); ok {
 		t.Fatal("node-2 before its turn")
 	}
-	done := Shown{api.StateDone, "h1", "h1", ""}
+	done := shownAs(api.StateDone, "h1", "h1", "")
 	nodes.set("node-0", done)
 	ps[0].Settle(ctx, "p", "h1", done)
 	if h := f.holders(); len(h) != 1 {
@@ -544,7 +544,7 @@ func TestNextNodeDoesNotTakeAFailedHoldersSlot(t *testing.T) {
 		if ok, _ := ps[i].Acquire(ctx, "p", "h1"); !ok {
 			t.Fatalf("node-%d is first", i)
 		}
-		failed := Shown{api.StateDegraded, "h0", "h1", "reload failed"}
+		failed := shownAs(api.StateDegraded, "h0", "h1", "reload failed")
 		nodes.set(ps[i].cfg.Node, failed)
 		ps[i].Settle(ctx, "p", "h1", failed)
 	}
@@ -555,8 +555,8 @@ func TestNextNodeDoesNotTakeAFailedHoldersSlot(t *testing.T) {
 		return ps[2].followed.name == "node-0" && ps[2].followed.known
 	})
 	ok, waiting := ps[2].Acquire(ctx, "p", "h1")
-	if ok || !strings.Contains(waiting, "halted: 2 nodes failed") {
-		t.Fatalf("node-2: %v %q (holders %v)", ok, waiting, f.holders())
+	if ok || !strings.Contains(reasonOf(waiting), "halted: 2 nodes failed") {
+		t.Fatalf("node-2: %v %q (holders %v)", ok, reasonOf(waiting), f.holders())
 	}
 }
 
@@ -572,8 +572,8 @@ func TestNodeOutsideTheOrderGetsASlotLater(t *testing.T) {
 	clk.add(time.Second)
 	runPool(t, f, ps[:3], nodes, "h1")
 	late := ps[3]
-	if ok, waiting := late.Acquire(context.Background(), "p", "h1"); ok || waiting == "" {
-		t.Fatalf("the late node took a slot at once (%v) or said nothing (%q)", ok, waiting)
+	if ok, waiting := late.Acquire(context.Background(), "p", "h1"); ok || waiting == nil {
+		t.Fatalf("the late node took a slot at once (%v) or said nothing (%q)", ok, reasonOf(waiting))
 	}
 	clk.add(late.handover())
 	if ok, _ := late.Acquire(context.Background(), "p", "h1"); !ok {
@@ -734,14 +734,14 @@ func TestFollowEndsWithTheWait(t *testing.T) {
 	_, ps, nodes, _ := orderedPool(t, 3, "1")
 	ctx := context.Background()
 	ps[0].Acquire(ctx, "p", "h1")
-	nodes.set("node-0", Shown{api.StateWorking, "h0", "h1", ""})
+	nodes.set("node-0", shownAs(api.StateWorking, "h0", "h1", ""))
 	eventually(t, "node-1 follows node-0", func() bool {
 		ps[1].Acquire(ctx, "p", "h1")
 		ps[1].mu.Lock()
 		defer ps[1].mu.Unlock()
 		return ps[1].followed.name == "node-0"
 	})
-	ps[1].Settle(ctx, "p", "h1", Shown{api.StateDone, "h1", "h1", ""}) // concluded without a slot
+	ps[1].Settle(ctx, "p", "h1", shownAs(api.StateDone, "h1", "h1", "")) // concluded without a slot
 	ps[1].mu.Lock()
 	defer ps[1].mu.Unlock()
 	if ps[1].want.hash != "" || ps[1].followed.stop != nil {
@@ -758,7 +758,7 @@ func TestARestartedDegradedNodeTriesAgain(t *testing.T) {
 	p := ps[0]
 	p.cfg.Spread = time.Second
 	ctx := context.Background()
-	degraded := Shown{api.StateDegraded, "h0", "h1", "reload failed (attempt 2 of 3; retrying)"}
+	degraded := shownAs(api.StateDegraded, "h0", "h1", "reload failed (attempt 2 of 3; retrying)")
 	for i := 0; i < 3; i++ {
 		p.Settle(ctx, "p", "h1", degraded) // every decision settles first
 		if ok, _ := p.Acquire(ctx, "p", "h1"); ok {
@@ -781,12 +781,12 @@ func TestAFailedHoldersSlotDoesNotExpireForItsContent(t *testing.T) {
 	if ok, _ := ps[0].Acquire(ctx, "p", "h1"); !ok {
 		t.Fatal("node-0 is first")
 	}
-	ps[0].Settle(ctx, "p", "h1", Shown{api.StateDegraded, "h0", "h1", "reload failed"})
+	ps[0].Settle(ctx, "p", "h1", shownAs(api.StateDegraded, "h0", "h1", "reload failed"))
 	f.watchers = f.watchers[1:] // node-0's agent dies: it renews nothing more
 	clk.add(10 * time.Minute)
 	ok, waiting := ps[1].Acquire(ctx, "p", "h1")
-	if ok || !strings.Contains(waiting, "halted: 1 node failed") {
-		t.Fatalf("a dead failed holder's slot was taken for the same content: %v %q (%v)", ok, waiting, f.holders())
+	if ok || !strings.Contains(reasonOf(waiting), "halted: 1 node failed") {
+		t.Fatalf("a dead failed holder's slot was taken for the same content: %v %q (%v)", ok, reasonOf(waiting), f.holders())
 	}
 	// The fix: new content. Its slot frees by the TTL (nobody is left to release it).
 	for _, p := range ps[1:] {
@@ -832,4 +832,18 @@ func TestLostClosesWhenTheSlotIsTakenFromTheHolder(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("not closed when the slot was freed by someone else")
 	}
+}
+
+// shownAs is what a Node shows, read as the pacer reads it (a waiting reason becomes a wait).
+func shownAs(state, current, desired, reason string) api.NodeStatus {
+	return api.FromAnnotations(map[string]string{api.AnnotationState: state, api.AnnotationCurrent: current,
+		api.AnnotationDesired: desired, api.AnnotationReason: reason})
+}
+
+// reasonOf is a wait as the Node's reason says it ("" for none).
+func reasonOf(w *api.Waiting) string {
+	if w == nil {
+		return ""
+	}
+	return w.String()
 }

@@ -16,7 +16,7 @@ import (
 // Settle gives the slot back, or marks it failed, by what the Node shows (see settle). The agent
 // calls it after every decision: it is level-triggered, and a write that failed is retried on a
 // wake.
-func (p *Pacer) Settle(ctx context.Context, pool, desired string, shown Shown) {
+func (p *Pacer) Settle(ctx context.Context, pool, desired string, shown api.NodeStatus) {
 	pool = poolKey(pool)
 	p.ensurePool(pool)
 	p.mu.Lock()
@@ -79,7 +79,7 @@ func (p *Pacer) Settle(ctx context.Context, pool, desired string, shown Shown) {
 // handoverLocked says whether to keep a slot whose refresh is Done for the next node of its queue
 // to take (no release, no race): only for a Done of the held hash (not for new content or a
 // refusal), only when a node follows this one in the order, and only for the handover window.
-func (p *Pacer) handoverLocked(mine *coordv1.Lease, heldHash, desired string, shown Shown) bool {
+func (p *Pacer) handoverLocked(mine *coordv1.Lease, heldHash, desired string, shown api.NodeStatus) bool {
 	if shown.State != api.StateDone || shown.Current != heldHash || (desired != "" && desired != heldHash) ||
 		p.order.hash != heldHash || p.sized.m <= 0 {
 		return false

@@ -1,8 +1,6 @@
 package pacing
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	coordv1 "k8s.io/api/coordination/v1"
@@ -90,25 +88,14 @@ func inspect(slots map[string]slot, pool, me, hash string, m int, now time.Time)
 	return v
 }
 
-// waitingReason is the Working reason of a node without a slot.
-func waitingReason(v view, m int) string {
-	r := fmt.Sprintf("%s (%d/%d in use)", api.ReasonWaitingPrefix, v.inUse, m)
-	if v.inUse < m {
-		// A free slot is not this node's yet: the pool's order gives it to the node before it first.
-		r = fmt.Sprintf("%s (%d/%d in use; its turn in the pool's order has not come)", api.ReasonWaitingPrefix, v.inUse, m)
-	}
+// waitingFor is the wait of a node without a slot, as its Node shows it.
+func waitingFor(v view, m int) *api.Waiting {
+	w := &api.Waiting{InUse: v.inUse, Slots: m}
 	if v.failed >= m {
-		noun := "nodes"
-		if v.failed == 1 {
-			noun = "node"
-		}
-		r += fmt.Sprintf("; halted: %d %s failed", v.failed, noun)
+		w.Halted, w.Failed = true, v.failed
 	}
-	return r
+	return w
 }
-
-// Shown is the node's refresh state as the Node in the API server shows it.
-type Shown struct{ State, Current, Desired, Reason string }
 
 // settleAction is what to do with a slot held for a hash.
 type settleAction int
@@ -129,8 +116,8 @@ const (
 // not patched yet) keeps the slot: releasing it then would let another node start while the API
 // still shows this one Working. The next Acquire moves the slot to the new content, or the outcome
 // (a no-op's Done, a refusal) releases it once shown.
-func settle(heldHash, desired string, shown Shown, failedMarked bool) settleAction {
-	refreshing := shown.State == api.StateWorking && !strings.HasPrefix(shown.Reason, api.ReasonWaitingPrefix)
+func settle(heldHash, desired string, shown api.NodeStatus, failedMarked bool) settleAction {
+	refreshing := shown.Refreshing()
 	switch {
 	case shown.State == api.StateDone && shown.Current == heldHash:
 		return release

@@ -21,7 +21,7 @@ type followed struct {
 	name   string
 	known  bool // the watch delivered
 	exists bool
-	shown  Shown
+	shown  api.NodeStatus
 	stop   context.CancelFunc
 }
 
@@ -242,8 +242,7 @@ func (p *Pacer) followLocked(name string) {
 			return
 		}
 		p.followed.known, p.followed.exists = true, exists
-		p.followed.shown = Shown{State: a[api.AnnotationState], Current: a[api.AnnotationCurrent],
-			Desired: a[api.AnnotationDesired], Reason: a[api.AnnotationReason]}
+		p.followed.shown = api.FromAnnotations(a)
 		if p.want.hash != "" && p.followed.done(p.want.hash) {
 			p.wakeAtLocked(p.cfg.Now())
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
 )
@@ -155,9 +156,9 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitFailed, "writing output: %v", err)
 	}
 	switch res.Outcome {
-	case apply.OutcomeRefused:
+	case api.OutcomeRefused:
 		return exitRefused
-	case apply.OutcomeFailed:
+	case api.OutcomeFailed:
 		return exitFailed
 	}
 	return exitOK

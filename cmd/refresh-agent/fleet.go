@@ -75,11 +75,17 @@ func (p poolFlags) name() string {
 
 // statusNode is one row of `status`: the node's annotations, its phase toward the hash, its age.
 type statusNode struct {
-	fleet.NodeStatus
-	Phase   string    `json:"phase"`
-	Drift   string    `json:"drift,omitempty"` // the refreshDrift annotation: recorded files changed on the node
-	Pool    string    `json:"pool,omitempty"`
-	Created time.Time `json:"created"`
+	Name    string `json:"name"`
+	Current string `json:"current"`
+	Desired string `json:"desired"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"` // the reason annotation's text, a wait's included
+	// Waiting is set while the node waits for a pacing slot.
+	Waiting *api.Waiting `json:"waiting,omitempty"`
+	Phase   string       `json:"phase"`
+	Drift   string       `json:"drift,omitempty"` // the refreshDrift annotation: recorded files changed on the node
+	Pool    string       `json:"pool,omitempty"`
+	Created time.Time    `json:"created"`
 }
 
 // statusOutput is the JSON and YAML form of `status`.
@@ -179,7 +185,8 @@ func statusNodes(nodes []corev1.Node, hash string) []statusNode {
 	out := []statusNode{}
 	for _, st := range fleet.Summarize(nodes, hash).Nodes {
 		n := byName[st.Name]
-		out = append(out, statusNode{NodeStatus: st, Phase: string(st.PhaseOf(hash)), Drift: n.Annotations[api.AnnotationDrift],
+		out = append(out, statusNode{Name: st.Name, Current: st.Current, Desired: st.Desired, State: st.State,
+			Reason: st.ReasonText(), Waiting: st.Waiting, Phase: string(fleet.PhaseOf(st.NodeStatus, hash)), Drift: st.Drift,
 			Pool: n.Labels[api.LabelNodePool], Created: n.CreationTimestamp.Time})
 	}
 	return out
@@ -194,7 +201,7 @@ func writeStatusTable(w io.Writer, out statusOutput, wide bool, now time.Time) e
 	if wide {
 		head += "\tPHASE\tPOOL"
 	}
-	hash := func(h string) string { return short(h) }
+	hash := func(h string) string { return orNone(api.Short(h)) }
 	if wide {
 		hash = orNone
 	}
@@ -206,7 +213,7 @@ func writeStatusTable(w io.Writer, out statusOutput, wide bool, now time.Time) e
 		}
 		reason, drift := oneLine(n.Reason), oneLine(n.Drift)
 		if !wide {
-			reason, drift = truncate(reason, 60), shortList(drift)
+			reason, drift = fitColumn(reason, 60), shortList(drift)
 		}
 		age := "<unknown>"
 		if !n.Created.IsZero() {
@@ -229,15 +236,16 @@ func writeStatusTable(w io.Writer, out statusOutput, wide bool, now time.Time) e
 	for _, c := range out.Conditions {
 		msg := oneLine(c.Message)
 		if !wide && len(out.Hash) > 12 {
-			msg = strings.ReplaceAll(msg, out.Hash, short(out.Hash))
+			msg = strings.ReplaceAll(msg, out.Hash, api.Short(out.Hash))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, msg)
 	}
 	return tw.Flush()
 }
 
-// truncate cuts s to n runes, marking the cut.
-func truncate(s string, n int) string {
+// fitColumn cuts s to n runes for a table column, marking the cut (a column is as wide as its runes;
+// api.Truncate bounds bytes, for what the API stores).
+func fitColumn(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
@@ -249,16 +257,9 @@ func truncate(s string, n int) string {
 func shortList(s string) string {
 	first, rest, ok := strings.Cut(s, ",")
 	if !ok {
-		return truncate(s, 40)
+		return fitColumn(s, 40)
 	}
-	return fmt.Sprintf("%s (+%d)", truncate(first, 40), strings.Count(rest, ",")+1)
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return orNone(h)
+	return fmt.Sprintf("%s (+%d)", fitColumn(first, 40), strings.Count(rest, ",")+1)
 }
 
 func orNone(s string) string {

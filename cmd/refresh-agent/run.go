@@ -28,7 +28,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	namespace := fs.String("namespace", "", "the ConfigMap's namespace (--source api)")
 	configMap := fs.String("configmap", "", "the ConfigMap of a node without the "+api.LabelNodePool+" label (--source api)")
 	template := fs.String("configmap-template", api.DefaultConfigMapTemplate, "the NodePool's ConfigMap name; {pool} is the node's "+api.LabelNodePool+" label (--source api)")
-	maxAttempts := fs.Int("max-attempts", 3, "failed attempts at one payload before the node stays Degraded until the content or the "+agent.AnnotationRetry+" annotation changes")
+	maxAttempts := fs.Int("max-attempts", 3, "failed attempts at one payload before the node stays Degraded until the content or the "+api.AnnotationRetry+" annotation changes")
 	maxConcurrent := fs.String("max-concurrent", "1", "nodes of a pool refreshing at once: N, or P% of the pool's nodes; 0: unpaced (see docs/pacing.md)")
 	slotTTL := fs.Duration("slot-ttl", pacing.DefaultTTL, "a pacing slot whose holder stopped renewing for this long is taken over")
 	spread := fs.Duration("spread", 500*time.Millisecond, "random delay before a node's first attempt at a pacing slot for new content")

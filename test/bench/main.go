@@ -23,7 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/openshift/refresh-agent/agent"
+	"github.com/openshift/refresh-agent/api"
 	kubeclient "github.com/openshift/refresh-agent/kube"
 	"github.com/openshift/refresh-agent/publish"
 	"github.com/openshift/refresh-agent/test/fixture"
@@ -332,7 +332,7 @@ func measureAgent(bin string, idle time.Duration, changes, outages int, outage t
 func waitDone(ctx context.Context, c kubernetes.Interface, node, hash string) error {
 	ok := kubetest.WaitFor(ctx, 120*time.Second, func() bool {
 		n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		return err == nil && n.Annotations[agent.AnnotationCurrent] == hash && n.Annotations[agent.AnnotationState] == agent.StateDone
+		return err == nil && n.Annotations[api.AnnotationCurrent] == hash && n.Annotations[api.AnnotationState] == api.StateDone
 	})
 	if !ok {
 		return fmt.Errorf("node never reached Done for %s", hash)

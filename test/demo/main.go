@@ -20,6 +20,7 @@ import (
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/agent"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/fleet"
 	kubeclient "github.com/openshift/refresh-agent/kube"
@@ -133,7 +134,7 @@ func run() error {
 		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	if err := waitState(ctx, admin, "v1", agent.StateDone); err != nil {
+	if err := waitState(ctx, admin, "v1", api.StateDone); err != nil {
 		return err
 	}
 	fmt.Printf("Done with nothing written (kubeconfig skipped: first boot only; node-annotations.json is metadata); crio reloaded %d time(s)\n", mgr.Reloads("crio.service"))
@@ -145,7 +146,7 @@ func run() error {
 	if err := publishPool(multi, "v2"); err != nil {
 		return err
 	}
-	if err := waitState(ctx, admin, "v2", agent.StateDone); err != nil {
+	if err := waitState(ctx, admin, "v2", api.StateDone); err != nil {
 		return err
 	}
 	fmt.Printf("Done in %s\n", time.Since(start).Round(time.Millisecond))
@@ -163,7 +164,7 @@ func run() error {
 	if err := publishPool(scenario(mcs.Eligible(), "haproxy-cfg").Change(multi.Clone()), "v3"); err != nil {
 		return err
 	}
-	if err := waitState(ctx, admin, "v3", agent.StateDone); err != nil {
+	if err := waitState(ctx, admin, "v3", api.StateDone); err != nil {
 		return err
 	}
 	after := runtime.Ready("kube-apiserver-proxy-" + nodeName)
@@ -176,7 +177,7 @@ func run() error {
 	if err := publishPool(osimage, "v4"); err != nil {
 		return err
 	}
-	if err := waitState(ctx, admin, "v4", agent.StateUnreconcilable); err != nil {
+	if err := waitState(ctx, admin, "v4", api.StateUnreconcilable); err != nil {
 		return err
 	}
 	afterReg, _ := os.ReadFile(filepath.Join(root, mcs.RegistriesConf))
@@ -227,7 +228,7 @@ func scenario(list []mcs.Scenario, name string) mcs.Scenario {
 func waitState(ctx context.Context, c kubernetes.Interface, hash, state string) error {
 	ok := kubetest.WaitFor(ctx, 60*time.Second, func() bool {
 		n, err := c.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
-		return err == nil && n.Annotations[agent.AnnotationDesired] == hash && n.Annotations[agent.AnnotationState] == state
+		return err == nil && n.Annotations[api.AnnotationDesired] == hash && n.Annotations[api.AnnotationState] == state
 	})
 	if !ok {
 		return fmt.Errorf("node never reached %s for %s: %s", state, hash, annotations(ctx, c))
@@ -241,8 +242,8 @@ func annotations(ctx context.Context, c kubernetes.Interface) string {
 		return err.Error()
 	}
 	a := n.Annotations
-	return fmt.Sprintf("current=%s desired=%s state=%s reason=%q", a[agent.AnnotationCurrent], a[agent.AnnotationDesired],
-		a[agent.AnnotationState], a[agent.AnnotationReason])
+	return fmt.Sprintf("current=%s desired=%s state=%s reason=%q", a[api.AnnotationCurrent], a[api.AnnotationDesired],
+		a[api.AnnotationState], a[api.AnnotationReason])
 }
 
 func printConditions(ctx context.Context, c kubernetes.Interface, hash string) {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/agent"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/kube"
@@ -102,7 +103,7 @@ func newAgentEnvNode(t *testing.T, failCrioReload bool, suffix string, labels ma
 		root: sd.dir, stateDir: sd.StateDir, logs: &strings.Builder{}, agentNode: sd.Node}
 	ctx := context.Background()
 	_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: e.node, Labels: labels,
-		Annotations: map[string]string{agent.AnnotationCurrent: "v1", agent.AnnotationDesired: "v1", agent.AnnotationState: agent.StateDone}}}, metav1.CreateOptions{})
+		Annotations: map[string]string{api.AnnotationCurrent: "v1", api.AnnotationDesired: "v1", api.AnnotationState: api.StateDone}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = admin.CoreV1().Nodes().Delete(context.Background(), e.node, metav1.DeleteOptions{}) })
 	e.states = watchStates(t, admin, e.node)
@@ -168,7 +169,7 @@ func (e *agentEnv) waitState(t *testing.T, hash, state string, timeout time.Dura
 			return false
 		}
 		ann = n.Annotations
-		return ann[agent.AnnotationDesired] == hash && ann[agent.AnnotationState] == state
+		return ann[api.AnnotationDesired] == hash && ann[api.AnnotationState] == state
 	})
 	require.True(t, ok, "node never reached %s for %s; annotations %v\nlog:\n%s", state, hash, ann, e.logText())
 	return ann
@@ -208,7 +209,7 @@ func watchStates(t *testing.T, c kubernetes.Interface, node string) *stateLog {
 				continue
 			}
 			n := ev.Object.(*corev1.Node)
-			s := n.Annotations[agent.AnnotationState] + "@" + n.Annotations[agent.AnnotationDesired]
+			s := n.Annotations[api.AnnotationState] + "@" + n.Annotations[api.AnnotationDesired]
 			l.mu.Lock()
 			if len(l.states) == 0 || l.states[len(l.states)-1] != s {
 				l.states = append(l.states, s)
@@ -236,16 +237,16 @@ func TestAgentAppliesARefresh(t *testing.T) {
 	mgr := systemdtestManager(t)
 	e.publish(t, base(), "v1")
 	e.start(t)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	before := map[string]int{crio: mgr.MainPID(t, crio), unrelated: mgr.MainPID(t, unrelated)}
 	mgr.ResetMarkers(t)
 
 	published := time.Now()
 	e.publish(t, base().File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600).File(registries, []byte("# v2 mirrors"), 0o644), "v2")
-	ann := e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	ann := e.waitState(t, "v2", api.StateDone, 30*time.Second)
 	t.Logf("ConfigMap change -> Done: %s", time.Since(published).Round(time.Millisecond))
-	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
-	assert.Empty(t, ann[agent.AnnotationReason])
+	assert.Equal(t, "v2", ann[api.AnnotationCurrent])
+	assert.Empty(t, ann[api.AnnotationReason])
 	assert.Equal(t, "# v2 mirrors", read(t, e.root, registries))
 	assert.Equal(t, `{"auths":{"v2":{}}}`, read(t, e.root, pullSecret))
 	assert.Equal(t, 1, mgr.Reloads(crio))
@@ -321,15 +322,15 @@ func TestAgentRefusesFIPS(t *testing.T) {
 	e := newAgentEnv(t, false)
 	e.publish(t, base(), "v1")
 	e.start(t)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	tree, err := fixture.TreeHash(e.root)
 	require.NoError(t, err)
 	m := fixture.DefaultMachine()
 	m.FIPS = true
 	e.publish(t, base().EmbedMachine(m).File(registries, []byte("# v2"), 0o644), "fips")
-	ann := e.waitState(t, "fips", agent.StateUnreconcilable, 30*time.Second)
-	assert.Contains(t, ann[agent.AnnotationReason], "FIPS")
-	assert.Equal(t, "v1", ann[agent.AnnotationCurrent])
+	ann := e.waitState(t, "fips", api.StateUnreconcilable, 30*time.Second)
+	assert.Contains(t, ann[api.AnnotationReason], "FIPS")
+	assert.Equal(t, "v1", ann[api.AnnotationCurrent])
 	after, err := fixture.TreeHash(e.root)
 	require.NoError(t, err)
 	assert.Equal(t, tree, after, "nothing written")
@@ -341,7 +342,7 @@ func TestAgentDefersDuringInPlaceUpgrade(t *testing.T) {
 	e := newAgentEnv(t, false)
 	e.publish(t, base(), "v1")
 	e.start(t)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	setMCD := func(desired, current, state string) {
 		n, err := e.admin.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
 		require.NoError(t, err)
@@ -353,18 +354,18 @@ func TestAgentDefersDuringInPlaceUpgrade(t *testing.T) {
 	}
 	setMCD("rendered-worker-2", "rendered-worker-1", "Working")
 	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
-	ann := e.waitState(t, "v2", agent.StateWorking, 30*time.Second)
+	ann := e.waitState(t, "v2", api.StateWorking, 30*time.Second)
 	require.True(t, kubetest.WaitFor(context.Background(), 10*time.Second, func() bool {
-		return strings.HasPrefix(e.annotations(t)[agent.AnnotationReason], "deferred:")
+		return strings.HasPrefix(e.annotations(t)[api.AnnotationReason], "deferred:")
 	}))
-	assert.Equal(t, "v1", ann[agent.AnnotationCurrent])
+	assert.Equal(t, "v1", ann[api.AnnotationCurrent])
 	e.waitEvent(t, agent.EventDeferred)
 	time.Sleep(time.Second)
 	assert.Equal(t, "# v1 mirrors", read(t, e.root, registries), "nothing applied while deferred")
 
 	setMCD("rendered-worker-2", "rendered-worker-2", "Done")
-	ann = e.waitState(t, "v2", agent.StateDone, 30*time.Second)
-	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
+	ann = e.waitState(t, "v2", api.StateDone, 30*time.Second)
+	assert.Equal(t, "v2", ann[api.AnnotationCurrent])
 	assert.Equal(t, "# v2 mirrors", read(t, e.root, registries))
 }
 
@@ -375,7 +376,7 @@ func TestAgentSurvivesAPIServerOutage(t *testing.T) {
 	e := newAgentEnv(t, false)
 	e.publish(t, base(), "v1")
 	e.start(t)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	// Stop the API server as soon as the agent has the new content: the refresh runs while it is down.
 	require.True(t, kubetest.WaitFor(context.Background(), 10*time.Second, func() bool {
@@ -385,11 +386,11 @@ func TestAgentSurvivesAPIServerOutage(t *testing.T) {
 	time.Sleep(60 * time.Second) // issue 4 asks 30 s, the fault-injection suite 60 s
 	assert.Equal(t, "# v2 mirrors", read(t, e.root, registries), "the refresh finished during the outage")
 	require.NoError(t, e.kube.StartAPIServer())
-	ann := e.waitState(t, "v2", agent.StateDone, 60*time.Second)
-	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
+	ann := e.waitState(t, "v2", api.StateDone, 60*time.Second)
+	assert.Equal(t, "v2", ann[api.AnnotationCurrent])
 	// And it keeps working after the outage.
 	e.publish(t, base().File(registries, []byte("# v3 mirrors"), 0o644), "v3")
-	e.waitState(t, "v3", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v3", api.StateDone, 30*time.Second)
 }
 
 func TestAgentVolumeSourceFollowsDataSwap(t *testing.T) {
@@ -399,12 +400,12 @@ func TestAgentVolumeSourceFollowsDataSwap(t *testing.T) {
 	swap(base(), "v1")
 	e.source = &agent.VolumeSource{Dir: dir, Debounce: 50 * time.Millisecond}
 	e.start(t)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	swap(base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
-	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v2", api.StateDone, 30*time.Second)
 	assert.Equal(t, "# v2 mirrors", read(t, e.root, registries))
 	swap(base().File(registries, []byte("# v3 mirrors"), 0o644), "v3")
-	e.waitState(t, "v3", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v3", api.StateDone, 30*time.Second)
 	assert.Equal(t, "# v3 mirrors", read(t, e.root, registries))
 }
 
@@ -434,9 +435,9 @@ func TestIdleAgentSendsNoRequests(t *testing.T) {
 	e := newAgentEnv(t, false)
 	e.publish(t, base(), "v1")
 	e.start(t)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	e.publish(t, base().File(registries, []byte("# v2"), 0o644), "v2")
-	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v2", api.StateDone, 30*time.Second)
 	time.Sleep(2 * time.Second) // let the last event and patch land
 	before, err := e.kube.Audit()
 	require.NoError(t, err)
@@ -465,11 +466,11 @@ func TestAgentReportsMissingConfigMapAndCorruptConfig(t *testing.T) {
 	e := newAgentEnv(t, false)
 	e.start(t) // no ConfigMap yet
 	e.waitEvent(t, agent.EventFailed)
-	assert.Equal(t, agent.StateDone, e.annotations(t)[agent.AnnotationState], "a missing ConfigMap changes nothing")
+	assert.Equal(t, api.StateDone, e.annotations(t)[api.AnnotationState], "a missing ConfigMap changes nothing")
 
 	_, err := publish.Publish(context.Background(), e.publisher, e.ns, e.cm, base().JSON(), nil, "v1")
 	require.NoError(t, err)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	tree, err := fixture.TreeHash(e.root)
 	require.NoError(t, err)
 	cm, err := e.admin.CoreV1().ConfigMaps(e.ns).Get(context.Background(), e.cm, metav1.GetOptions{})
@@ -478,8 +479,8 @@ func TestAgentReportsMissingConfigMapAndCorruptConfig(t *testing.T) {
 	cm.Data["hash"] = "corrupt"
 	_, err = e.admin.CoreV1().ConfigMaps(e.ns).Update(context.Background(), cm, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	ann := e.waitState(t, "corrupt", agent.StateDegraded, 30*time.Second)
-	assert.Contains(t, ann[agent.AnnotationReason], "invalid payload")
+	ann := e.waitState(t, "corrupt", api.StateDegraded, 30*time.Second)
+	assert.Contains(t, ann[api.AnnotationReason], "invalid payload")
 	after, err := fixture.TreeHash(e.root)
 	require.NoError(t, err)
 	assert.Equal(t, tree, after)
@@ -497,13 +498,13 @@ func TestAgentRefreshesTowardTheNewestContent(t *testing.T) {
 	mgr.StandInReload(t, crio, mgr.SlowReload(crio, 2*time.Second))
 	e.publish(t, base(), "v1")
 	e.start(t)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
-	e.waitState(t, "v2", agent.StateWorking, 10*time.Second)
+	e.waitState(t, "v2", api.StateWorking, 10*time.Second)
 	// While v2's crio reload runs, the content changes twice: only the newest may be applied next.
 	e.publish(t, base().File(registries, []byte("# v3 mirrors"), 0o644), "v3")
 	e.publish(t, base().File(registries, []byte("# v4 mirrors"), 0o644), "v4")
-	e.waitState(t, "v4", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v4", api.StateDone, 30*time.Second)
 	assert.Equal(t, "# v4 mirrors", read(t, e.root, registries))
 	var desired []string
 	for _, s := range e.states.seen() {
@@ -528,7 +529,7 @@ func TestSIGTERMLetsTheRefreshFinish(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 
 	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	require.True(t, kubetest.WaitFor(context.Background(), 20*time.Second, func() bool {
@@ -546,9 +547,9 @@ func TestSIGTERMLetsTheRefreshFinish(t *testing.T) {
 	assert.Equal(t, 1, mgr.Reloads(crio), "the reload finished before exit")
 	assert.Equal(t, "v2", apply.CurrentHash(e.stateDir), "the refresh was recorded")
 	ann := e.annotations(t)
-	assert.Equal(t, agent.StateDone, ann[agent.AnnotationState], "the refresh that finished during the grace period is reported before exit")
-	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
-	assert.Equal(t, "v2", ann[agent.AnnotationDesired])
+	assert.Equal(t, api.StateDone, ann[api.AnnotationState], "the refresh that finished during the grace period is reported before exit")
+	assert.Equal(t, "v2", ann[api.AnnotationCurrent])
+	assert.Equal(t, "v2", ann[api.AnnotationDesired])
 	_, err = os.Stat(filepath.Join(e.stateDir, "journal.json"))
 	assert.True(t, os.IsNotExist(err), "no transaction left open")
 }

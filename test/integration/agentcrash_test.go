@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/openshift/refresh-agent/actions"
-	"github.com/openshift/refresh-agent/agent"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/test/fixture"
 	"github.com/openshift/refresh-agent/test/kubetest"
@@ -49,7 +49,7 @@ func TestAgentCrashAndRestart(t *testing.T) {
 		require.NoError(t, fixture.NodeRoot(root))
 		prepareV1(t, bin, root, v1)
 		reset, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-			agent.AnnotationCurrent: "v1", agent.AnnotationDesired: "v1", agent.AnnotationState: agent.StateDone, agent.AnnotationReason: ""}}})
+			api.AnnotationCurrent: "v1", api.AnnotationDesired: "v1", api.AnnotationState: api.StateDone, api.AnnotationReason: ""}}})
 		_, err := e.admin.CoreV1().Nodes().Patch(ctx, e.node, types.MergePatchType, reset, metav1.PatchOptions{})
 		require.NoError(t, err)
 		e.publishRaw(t, v1.JSON(), "v1")
@@ -69,7 +69,7 @@ func TestAgentCrashAndRestart(t *testing.T) {
 		cmd := start(fmt.Sprintf("%s=%s:%d", actions.CrashEnv, step, at))
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+		e.waitState(t, "v1", api.StateDone, 30*time.Second)
 		e.publishRaw(t, v2.JSON(), hash)
 		select {
 		case err := <-exited:
@@ -82,8 +82,8 @@ func TestAgentCrashAndRestart(t *testing.T) {
 		}
 
 		restarted := start()
-		ann := e.waitState(t, hash, agent.StateDone, 60*time.Second)
-		require.Equal(t, hash, ann[agent.AnnotationCurrent], "trial %d (%s:%d)", trial, step, at)
+		ann := e.waitState(t, hash, api.StateDone, 60*time.Second)
+		require.Equal(t, hash, ann[api.AnnotationCurrent], "trial %d (%s:%d)", trial, step, at)
 		_ = restarted.Process.Signal(os.Interrupt)
 		_ = restarted.Wait()
 

@@ -69,23 +69,23 @@ func TestAgentFollowsItsNodePool(t *testing.T) {
 		e.cm = "" // no fallback: a Node without the label has no payload
 		e.start(t)
 	}
-	a1.waitState(t, "alpha-1", agent.StateDone, 30*time.Second)
-	a2.waitState(t, "alpha-1", agent.StateDone, 30*time.Second)
-	b1.waitState(t, "beta-1", agent.StateDone, 30*time.Second)
+	a1.waitState(t, "alpha-1", api.StateDone, 30*time.Second)
+	a2.waitState(t, "alpha-1", api.StateDone, 30*time.Second)
+	b1.waitState(t, "beta-1", api.StateDone, 30*time.Second)
 	assert.Equal(t, "# alpha mirrors", read(t, a1.root, registries))
 	assert.Equal(t, "# alpha mirrors", read(t, a2.root, registries))
 	assert.Equal(t, "# beta mirrors", read(t, b1.root, registries))
 
 	// A change to one pool reaches only its nodes.
 	a1.publishTo(t, api.ConfigMapName("", "beta"), base().File(registries, []byte("# beta mirrors 2"), 0o644), "beta-2")
-	b1.waitState(t, "beta-2", agent.StateDone, 30*time.Second)
+	b1.waitState(t, "beta-2", api.StateDone, 30*time.Second)
 	assert.Equal(t, "# beta mirrors 2", read(t, b1.root, registries))
-	assert.Equal(t, "alpha-1", a1.annotations(t)[agent.AnnotationCurrent])
+	assert.Equal(t, "alpha-1", a1.annotations(t)[api.AnnotationCurrent])
 	assert.Equal(t, "# alpha mirrors", read(t, a1.root, registries))
 
 	// a2 moves to beta.
 	a2.patchNode(t, `{"metadata":{"labels":{"`+api.LabelNodePool+`":"beta"}}}`)
-	a2.waitState(t, "beta-2", agent.StateDone, 30*time.Second)
+	a2.waitState(t, "beta-2", api.StateDone, 30*time.Second)
 	assert.Equal(t, "# beta mirrors 2", read(t, a2.root, registries))
 
 	// a1 loses its label: Degraded, nothing written.
@@ -93,10 +93,10 @@ func TestAgentFollowsItsNodePool(t *testing.T) {
 	require.NoError(t, err)
 	a1.patchNode(t, `{"metadata":{"labels":{"`+api.LabelNodePool+`":null}}}`)
 	ann := a1.waitAnnotations(t, "no NodePool label", 30*time.Second, func(a map[string]string) bool {
-		return a[agent.AnnotationState] == agent.StateDegraded
+		return a[api.AnnotationState] == api.StateDegraded
 	})
-	assert.Equal(t, agent.ReasonNoNodePool, ann[agent.AnnotationReason])
-	assert.Equal(t, "alpha-1", ann[agent.AnnotationCurrent])
+	assert.Equal(t, agent.ReasonNoNodePool, ann[api.AnnotationReason])
+	assert.Equal(t, "alpha-1", ann[api.AnnotationCurrent])
 	a1.waitEvent(t, agent.EventFailed)
 	a1.publishTo(t, api.ConfigMapName("", "alpha"), base().File(registries, []byte("# alpha mirrors 2"), 0o644), "alpha-2")
 	time.Sleep(2 * time.Second)
@@ -105,7 +105,7 @@ func TestAgentFollowsItsNodePool(t *testing.T) {
 	assert.Equal(t, tree, after, "a node without a pool writes nothing")
 	// And back in a pool, it converges.
 	a1.patchNode(t, `{"metadata":{"labels":{"`+api.LabelNodePool+`":"alpha"}}}`)
-	a1.waitState(t, "alpha-2", agent.StateDone, 30*time.Second)
+	a1.waitState(t, "alpha-2", api.StateDone, 30*time.Second)
 	assert.Equal(t, "# alpha mirrors 2", read(t, a1.root, registries))
 }
 
@@ -115,15 +115,15 @@ func TestAgentDeferralWithoutNewContentEndsDone(t *testing.T) {
 	e := newAgentEnv(t, false)
 	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	e.start(t)
-	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v2", api.StateDone, 30*time.Second)
 	e.patchNode(t, `{"metadata":{"annotations":{"machineconfiguration.openshift.io/desiredConfig":"rendered-2","machineconfiguration.openshift.io/currentConfig":"rendered-1","machineconfiguration.openshift.io/state":"Working"}}}`)
 	e.waitAnnotations(t, "deferred", 30*time.Second, func(a map[string]string) bool {
-		return a[agent.AnnotationState] == agent.StateWorking && strings.HasPrefix(a[agent.AnnotationReason], "deferred:")
+		return a[api.AnnotationState] == api.StateWorking && strings.HasPrefix(a[api.AnnotationReason], "deferred:")
 	})
 	e.patchNode(t, `{"metadata":{"annotations":{"machineconfiguration.openshift.io/currentConfig":"rendered-2","machineconfiguration.openshift.io/state":"Done"}}}`)
-	ann := e.waitState(t, "v2", agent.StateDone, 30*time.Second)
-	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
-	assert.Empty(t, ann[agent.AnnotationReason])
+	ann := e.waitState(t, "v2", api.StateDone, 30*time.Second)
+	assert.Equal(t, "v2", ann[api.AnnotationCurrent])
+	assert.Empty(t, ann[api.AnnotationReason])
 }
 
 // The reporter compares with the Node the API server has: annotations edited by hand, or a Node
@@ -132,12 +132,12 @@ func TestAgentCorrectsHandEditedAnnotations(t *testing.T) {
 	e := newAgentEnv(t, false)
 	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	e.start(t)
-	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
-	e.patchNode(t, `{"metadata":{"annotations":{"`+agent.AnnotationState+`":"Degraded","`+agent.AnnotationCurrent+`":"edited","`+agent.AnnotationReason+`":"by hand"}}}`)
+	e.waitState(t, "v2", api.StateDone, 30*time.Second)
+	e.patchNode(t, `{"metadata":{"annotations":{"`+api.AnnotationState+`":"Degraded","`+api.AnnotationCurrent+`":"edited","`+api.AnnotationReason+`":"by hand"}}}`)
 	ann := e.waitAnnotations(t, "corrected", 30*time.Second, func(a map[string]string) bool {
-		return a[agent.AnnotationState] == agent.StateDone && a[agent.AnnotationCurrent] == "v2"
+		return a[api.AnnotationState] == api.StateDone && a[api.AnnotationCurrent] == "v2"
 	})
-	assert.Empty(t, ann[agent.AnnotationReason])
+	assert.Empty(t, ann[api.AnnotationReason])
 
 	n, err := e.admin.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -145,7 +145,7 @@ func TestAgentCorrectsHandEditedAnnotations(t *testing.T) {
 	n.ObjectMeta = metav1.ObjectMeta{Name: e.node, Labels: n.Labels}
 	_, err = e.admin.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{})
 	require.NoError(t, err)
-	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v2", api.StateDone, 30*time.Second)
 }
 
 // A unit that always fails: the payload is tried --max-attempts times, then the node stays Degraded
@@ -158,23 +158,23 @@ func TestAgentFailureCap(t *testing.T) {
 		c.RetryBase, c.RetryMax = 200*time.Millisecond, time.Second
 	}
 	e.start(t)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	ann := e.waitAnnotations(t, "gave up", 60*time.Second, func(a map[string]string) bool {
-		return a[agent.AnnotationState] == agent.StateDegraded && strings.Contains(a[agent.AnnotationReason], "gave up after 2 attempts")
+		return a[api.AnnotationState] == api.StateDegraded && strings.Contains(a[api.AnnotationReason], "gave up after 2 attempts")
 	})
-	assert.Contains(t, ann[agent.AnnotationReason], agent.AnnotationRetry)
-	assert.Equal(t, "v1", ann[agent.AnnotationCurrent])
+	assert.Contains(t, ann[api.AnnotationReason], api.AnnotationRetry)
+	assert.Equal(t, "v1", ann[api.AnnotationCurrent])
 	assert.Equal(t, "# v1 mirrors", read(t, e.root, registries), "rolled back")
 	time.Sleep(3 * time.Second) // several backoffs' worth: no further attempt
 	assert.Equal(t, 2.0, e.metricValue(t, "refresh_agent_refreshes_total", "result", "failed"))
 
-	e.patchNode(t, `{"metadata":{"annotations":{"`+agent.AnnotationRetry+`":"1"}}}`)
+	e.patchNode(t, `{"metadata":{"annotations":{"`+api.AnnotationRetry+`":"1"}}}`)
 	require.True(t, kubetest.WaitFor(context.Background(), 30*time.Second, func() bool {
 		return e.metricValue(t, "refresh_agent_refreshes_total", "result", "failed") >= 3
 	}), "the operator's retry was not attempted")
 	e.waitAnnotations(t, "gave up again", 30*time.Second, func(a map[string]string) bool {
-		return strings.Contains(a[agent.AnnotationReason], "gave up after 2 attempts")
+		return strings.Contains(a[api.AnnotationReason], "gave up after 2 attempts")
 	})
 	time.Sleep(2 * time.Second)
 	assert.Equal(t, 4.0, e.metricValue(t, "refresh_agent_refreshes_total", "result", "failed"), "two more attempts, then the cap")
@@ -187,12 +187,12 @@ func TestAgentLeavesTheGlobalPullSecretToItsSyncer(t *testing.T) {
 	e := newAgentEnvNode(t, false, "", map[string]string{api.LabelGlobalPullSecret: "true"})
 	e.publish(t, base(), "v1")
 	e.start(t)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	syncer := []byte(`{"auths":{"merged-by-the-syncer":{}}}`)
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, pullSecret), syncer, 0o600))
 	e.publish(t, base().File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600).File(registries, []byte("# v2 mirrors"), 0o644), "v2")
-	ann := e.waitState(t, "v2", agent.StateDone, 30*time.Second)
-	assert.Equal(t, "v2", ann[agent.AnnotationCurrent])
+	ann := e.waitState(t, "v2", api.StateDone, 30*time.Second)
+	assert.Equal(t, "v2", ann[api.AnnotationCurrent])
 	assert.Equal(t, "# v2 mirrors", read(t, e.root, registries))
 	assert.Equal(t, string(syncer), read(t, e.root, pullSecret), "the syncer's file is kept")
 	ev := e.waitEvent(t, agent.EventApplied)
@@ -206,7 +206,7 @@ func TestAgentLeavesTheGlobalPullSecretToItsSyncer(t *testing.T) {
 	// The syncer writes again: not drift.
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, pullSecret), []byte(`{"auths":{"again":{}}}`), 0o600))
 	time.Sleep(2 * time.Second)
-	assert.Empty(t, e.annotations(t)[agent.AnnotationDrift])
+	assert.Empty(t, e.annotations(t)[api.AnnotationDrift])
 	assert.Empty(t, e.events(t, agent.EventDrift))
 }
 
@@ -215,17 +215,17 @@ func TestAgentReportsDrift(t *testing.T) {
 	e := newAgentEnv(t, false)
 	e.publish(t, base(), "v1")
 	e.start(t)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	// No refresh ran (the record is at v1): the last success comes from the record.
 	fi, err := os.Stat(filepath.Join(e.stateDir, "current.json"))
 	require.NoError(t, err)
 	assert.InDelta(t, float64(fi.ModTime().Unix()), e.metricValue(t, "refresh_agent_last_success_timestamp_seconds"), 1.0)
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("edited by hand"), 0o644))
 	ann := e.waitAnnotations(t, "drift reported", 30*time.Second, func(a map[string]string) bool {
-		return a[agent.AnnotationDrift] != ""
+		return a[api.AnnotationDrift] != ""
 	})
-	assert.Equal(t, registries, ann[agent.AnnotationDrift])
-	assert.Equal(t, agent.StateDone, ann[agent.AnnotationState])
+	assert.Equal(t, registries, ann[api.AnnotationDrift])
+	assert.Equal(t, api.StateDone, ann[api.AnnotationState])
 	ev := e.waitEvent(t, agent.EventDrift)
 	assert.Contains(t, ev.Message, registries)
 	assert.NotContains(t, ev.Message, "edited by hand", "never contents")
@@ -233,20 +233,20 @@ func TestAgentReportsDrift(t *testing.T) {
 	assert.GreaterOrEqual(t, e.metricValue(t, "refresh_agent_drift_detected_total"), 1.0)
 	// Restoring the content clears the annotation; a mode change alone is drift too.
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("# v1 mirrors"), 0o644))
-	e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == "" })
+	e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[api.AnnotationDrift] == "" })
 	require.NoError(t, os.Chmod(filepath.Join(e.root, registries), 0o600))
-	e.waitAnnotations(t, "mode drift", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == registries })
+	e.waitAnnotations(t, "mode drift", 30*time.Second, func(a map[string]string) bool { return a[api.AnnotationDrift] == registries })
 	require.NoError(t, os.Chmod(filepath.Join(e.root, registries), 0o644))
-	e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == "" })
+	e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[api.AnnotationDrift] == "" })
 
 	// A refresh's own writes are not drift; after it, its files are watched against the new record.
 	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
-	e.waitState(t, "v2", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v2", api.StateDone, 30*time.Second)
 	time.Sleep(2 * time.Second)
-	assert.Empty(t, e.annotations(t)[agent.AnnotationDrift], "no drift from the refresh itself")
+	assert.Empty(t, e.annotations(t)[api.AnnotationDrift], "no drift from the refresh itself")
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("# v1 mirrors"), 0o644))
 	e.waitAnnotations(t, "drift against the new record", 30*time.Second, func(a map[string]string) bool {
-		return a[agent.AnnotationDrift] == registries
+		return a[api.AnnotationDrift] == registries
 	})
 }
 
@@ -258,7 +258,7 @@ func TestAgentHealsDrift(t *testing.T) {
 	e.publish(t, base(), "v1")
 	e.cfg = func(c *agent.Config) { c.Drift = agent.DriftHeal }
 	e.start(t)
-	e.waitState(t, "v1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	mgr.ResetMarkers(t)
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("edited by hand"), 0o600))
 	require.True(t, kubetest.WaitFor(context.Background(), 30*time.Second, func() bool {
@@ -270,9 +270,9 @@ func TestAgentHealsDrift(t *testing.T) {
 	e.waitEvent(t, agent.EventDrift)
 	e.waitEvent(t, agent.EventDriftHealed)
 	assert.Equal(t, 1, mgr.Reloads(crio), "the path's action ran")
-	ann := e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[agent.AnnotationDrift] == "" })
-	assert.Equal(t, agent.StateDone, ann[agent.AnnotationState])
-	assert.Equal(t, "v1", ann[agent.AnnotationCurrent])
+	ann := e.waitAnnotations(t, "drift cleared", 30*time.Second, func(a map[string]string) bool { return a[api.AnnotationDrift] == "" })
+	assert.Equal(t, api.StateDone, ann[api.AnnotationState])
+	assert.Equal(t, "v1", ann[api.AnnotationCurrent])
 }
 
 // The binary as the DaemonSet runs it, without --configmap: a Node without the NodePool label is
@@ -291,13 +291,13 @@ func TestAgentBinaryReadsItsPoolsConfigMap(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	ann := e.waitAnnotations(t, "no NodePool label", 30*time.Second, func(a map[string]string) bool {
-		return a[agent.AnnotationState] == agent.StateDegraded
+		return a[api.AnnotationState] == api.StateDegraded
 	})
-	assert.Equal(t, agent.ReasonNoNodePool, ann[agent.AnnotationReason])
+	assert.Equal(t, agent.ReasonNoNodePool, ann[api.AnnotationReason])
 	assert.Equal(t, "# v1 mirrors", read(t, e.root, registries))
 
 	e.patchNode(t, `{"metadata":{"labels":{"`+api.LabelNodePool+`":"workers"}}}`)
-	e.waitState(t, "w1", agent.StateDone, 30*time.Second)
+	e.waitState(t, "w1", api.StateDone, 30*time.Second)
 	assert.Equal(t, "# workers mirrors", read(t, e.root, registries))
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))

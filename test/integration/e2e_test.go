@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/fleet"
 	"github.com/openshift/refresh-agent/test/fixture"
@@ -75,7 +76,7 @@ func TestEndToEndThreeNodes(t *testing.T) {
 		require.NoError(t, err)
 		var got struct {
 			Conditions []metav1.Condition
-			Nodes      []fleet.NodeStatus
+			Nodes      []struct{ Name, State string }
 		}
 		require.NoError(t, json.Unmarshal(out, &got))
 		require.Len(t, got.Nodes, 3)
@@ -156,7 +157,7 @@ func recordBase(t *testing.T, dir string) {
 	res, err := apply.Run(context.Background(), apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}},
 		apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 }
 
 func readMaybe(root, p string) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/plan"
 	"github.com/openshift/refresh-agent/test/fixture"
@@ -54,7 +55,7 @@ func TestFaultDBusLostMidRefresh(t *testing.T) {
 	go func() { time.Sleep(time.Second); _ = mgr.Kill() }() // during crio's slow reload
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("# v2 mirrors"), 0o644).JSON(), Hash: "v2"})
 	require.NoError(t, err)
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.Contains(t, res.Reason, "D-Bus connection to systemd lost")
 	// The files are back, but crio cannot be reloaded on them while the manager is gone: the rollback
 	// is incomplete, and kept.
@@ -70,7 +71,7 @@ func TestFaultDBusLostMidRefresh(t *testing.T) {
 	require.NoError(t, mgr.InstallStandIn(crio, mgr.MarkerReload(crio)))
 	res, err = apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("# v2 mirrors"), 0o644).JSON(), Hash: "v2"})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.Equal(t, 2, mgr.Reloads(crio), "once to finish the rollback, once for v2")
 	assert.NotEqual(t, before, func() string { h, _ := fixture.TreeHash(dir); return h }())
 }
@@ -88,7 +89,7 @@ func TestFaultReadOnlyTargetDirectory(t *testing.T) {
 	des := base().File(registries, []byte("# v2 mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: des.JSON(), Hash: "v2"})
 	require.NoError(t, err)
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.Contains(t, res.Reason, pullSecret)
 	assert.Contains(t, res.Reason, "read-only file system")
 	after, err := fixture.TreeHash(dir)
@@ -112,7 +113,7 @@ func TestFaultFullTargetDirectory(t *testing.T) {
 		File("/etc/containers/registries.d/b.yaml", []byte(strings.Repeat("b", 64<<10)), 0o644)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: des.JSON(), Hash: "v2"})
 	require.NoError(t, err)
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.Contains(t, res.Reason, "no space left on device")
 	after, err := fixture.TreeHash(dir)
 	require.NoError(t, err)
@@ -178,7 +179,7 @@ func TestFaultReadOnlyBeforeRestore(t *testing.T) {
 	des := base().File(registries, []byte("# v2 mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: des.JSON(), Hash: "v2"})
 	require.NoError(t, err)
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.False(t, res.RolledBack)
 	assert.True(t, res.RollbackIncomplete)
 	assert.Contains(t, res.Reason, "restoring "+registries)
@@ -221,7 +222,7 @@ func TestFaultReloadFailsAgainAfterRestore(t *testing.T) {
 	require.NoError(t, err)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("# v2 mirrors"), 0o644).JSON(), Hash: "v2"})
 	require.NoError(t, err)
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.False(t, res.RolledBack)
 	assert.True(t, res.RollbackIncomplete)
 	assert.Contains(t, res.Reason, "files restored, but the unit actions on them failed: Reload crio.service")

@@ -54,7 +54,7 @@ func (l *syncLog) Write(p []byte) (int, error) {
 // the waiting reason) at once.
 type poolWatch struct {
 	mu          sync.Mutex
-	states      map[string]agent.Status
+	states      map[string]wireStatus
 	maxWorking  int
 	worst       string // the states when maxWorking was reached
 	waitingSeen bool
@@ -65,7 +65,7 @@ func watchPool(t *testing.T, admin kubernetes.Interface, pool string) *poolWatch
 	t.Cleanup(cancel)
 	w, err := admin.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: api.LabelNodePool + "=" + pool})
 	require.NoError(t, err)
-	pw := &poolWatch{states: map[string]agent.Status{}}
+	pw := &poolWatch{states: map[string]wireStatus{}}
 	go func() {
 		for ev := range w.ResultChan() {
 			n, ok := ev.Object.(*corev1.Node)
@@ -73,7 +73,7 @@ func watchPool(t *testing.T, admin kubernetes.Interface, pool string) *poolWatch
 				continue
 			}
 			pw.mu.Lock()
-			pw.states[n.Name] = agent.Status{Current: n.Annotations[api.AnnotationCurrent], Desired: n.Annotations[api.AnnotationDesired],
+			pw.states[n.Name] = wireStatus{Current: n.Annotations[api.AnnotationCurrent], Desired: n.Annotations[api.AnnotationDesired],
 				State: n.Annotations[api.AnnotationState], Reason: n.Annotations[api.AnnotationReason]}
 			working := 0
 			for _, s := range pw.states {
@@ -94,7 +94,7 @@ func watchPool(t *testing.T, admin kubernetes.Interface, pool string) *poolWatch
 	return pw
 }
 
-func (pw *poolWatch) count(f func(agent.Status) bool) int {
+func (pw *poolWatch) count(f func(wireStatus) bool) int {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	n := 0
@@ -150,7 +150,7 @@ func pacedPool(t *testing.T, ns, pool string, size, slots int, ttl time.Duration
 		node := apply.Node{Root: root, StateDir: filepath.Join(n.root, "var/lib/refresh-agent"), Units: n.units}
 		res, err := apply.Run(ctx, node, apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})
 		require.NoError(t, err)
-		require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+		require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 		_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name,
 			Labels:      map[string]string{api.LabelNodePool: pool},
 			Annotations: map[string]string{api.AnnotationCurrent: "v1", api.AnnotationDesired: "v1", api.AnnotationState: api.StateDone}}}, metav1.CreateOptions{})
@@ -183,7 +183,7 @@ func pacedPool(t *testing.T, ns, pool string, size, slots int, ttl time.Duration
 	}
 	e.all = func(hash, state string) func() bool {
 		return func() bool {
-			return e.pw.count(func(s agent.Status) bool { return s.Current == hash && s.State == state }) == size+len(extra)
+			return e.pw.count(func(s wireStatus) bool { return s.Current == hash && s.State == state }) == size+len(extra)
 		}
 	}
 	return e
@@ -209,15 +209,15 @@ func TestPacedPoolHaltsOnFailuresAndCompletesOnTheFix(t *testing.T) {
 	m.FIPS = true
 	pub(base().EmbedMachine(m).File(registries, []byte("# fips mirrors"), 0o644), "fips")
 	require.True(t, kubetest.WaitFor(ctx, 60*time.Second, func() bool {
-		return pw.count(func(s agent.Status) bool { return s.Desired == "fips" && s.State == api.StateUnreconcilable }) == size
+		return pw.count(func(s wireStatus) bool { return s.Desired == "fips" && s.State == api.StateUnreconcilable }) == size
 	}), "all Unreconcilable")
 	assert.Empty(t, holders(t, admin, ns, pool), "slots held for a refused payload")
 
 	// A payload whose reload fails: two nodes try, fail, roll back and keep their slots; the pool halts.
 	bad := base().File(registries, []byte("# v3 "+fixture.FailMarker), 0o644)
 	pub(bad, "v3")
-	degradedV3 := func(s agent.Status) bool { return s.Desired == "v3" && s.State == api.StateDegraded }
-	halted := func(s agent.Status) bool {
+	degradedV3 := func(s wireStatus) bool { return s.Desired == "v3" && s.State == api.StateDegraded }
+	halted := func(s wireStatus) bool {
 		return s.State == api.StateWorking && strings.Contains(s.Reason, fmt.Sprintf("halted: %d nodes failed", slots))
 	}
 	require.True(t, kubetest.WaitFor(ctx, 60*time.Second, func() bool {
@@ -298,10 +298,10 @@ func TestPacedPoolTakesOverADeadHoldersSlot(t *testing.T) {
 	e.pub(base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 
 	agentsDone := func() int {
-		return e.pw.count(func(s agent.Status) bool { return s.Current == "v2" && s.State == api.StateDone })
+		return e.pw.count(func(s wireStatus) bool { return s.Current == "v2" && s.State == api.StateDone })
 	}
 	require.True(t, kubetest.WaitFor(ctx, 5*time.Second, func() bool {
-		return e.pw.count(func(s agent.Status) bool { return strings.HasPrefix(s.Reason, api.ReasonWaitingPrefix+" (1/1 in use)") }) == 3
+		return e.pw.count(func(s wireStatus) bool { return strings.HasPrefix(s.Reason, api.ReasonWaitingPrefix+" (1/1 in use)") }) == 3
 	}), "the agents wait for the dead node's slot")
 	require.True(t, kubetest.WaitFor(ctx, 30*time.Second, func() bool { return agentsDone() > 0 }), "no node took the slot over")
 	assert.GreaterOrEqual(t, time.Since(created), ttl, "the slot was taken before its holder's TTL ran out")
@@ -312,3 +312,7 @@ func TestPacedPoolTakesOverADeadHoldersSlot(t *testing.T) {
 	require.True(t, kubetest.WaitFor(ctx, 10*time.Second, func() bool { return len(holders(t, e.admin, ns, pool)) == 0 }),
 		"slots still held: %v", holders(t, e.admin, ns, pool))
 }
+
+// wireStatus is a Node's refresh annotations as they are on the wire (the reason text unparsed):
+// these tests check what the agents write, not how api reads it.
+type wireStatus struct{ Current, Desired, State, Reason string }

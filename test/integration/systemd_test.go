@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/test/fixture"
@@ -61,7 +62,7 @@ func newSystemdNode(t *testing.T, failCrioReload bool) *sdNode {
 	require.NoError(t, err)
 	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	mgr.ResetMarkers(t)
 	return n
 }
@@ -85,7 +86,7 @@ func TestRegistriesChangeReloadsCrioOnly(t *testing.T) {
 	n := newSystemdNode(t, false)
 	before := n.pids(t)
 	res := n.apply(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.Equal(t, 1, n.mgr.Reloads(crio), "crio reloaded once")
 	assert.Equal(t, before, n.pids(t), "a reload keeps every MainPID, and no other unit was touched")
 	assert.Empty(t, n.mgr.Starts())
@@ -95,7 +96,7 @@ func TestTrustBundleRestartsUpdateCAThenCrio(t *testing.T) {
 	n := newSystemdNode(t, false)
 	before := n.pids(t)
 	res := n.apply(t, base().File(trust, []byte("v2 CA"), 0o644).File(registries, []byte("# v2"), 0o644), "v2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	after := n.pids(t)
 	assert.NotEqual(t, before[updateCA], after[updateCA])
 	assert.NotEqual(t, before[crio], after[crio])
@@ -109,7 +110,7 @@ func TestPullSecretChangeTouchesNoUnit(t *testing.T) {
 	n := newSystemdNode(t, false)
 	before := n.pids(t)
 	res := n.apply(t, base().File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600).SSHKeys("ssh-ed25519 BBBB two"), "v2")
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, res.Reason)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.Equal(t, before, n.pids(t))
 	assert.Zero(t, n.mgr.Reloads(crio))
 	assert.Empty(t, n.mgr.Starts())
@@ -126,7 +127,7 @@ func TestRefusedPayloadTouchesNothing(t *testing.T) {
 	m := fixture.DefaultMachine()
 	m.FIPS = true
 	res := n.apply(t, base().EmbedMachine(m).File(registries, []byte("# v2"), 0o644), "fips")
-	assert.Equal(t, apply.OutcomeRefused, res.Outcome)
+	assert.Equal(t, api.OutcomeRefused, res.Outcome)
 	after, err := fixture.TreeHash(n.dir)
 	require.NoError(t, err)
 	assert.Equal(t, tree, after, "root tree byte-identical")
@@ -143,7 +144,7 @@ func TestFailedReloadRollsBack(t *testing.T) {
 	tree, err := fixture.TreeHash(n.dir)
 	require.NoError(t, err)
 	res := n.apply(t, base().File(registries, []byte("# v2 mirrors"), 0o644).File(pullSecret, []byte("v2"), 0o600), "v2")
-	assert.Equal(t, apply.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.True(t, res.RolledBack, res.Reason)
 	assert.False(t, res.RollbackIncomplete)
 	assert.Equal(t, 1, n.mgr.Reloads(crio), "reloaded again on the restored content")

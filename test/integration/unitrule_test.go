@@ -14,6 +14,7 @@ import (
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/plan"
@@ -87,7 +88,7 @@ func TestDropinChangeDaemonReloadsAndRestarts(t *testing.T) {
 	require.NoError(t, err)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: dropinPayload("[Service]\nEnvironment=V=2\n").JSON(), Hash: "v2", Current: cur})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomeApplied, res.Outcome, "%s %+v", res.Reason, res.Refused)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, "%s %+v", res.Reason, res.Refused)
 	assert.Equal(t, []plan.UnitAction{{Action: allowlist.ActionDaemonReload}, {Unit: myapp, Action: allowlist.ActionRestart}}, res.Actions)
 	b, err := os.ReadFile(filepath.Join(unitDir, myapp+".d", "10-v.conf"))
 	require.NoError(t, err)
@@ -107,7 +108,7 @@ func TestFailingRestartRestoresTheDropinAndReloadsAgain(t *testing.T) {
 	bad := "[Service]\nEnvironment=V=3\nExecStartPre=/bin/false\n"
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: dropinPayload(bad).JSON(), Hash: "bad", Current: cur})
 	require.NoError(t, err)
-	require.Equal(t, apply.OutcomeFailed, res.Outcome)
+	require.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.True(t, res.RolledBack, res.Reason)
 	assert.Contains(t, res.Reason, "Restart "+myapp)
 	b, err := os.ReadFile(filepath.Join(unitDir, myapp+".d", "10-v.conf"))
