@@ -73,10 +73,10 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	b := newBackoff(time.Second, 5*time.Minute)
+	b := retryBackoff(time.Second, 5*time.Minute)
 	var got []time.Duration
 	for i := 0; i < 11; i++ {
-		got = append(got, b.next())
+		got = append(got, b.Step())
 	}
 	within := func(d, base time.Duration) {
 		t.Helper()
@@ -86,8 +86,8 @@ func TestBackoff(t *testing.T) {
 	within(got[0], time.Second)
 	within(got[1], 2*time.Second)
 	within(got[10], 5*time.Minute) // capped
-	b.reset()
-	within(b.next(), time.Second)
+	b = retryBackoff(time.Second, 5*time.Minute)
+	within(b.Step(), time.Second)
 }
 
 func patches(c *fake.Clientset) int {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/openshift/refresh-agent/api"
 )
@@ -89,7 +91,7 @@ func (r *reporter) poke() { signal(r.wake) }
 func (r *reporter) run(ctx context.Context) {
 	// Capped lower than refresh retries: a patch is tiny, and the node's state should show soon after
 	// the API server comes back. Jittered, so a fleet does not retry in lockstep.
-	b := newBackoff(time.Second, 30*time.Second)
+	b := retryBackoff(time.Second, 30*time.Second)
 	var retry <-chan time.Time
 	for {
 		select {
@@ -100,13 +102,19 @@ func (r *reporter) run(ctx context.Context) {
 		}
 		retry = nil
 		if err := r.sync(ctx); err != nil {
-			d := b.next()
+			d := b.Step()
 			r.log.Warn("updating node annotations failed; will retry", "err", err, "in", d)
 			retry = time.After(d)
 			continue
 		}
-		b.reset()
+		b = retryBackoff(time.Second, 30*time.Second)
 	}
+}
+
+// retryBackoff doubles from min to max, each delay up to half longer so that many nodes retrying
+// the same failure do not do it in lockstep.
+func retryBackoff(min, max time.Duration) wait.Backoff {
+	return wait.Backoff{Duration: min, Factor: 2, Jitter: 0.5, Cap: max, Steps: math.MaxInt32}
 }
 
 // sync patches when the wanted status differs from what the Node shows (a lazy status only once
@@ -177,16 +185,10 @@ func olderRV(a, b string) bool {
 func (r *reporter) flush(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	b := newBackoff(100*time.Millisecond, 2*time.Second)
-	for {
-		err := r.syncNow(ctx, true)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(b.next()):
-		}
-	}
+	var err error
+	_ = retryBackoff(100*time.Millisecond, 2*time.Second).DelayFunc().Until(ctx, true, true, func(ctx context.Context) (bool, error) {
+		err = r.syncNow(ctx, true)
+		return err == nil, nil
+	})
+	return err
 }

@@ -7,9 +7,11 @@ import (
 
 	coordv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Leases is a coordination.k8s.io/v1 client for Leases (the pacing slots): get, list-watch, create
@@ -67,4 +69,23 @@ func (l *Leases) Update(ctx context.Context, lease *coordv1.Lease) (*coordv1.Lea
 	}
 	out := &coordv1.Lease{}
 	return out, l.rest.Put().Namespace(lease.Namespace).Resource("leases").Name(lease.Name).Body(lease).Do(ctx).Into(out)
+}
+
+// WatchLeases keeps the namespace's Leases that selector selects (a label selector; with name set,
+// only the Lease of that name) in a Watch with ReconnectBackoff until ctx ends: changed gets each
+// Lease that appears or changes (old nil when new) and each that goes (cur nil, old its last
+// state). It returns once the first list is in, or ctx ended.
+func (l *Leases) WatchLeases(ctx context.Context, namespace, selector, name string, changed func(old, cur *coordv1.Lease)) {
+	lw := cache.NewFilteredListWatchFromClient(l.rest, "leases", namespace, func(o *metav1.ListOptions) {
+		o.LabelSelector = selector
+		if name != "" {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		}
+	})
+	w := Watch(ctx, "leases/"+selector+"/"+name, lw, &coordv1.Lease{}, func(old, cur any) {
+		o, _ := old.(*coordv1.Lease)
+		c, _ := cur.(*coordv1.Lease)
+		changed(o, c)
+	}, nil)
+	w.WaitSynced(ctx)
 }

@@ -2,74 +2,46 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 )
 
 // WatchNodeAnnotations follows one Node's annotations until ctx ends: push gets them after every
-// change (exists false when the watch says the Node was deleted; a Node that does not exist, or a
-// watch that broke before its first event, pushes nothing: absence is never inferred). It is a watch without a list:
-// with no resourceVersion the API server begins the watch with the object as it is, so following
-// another node costs no request besides the watch itself, and only the object's metadata travels.
-// A broken watch is opened again after a short backoff.
+// change (exists false when the Node went: a DELETED event, or a relist without it). A Node that
+// does not exist pushes nothing until it appears, and a broken watch pushes nothing: it is opened
+// again with ReconnectBackoff from where it was. Only the object's metadata travels (a
+// PartialObjectMetadata watch), and with client-go's watch-list the first state comes with the watch
+// itself: following another node costs the API server one watch, no list.
 func (c *Client) WatchNodeAnnotations(ctx context.Context, name string, push func(annotations map[string]string, exists bool)) {
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		got, err := c.watchNodeOnce(ctx, name, push)
-		if got {
-			backoff = 100 * time.Millisecond
-		}
-		if err != nil && ctx.Err() == nil {
-			backoff = min(backoff*2, 2*time.Second)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
-	}
-}
-
-type metadataEvent struct {
-	Type   string `json:"type"`
-	Object struct {
-		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
-	} `json:"object"`
-}
-
-// watchNodeOnce runs one watch; got says it delivered at least one event.
-func (c *Client) watchNodeOnce(ctx context.Context, name string, push func(map[string]string, bool)) (got bool, err error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	body, err := c.rest.Get().Resource("nodes").Param("watch", "true").
-		Param("fieldSelector", fields.OneTermEqualSelector("metadata.name", name).String()).
-		Param("allowWatchBookmarks", "false").Timeout(10*time.Minute).
-		SetHeader("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json").
-		Stream(ctx)
+	mc, err := c.meta()
 	if err != nil {
-		return false, err
+		return // only a bad rest.Config fails here, and New took it
 	}
-	defer body.Close()
-	dec := json.NewDecoder(body)
-	for {
-		var ev metadataEvent
-		if err := dec.Decode(&ev); err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return got, err
-		}
-		switch ev.Type {
-		case "ADDED", "MODIFIED":
-			got = true
-			push(ev.Object.Metadata.Annotations, true)
-		case "DELETED":
-			got = true
-			push(nil, false)
-		}
+	nodes := mc.Resource(corev1.SchemeGroupVersion.WithResource("nodes"))
+	one := func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			one(&o)
+			return nodes.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			one(&o)
+			return nodes.Watch(ctx, o)
+		},
+	}
+	Watch(ctx, "node-metadata/"+name, lw, &metav1.PartialObjectMetadata{}, func(_, cur any) {
+		if m, ok := cur.(*metav1.PartialObjectMetadata); ok {
+			push(m.Annotations, true)
+			return
+		}
+		push(nil, false)
+	}, nil)
+	<-ctx.Done()
 }

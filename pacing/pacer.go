@@ -13,7 +13,6 @@ import (
 	coordv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/openshift/refresh-agent/api"
 )
@@ -22,6 +21,14 @@ import (
 type LeaseAPI interface {
 	Create(ctx context.Context, l *coordv1.Lease) (*coordv1.Lease, error)
 	Update(ctx context.Context, l *coordv1.Lease) (*coordv1.Lease, error)
+}
+
+// LeaseWatcher watches Leases (kube.Leases implements it): the namespace's Leases a label selector
+// selects (with name set, only the Lease of that name), until ctx ends. changed gets each Lease that
+// appears or changes (old nil when new) and each that goes (cur nil, old its last state), one at a
+// time; WatchLeases returns once the first list is in, or ctx ended.
+type LeaseWatcher interface {
+	WatchLeases(ctx context.Context, namespace, selector, name string, changed func(old, cur *coordv1.Lease))
 }
 
 // Nodes lists the names of a pool's nodes (for its refresh order and a percentage limit) and
@@ -35,9 +42,9 @@ type Nodes interface {
 // Config wires a Pacer.
 type Config struct {
 	Leases LeaseAPI
-	// Watch lists and watches the namespace's Leases (kube.Leases.REST()); nil in tests that feed
-	// Observe themselves.
-	Watch     cache.Getter
+	// Watch lists and watches the pool's Leases (kube.Leases); nil in tests that feed Observe
+	// themselves.
+	Watch     LeaseWatcher
 	Nodes     Nodes
 	Namespace string
 	Node      string // this node: the holderIdentity of its slot

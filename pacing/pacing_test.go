@@ -18,13 +18,15 @@ import (
 )
 
 func TestParseLimit(t *testing.T) {
-	for in, want := range map[string]string{"0": "0", "1": "1", "10%": "10%", " 3 ": "3", "100%": "100%"} {
+	for in, want := range map[string]string{"0": "0", "1": "1", "10%": "10%", " 3 ": "3", "100%": "100%", "+10%": "10%", "010": "10",
+		"2147483647": "2147483647"} {
 		l, err := ParseLimit(in)
 		if err != nil || l.String() != want {
 			t.Errorf("ParseLimit(%q) = %v, %v; want %s", in, l, err, want)
 		}
 	}
-	for _, bad := range []string{"", "-1", "0%", "101%", "x", "1.5", "%"} {
+	// Beyond int32 (intstr's range) is refused: no pool has that many nodes.
+	for _, bad := range []string{"", "-1", "0%", "101%", "x", "1.5", "%", "-5%", "10 %", "2147483648", "1e3", "0x10"} {
 		if _, err := ParseLimit(bad); err == nil || !strings.Contains(err.Error(), "--max-concurrent") {
 			t.Errorf("ParseLimit(%q): want an error naming the flag, got %v", bad, err)
 		}

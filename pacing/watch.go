@@ -5,12 +5,14 @@ package pacing
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"time"
 
 	coordv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/openshift/refresh-agent/api"
@@ -55,17 +57,13 @@ func (p *Pacer) ensurePool(pool string) {
 	}
 	ctx, cancel := context.WithCancel(p.ctx)
 	p.stopWatch = cancel
-	lw := cache.NewFilteredListWatchFromClient(p.cfg.Watch, "leases", p.cfg.Namespace, func(o *metav1.ListOptions) {
-		o.LabelSelector = api.LabelSlotPool + "=" + pool
+	p.cfg.Watch.WatchLeases(ctx, p.cfg.Namespace, api.LabelSlotPool+"="+pool, "", func(old, cur *coordv1.Lease) {
+		if cur == nil {
+			p.forget(old)
+			return
+		}
+		p.Observe(cur)
 	})
-	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: lw, ObjectType: &coordv1.Lease{},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    p.Observe,
-			UpdateFunc: func(_, n any) { p.Observe(n) },
-			DeleteFunc: p.forget,
-		}})
-	go ctrl.RunWithContext(ctx)
-	cache.WaitForCacheSync(ctx.Done(), ctrl.HasSynced)
 }
 
 // Observe records a Lease as the watch delivers it.
@@ -170,39 +168,36 @@ func (p *Pacer) freeDeletedLocked(name string) {
 // recreate creates again the deleted slot name that this node holds, retrying until it exists
 // again (created by this node or another), this node no longer holds it, or the pacer stops.
 func (p *Pacer) recreate(name string) {
-	backoff := 200 * time.Millisecond
-	for {
-		p.mu.Lock()
-		s, ok := p.slots[name]
-		if !ok || !s.deleted || holder(s.lease) != p.cfg.Node || p.ctx.Err() != nil {
-			p.mu.Unlock()
-			return
-		}
-		again := s.lease.DeepCopy()
-		again.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: s.lease.Namespace, Labels: s.lease.Labels, Annotations: s.lease.Annotations}
-		now := metav1.NewMicroTime(p.cfg.Now())
-		again.Spec.RenewTime = &now
-		out, err := p.create(p.ctx, again)
-		switch {
-		case err == nil:
-			p.held = out
-			p.cfg.Log.Warn("the refresh slot this node holds was deleted: created it again", "slot", name)
-			p.wakeAtLocked(p.cfg.Now())
-			p.mu.Unlock()
-			return
-		case apierrors.IsAlreadyExists(err):
-			p.mu.Unlock()
-			return // created meanwhile: the watch shows by whom
-		}
-		p.cfg.Log.Warn("the refresh slot this node holds was deleted, and creating it again failed; retrying", "slot", name, "err", err)
-		p.mu.Unlock()
-		select {
-		case <-p.ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
+	_ = recreateBackoff.DelayFunc().Until(p.ctx, true, true, func(context.Context) (bool, error) { return p.recreateOnce(name), nil })
+}
+
+// recreateBackoff paces recreate's attempts.
+var recreateBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}
+
+// recreateOnce tries once; true when there is nothing more to do.
+func (p *Pacer) recreateOnce(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.slots[name]
+	if !ok || !s.deleted || holder(s.lease) != p.cfg.Node || p.ctx.Err() != nil {
+		return true
 	}
+	again := s.lease.DeepCopy()
+	again.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: s.lease.Namespace, Labels: s.lease.Labels, Annotations: s.lease.Annotations}
+	now := metav1.NewMicroTime(p.cfg.Now())
+	again.Spec.RenewTime = &now
+	out, err := p.create(p.ctx, again)
+	switch {
+	case err == nil:
+		p.held = out
+		p.cfg.Log.Warn("the refresh slot this node holds was deleted: created it again", "slot", name)
+		p.wakeAtLocked(p.cfg.Now())
+		return true
+	case apierrors.IsAlreadyExists(err):
+		return true // created meanwhile: the watch shows by whom
+	}
+	p.cfg.Log.Warn("the refresh slot this node holds was deleted, and creating it again failed; retrying", "slot", name, "err", err)
+	return false
 }
 
 // mineLocked is the slot this node holds: the one it wrote, or one the watch shows it holding

@@ -142,7 +142,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, exitInvalid, "run: %v", err)
 		}
-		pacer = pacing.New(pacing.Config{Leases: leases, Watch: leases.REST(), Nodes: client, Namespace: *namespace, Node: *nodeName,
+		pacer = pacing.New(pacing.Config{Leases: leases, Watch: leases, Nodes: client, Namespace: *namespace, Node: *nodeName,
 			Limit: limit, TTL: *slotTTL, Spread: *spread, Log: log})
 	}
 	a := agent.New(agent.Config{NodeName: *nodeName, Client: client, Source: src, Node: node, Recorder: recorder,

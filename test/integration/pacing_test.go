@@ -163,7 +163,7 @@ func pacedPool(t *testing.T, ns, pool string, size, slots int, ttl time.Duration
 		require.NoError(t, err)
 		log := slog.New(slog.NewTextHandler(n.logs, nil)).With("node", n.name)
 		limit, _ := pacing.ParseLimit(fmt.Sprint(slots))
-		pacer := pacing.New(pacing.Config{Leases: leases, Watch: leases.REST(), Nodes: client, Namespace: ns, Node: n.name,
+		pacer := pacing.New(pacing.Config{Leases: leases, Watch: leases, Nodes: client, Namespace: ns, Node: n.name,
 			Limit: limit, TTL: ttl, Spread: 200 * time.Millisecond, Log: log})
 		rec, stop := agent.NewRecorder(client, n.name)
 		t.Cleanup(stop)
