@@ -213,38 +213,54 @@ func (p *Pacer) chooseOrdered(o order, pos, m int, hash string, now time.Time) c
 	// The other slots: free ones that no node of their queue took for a while (their queue is
 	// over, or this node's is stalled by a failure, or this node is not in the order), the nodes
 	// furthest behind last.
+	wait := time.Duration(2+min(k, maxBehind)) * w
+	if pos < 0 {
+		wait = w // not in the order (it joined later): one handover window
+	}
+	take, later := p.freeAfter(m, mine, p.want.since, wait, hash, now)
+	if !later.IsZero() {
+		at(later)
+	}
+	c.take = take
+	return c
+}
+
+// freeAfter is the first slot but skip that has been free for wait (since base, or since it was seen
+// free if later), else when the first one will have been.
+func (p *Pacer) freeAfter(m, skip int, base time.Time, wait time.Duration, hash string, now time.Time) (*candidate, time.Time) {
+	var later time.Time
 	for j := 0; j < m; j++ {
-		if j == mine {
+		if j == skip {
 			continue
 		}
-		o, ok := p.slots[api.SlotName(p.pool, j)]
-		if ok && holder(o.lease) != "" && !o.expired(now, hash) {
+		s, ok := p.slots[api.SlotName(p.pool, j)]
+		if ok && holder(s.lease) != "" && !s.expired(now, hash) {
 			continue
 		}
-		base := p.want.since
-		if ok && base.Before(o.observed) {
-			base = o.observed
+		from := base
+		if ok && from.Before(s.observed) {
+			from = s.observed
 		}
-		wait := time.Duration(2+min(k, maxBehind)) * w
-		if pos < 0 {
-			wait = w // not in the order (it joined later): one handover window
-		}
-		if t := base.Add(wait); now.Before(t) {
-			at(t)
+		if t := from.Add(wait); now.Before(t) {
+			if later.IsZero() || t.Before(later) {
+				later = t
+			}
 			continue
 		}
 		var l *coordv1.Lease
 		if ok {
-			l = o.lease
+			l = s.lease
 		}
-		c.take = &candidate{index: j, lease: l}
-		return c
+		return &candidate{index: j, lease: l}, time.Time{}
 	}
-	return c
+	return nil, later
 }
 
-// ownQueue decides on the slot of this node's queue (pos mod m); k is set to how many places this
-// node is behind the slot's last taker.
+// ownQueue decides on this node's queue (the positions equal to pos mod m): k is set to how many
+// places this node is behind the queue's last taker. The queue's last taker is found on whichever
+// slot it ran (its turn on the Lease), not only on the queue's own slot: when a failed holder keeps
+// its slot, the next node of its queue moves to any free slot at once, and the nodes after it
+// follow it there, so that a failure never idles a free slot.
 func (p *Pacer) ownQueue(o order, pos, m int, hash string, now time.Time, k *int) choice {
 	var c choice
 	at := func(t time.Time) {
@@ -253,13 +269,17 @@ func (p *Pacer) ownQueue(o order, pos, m int, hash string, now time.Time, k *int
 		}
 	}
 	w := p.handover()
-	mine := pos % m
-	name := api.SlotName(p.pool, mine)
+	idx, q, found := p.lastOfQueue(pos, m, hash)
+	if !found {
+		idx = pos % m
+	}
+	name := api.SlotName(p.pool, idx)
 	s, exists := p.slots[name]
 	free := !exists || holder(s.lease) == "" || s.expired(now, hash)
-	if q, ok := turnOf(s.lease, hash); ok {
+	if found {
 		*k = max(1, (pos-q)/m)
-		if free {
+		switch {
+		case free:
 			// Free since it was seen so, or since the order: a slot freed for older content does
 			// not count as waiting for this one.
 			base := s.observed
@@ -269,31 +289,52 @@ func (p *Pacer) ownQueue(o order, pos, m int, hash string, now time.Time, k *int
 			if t := base.Add(time.Duration(min(*k, maxBehind)-1) * w); now.Before(t) {
 				at(t)
 			} else {
-				c.take = &candidate{index: mine, lease: s.lease}
+				c.take = &candidate{index: idx, lease: s.lease}
 			}
-		} else if pos == q+m && s.lease.Annotations[api.AnnotationSlotHash] == hash {
+		case s.lease.Annotations[api.AnnotationSlotFailed] == "true" && s.lease.Annotations[api.AnnotationSlotHash] == hash:
+			// The queue's last taker failed and keeps its slot: this node goes to any free slot,
+			// the first behind the failure at once, each one further a window later (in case the
+			// nodes before it do not come).
+			c.take, c.later = p.freeAfter(m, -1, o.seen, time.Duration(min(*k-1, maxBehind))*w, hash, now)
+		case pos == q+m && s.lease.Annotations[api.AnnotationSlotHash] == hash:
 			c.follow = holder(s.lease)
 			if p.followed.name == c.follow && p.followed.done(hash) {
-				c.take = &candidate{index: mine, lease: s.lease, handover: true}
+				c.take = &candidate{index: idx, lease: s.lease, handover: true}
 			}
 		}
-	} else {
-		*k = pos/m + 1 // no node took it for hash yet: the first of the queue goes first
-		if free {
-			base := o.seen
-			if exists && base.Before(s.observed) {
-				base = s.observed
+		return c
+	}
+	*k = pos/m + 1 // no node of the queue took a slot for hash yet: the first of the queue goes first
+	if free {
+		base := o.seen
+		if exists && base.Before(s.observed) {
+			base = s.observed
+		}
+		if t := base.Add(time.Duration(min(*k, maxBehind)-1) * w); now.Before(t) {
+			at(t)
+		} else {
+			var l *coordv1.Lease
+			if exists {
+				l = s.lease
 			}
-			if t := base.Add(time.Duration(min(*k, maxBehind)-1) * w); now.Before(t) {
-				at(t)
-			} else {
-				var l *coordv1.Lease
-				if exists {
-					l = s.lease
-				}
-				c.take = &candidate{index: mine, lease: l}
-			}
+			c.take = &candidate{index: idx, lease: l}
 		}
 	}
 	return c
+}
+
+// lastOfQueue finds the slot whose last taker for hash is the latest node of this node's queue
+// before it (position q < pos, q = pos mod m): its index and q.
+func (p *Pacer) lastOfQueue(pos, m int, hash string) (idx, q int, found bool) {
+	q = -1
+	for j := 0; j < m; j++ {
+		s, ok := p.slots[api.SlotName(p.pool, j)]
+		if !ok {
+			continue
+		}
+		if t, ok := turnOf(s.lease, hash); ok && t < pos && t%m == pos%m && t > q {
+			idx, q = j, t
+		}
+	}
+	return idx, q, q >= 0
 }
