@@ -554,7 +554,7 @@ func TestNextNodeDoesNotTakeAFailedHoldersSlot(t *testing.T) {
 	// used to follow node-0's Node), and finds none.
 	eventually(t, "node-2 sees both failures", func() bool {
 		_, waiting := ps[2].Acquire(ctx, "p", "h1")
-		return strings.Contains(waiting, "halted")
+		return waiting != nil && waiting.Halted
 	})
 	ok, waiting := ps[2].Acquire(ctx, "p", "h1")
 	if ok || !strings.Contains(reasonOf(waiting), "halted: 2 nodes failed") {

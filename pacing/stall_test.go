@@ -31,7 +31,7 @@ func drive(t *testing.T, f *fakeLeases, ps []*Pacer, nodes *fakeNodes, clk *cloc
 			}
 			ok, waiting := p.Acquire(ctx, "p", hash)
 			if !ok {
-				if strings.Contains(waiting, fmt.Sprintf("halted: %d nodes failed", m)) {
+				if waiting != nil && waiting.Halted && waiting.Failed == m {
 					waitingHalted++
 				}
 				continue
@@ -39,9 +39,9 @@ func drive(t *testing.T, f *fakeLeases, ps []*Pacer, nodes *fakeNodes, clk *cloc
 			if held := len(f.holders()); held > m {
 				t.Fatalf("%d slots held at once, limit %d: %v", held, m, f.holders())
 			}
-			shown := Shown{api.StateDone, hash, hash, ""}
+			shown := shownAs(api.StateDone, hash, hash, "")
 			if fail[p.cfg.Node] {
-				shown = Shown{api.StateDegraded, "h0", hash, "reload failed"}
+				shown = shownAs(api.StateDegraded, "h0", hash, "reload failed")
 				failed = append(failed, p.cfg.Node)
 			} else {
 				done = append(done, p.cfg.Node)
@@ -55,7 +55,7 @@ func drive(t *testing.T, f *fakeLeases, ps []*Pacer, nodes *fakeNodes, clk *cloc
 		}
 		for _, p := range ps { // the handover windows of Done holders run out
 			if s := p.mineLocked(); s != nil && !fail[p.cfg.Node] {
-				p.Settle(ctx, "p", hash, Shown{api.StateDone, hash, hash, ""})
+				p.Settle(ctx, "p", hash, shownAs(api.StateDone, hash, hash, ""))
 			}
 		}
 		time.Sleep(time.Millisecond) // the follow watches
