@@ -119,6 +119,12 @@ func (s *Systemd) Run(ctx context.Context, a plan.UnitAction) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.JobTimeout)
 	defer cancel()
+	if a.Action != allowlist.ActionDaemonReload {
+		// What the unit is, as the manager reports it now (after any daemon-reload of this refresh).
+		if err := s.CheckUnit(ctx, a.Unit); err != nil {
+			return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
+		}
+	}
 	if a.Action == allowlist.ActionDaemonReload {
 		// Manager.Reload returns once the reload is complete.
 		if err := s.conn.ReloadContext(ctx); err != nil {

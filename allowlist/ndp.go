@@ -100,17 +100,6 @@ type UnitRule struct {
 	Effects
 }
 
-// deniedUnits can never be named by a rule: starting or restarting them reboots, halts or isolates
-// the node, which a refresh never does.
-var deniedUnits = []string{
-	"reboot.target", "poweroff.target", "halt.target", "kexec.target", "soft-reboot.target",
-	"ctrl-alt-del.target", "emergency.target", "rescue.target", "shutdown.target", "final.target",
-	"exit.target", "systemd-reboot.service", "systemd-poweroff.service", "systemd-halt.service",
-	"systemd-kexec.service", "systemd-soft-reboot.service", "systemd-exit.service",
-	"emergency.service", "rescue.service", "default.target", "initrd.target",
-	"initrd-switch-root.target", "initrd-switch-root.service",
-}
-
 // ndpLayer is one NodeDisruptionPolicy found in a policy document, with where it was found.
 type ndpLayer struct {
 	where  string // prefix for rule names, e.g. "spec.nodeDisruptionPolicy."
@@ -326,6 +315,9 @@ func (p *Policy) ndpEffects(name string, actions []ndpAction, specialOK, explici
 			if err := checkNDPService(svc.ServiceName); err != nil {
 				return eff, fmt.Errorf("%s: serviceName %w", at, err)
 			}
+			if err := ActOn(svc.ServiceName); err != nil {
+				return eff, fmt.Errorf("%s: serviceName %q: %w", at, svc.ServiceName, err)
+			}
 			u := svc.ServiceName
 			if !p.UnitAllowed(u) {
 				if explicitUnits {
@@ -352,8 +344,8 @@ func checkNDPService(name string) error {
 	if strings.Contains(name, "..") || strings.HasPrefix(name, ".") {
 		return fmt.Errorf("%q is not a unit name", name)
 	}
-	if slices.Contains(deniedUnits, name) {
-		return fmt.Errorf("%q would reboot, halt or isolate the node", name)
+	if err := UnitIdentity(name); err != nil {
+		return fmt.Errorf("%q would reboot, halt or isolate the node: %w", name, err)
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	k8sjson "sigs.k8s.io/json"
@@ -169,9 +168,6 @@ func ParsePolicy(data []byte) (*Policy, error) {
 			u, err := NormalizeUnit(s)
 			if err != nil {
 				return nil, fmt.Errorf("allowedUnits[%d]: %w", i, err)
-			}
-			if slices.Contains(deniedUnits, u) {
-				return nil, fmt.Errorf("allowedUnits[%d]: %s would reboot, halt or isolate the node", i, u)
 			}
 			p.AllowedUnits = append(p.AllowedUnits, u)
 		}

@@ -45,19 +45,8 @@ func NormalizeUnit(name string) (string, error) {
 		// service that reads a file. Only services are ever acted on.
 		return "", fmt.Errorf("unit %q is not a service", name)
 	}
-	if rebootUnits[n] {
-		return "", fmt.Errorf("unit %q reboots, halts or replaces the running system: never acted on", name)
+	if err := ActOn(n); err != nil {
+		return "", err
 	}
 	return n, nil
-}
-
-// rebootUnits are services whose start reboots the node or stops it: the agent never runs them,
-// whatever a policy says.
-var rebootUnits = map[string]bool{
-	"systemd-reboot.service": true, "systemd-poweroff.service": true, "systemd-halt.service": true,
-	"systemd-kexec.service": true, "systemd-soft-reboot.service": true, "reboot.service": true,
-	"poweroff.service": true, "halt.service": true, "kexec.service": true,
-	"rpm-ostreed.service": true, "rpm-ostree-fix-shadow-mode.service": true, "machine-config-daemon-firstboot.service": true,
-	"machine-config-daemon-pull.service": true, "systemd-journald.service": true, "dbus.service": true, "dbus-broker.service": true,
-	"systemd-logind.service": true, "emergency.service": true, "rescue.service": true,
 }

@@ -186,6 +186,9 @@ func Run(ctx context.Context, n Node, req Request) (*Result, error) {
 		res.Outcome, res.Reason = api.OutcomeFailed, err.Error()
 		return res, nil
 	}
+	if n.checkUnits(ctx, res, req.DryRun) {
+		return res, nil
+	}
 	if p.Drain && n.Drainer == nil && !n.Drained {
 		// No API client (the apply command): the drain is skipped and said so, as unit actions are
 		// with --systemd none. The agent drains; --drained says the operator did.

@@ -163,6 +163,7 @@ func Build(in Inputs) (*Plan, error) {
 	}
 	p.checkMachineConfig(in.Current, in.Desired)
 	p.checkNesting()
+	p.checkActedUnits(in.Desired)
 	p.Eligible = len(p.Refused) == 0
 	if p.Eligible {
 		p.Actions = p.orderActions()

@@ -40,6 +40,9 @@ func planUnit(c *diff.Change, pol *allowlist.Policy) ([]FileOp, allowlist.Effect
 	if !sameBool(old.Enabled, des.Enabled) || !sameBool(old.Mask, des.Mask) {
 		return nil, rule.Effects, fmt.Sprintf("unit %s: enabling, disabling or masking a unit is not changed by a refresh", c.Unit)
 	}
+	if why := judgeUnitFile(des); why != "" {
+		return nil, rule.Effects, why
+	}
 	unitPath := path.Join(UnitDir, c.Unit)
 	if path.Base(unitPath) != c.Unit || path.Dir(unitPath) != UnitDir {
 		return nil, rule.Effects, fmt.Sprintf("unit %s: not a plain unit name", c.Unit)

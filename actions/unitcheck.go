@@ -1,0 +1,116 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/openshift/refresh-agent/allowlist"
+)
+
+// ErrUnitRefused marks a unit the agent will not act on, judged from what systemd says it is.
+var ErrUnitRefused = errors.New("unit refused")
+
+// UnitChecker judges a unit from the properties its manager reports, before any job runs on it.
+// *Systemd and LazyUnits implement it; the dry run and a real run call it on every planned unit, and
+// Systemd.Run once more right before the job.
+type UnitChecker interface {
+	CheckUnit(ctx context.Context, unit string) error
+}
+
+// CheckUnit reads the unit's properties over D-Bus (every name it answers to, its dependencies, the
+// actions the manager takes when a job ends, the commands it runs) and refuses, wrapping
+// ErrUnitRefused, what allowlist.JudgeUnit refuses: the same rule the plan applies to the unit
+// files a payload carries, so an alias on disk (myapp.service linked to systemd-reboot.service) or a
+// unit that pulls in shutdown.target is refused whatever the policy called it.
+func (s *Systemd) CheckUnit(ctx context.Context, unit string) error {
+	if err := allowlist.ActOn(unit); err != nil {
+		return fmt.Errorf("%s: %w: %v", unit, ErrUnitRefused, err)
+	}
+	props, err := s.conn.GetUnitPropertiesContext(ctx, unit)
+	if err != nil {
+		return fmt.Errorf("%s: reading its properties: %w", unit, err)
+	}
+	p := unitProps(props)
+	if strings.HasSuffix(p.ID, ".service") {
+		svc, err := s.conn.GetUnitTypePropertiesContext(ctx, unit, "Service")
+		if err != nil {
+			return fmt.Errorf("%s: reading its service properties: %w", unit, err)
+		}
+		p.Exec = execLines(svc)
+	}
+	if err := allowlist.JudgeUnit(p); err != nil {
+		return fmt.Errorf("%s: %w: %v (as the manager reports it)", unit, ErrUnitRefused, err)
+	}
+	return nil
+}
+
+// CheckUnit connects if needed and judges the unit (see Systemd.CheckUnit).
+func (l *LazyUnits) CheckUnit(ctx context.Context, unit string) error {
+	u, err := l.get()
+	if err != nil {
+		return err
+	}
+	if c, ok := u.(UnitChecker); ok {
+		return c.CheckUnit(ctx, unit)
+	}
+	return nil
+}
+
+// CheckUnits judges every unit the actions name through u, when u can (a manager is there); nil
+// when u skips actions (--systemd none) or cannot judge.
+func CheckUnits(ctx context.Context, u Units, actions []string) error {
+	c, ok := u.(UnitChecker)
+	if !ok || Skips(u) {
+		return nil
+	}
+	for _, unit := range actions {
+		if err := c.CheckUnit(ctx, unit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func unitProps(m map[string]any) allowlist.UnitProps {
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	list := func(k string) []string { l, _ := m[k].([]string); return l }
+	dd, _ := m["DefaultDependencies"].(bool)
+	return allowlist.UnitProps{
+		ID: str("Id"), Names: list("Names"),
+		Requires: list("Requires"), Requisite: list("Requisite"), Wants: list("Wants"), BindsTo: list("BindsTo"),
+		Upholds: list("Upholds"), OnSuccess: list("OnSuccess"), OnFailure: list("OnFailure"),
+		Conflicts: list("Conflicts"), After: list("After"), DefaultDependencies: dd,
+		SuccessAction: str("SuccessAction"), FailureAction: str("FailureAction"),
+		JobTimeoutAction: str("JobTimeoutAction"), StartLimitAction: str("StartLimitAction"),
+	}
+}
+
+// execLines reads the argv of every Exec* property (a(sasbttttuii): path, argv, ignore-failure, …).
+func execLines(m map[string]any) [][]string {
+	var out [][]string
+	for k, v := range m {
+		if !strings.HasPrefix(k, "Exec") {
+			continue
+		}
+		cmds, ok := v.([][]any)
+		if !ok {
+			continue
+		}
+		for _, c := range cmds {
+			if len(c) < 2 {
+				continue
+			}
+			path, _ := c[0].(string)
+			argv, _ := c[1].([]string)
+			if len(argv) == 0 {
+				argv = []string{path}
+			} else {
+				argv = append([]string{path}, argv[1:]...)
+			}
+			out = append(out, argv)
+		}
+	}
+	return out
+}

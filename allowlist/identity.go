@@ -1,0 +1,272 @@
+package allowlist
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// A unit is judged by what it is, not by the name a policy gives it. Three checks, one rule each,
+// used everywhere a unit is named or acted on (policy load, plan, dry run, the D-Bus executor):
+//
+//   - UnitIdentity: the name itself, as systemd reads it (special targets and their runlevel and
+//     other aliases, the power services, the manager's own essentials, the OS updater's and the
+//     machine-config daemon's units, templates and the instances of unsafe templates);
+//   - JudgeUnit: what the unit does, from its properties (every name it answers to, the actions
+//     systemd takes when its job ends, what its start pulls in, stops or runs after, the commands it
+//     runs): the executor reads them over D-Bus, the plan from the unit file a payload carries;
+//   - a refresh acts on services only (NormalizeUnit).
+
+// stopsTheSystem are the units whose start (or restart) reboots, halts, suspends, isolates or ends
+// the manager: systemd's special targets (systemd.special(7)), their SysV runlevel aliases, the
+// services behind them. A unit whose job pulls one in stops the system too (JudgeUnit).
+var stopsTheSystem = []string{
+	// Targets.
+	"reboot.target", "poweroff.target", "halt.target", "kexec.target", "soft-reboot.target",
+	"ctrl-alt-del.target", "emergency.target", "rescue.target", "shutdown.target", "final.target",
+	"umount.target", "exit.target", "sleep.target", "suspend.target", "hibernate.target",
+	"hybrid-sleep.target", "suspend-then-hibernate.target", "default.target", "initrd.target",
+	"initrd-switch-root.target", "initrd-root-fs.target", "initrd-fs.target", "initrd-root-device.target",
+	"initrd-usr-fs.target", "initrd-cleanup.target", "system-update.target", "system-update-pre.target",
+	"factory-reset.target", "kbrequest.target",
+	// Services.
+	"systemd-reboot.service", "systemd-poweroff.service", "systemd-halt.service", "systemd-kexec.service",
+	"systemd-soft-reboot.service", "systemd-exit.service", "systemd-suspend.service", "systemd-hibernate.service",
+	"systemd-hybrid-sleep.service", "systemd-suspend-then-hibernate.service", "systemd-shutdown.service",
+	"reboot.service", "poweroff.service", "halt.service", "kexec.service", "emergency.service", "rescue.service",
+	"initrd-switch-root.service", "initrd-cleanup.service", "initrd-parse-etc.service", "systemd-update-done.service",
+	"systemd-fsck-root.service", "systemd-remount-fs.service", "systemd-quotacheck.service",
+	// The OS updater and the machine-config daemon: the agent never drives them.
+	"rpm-ostreed.service", "rpm-ostree-fix-shadow-mode.service", "rpm-ostree-countme.service",
+	"zincati.service", "bootupd.service", "bootupd.socket",
+}
+
+// neverActedOn are units a refresh never names nor restarts although other units may depend on
+// them: the boot's own targets, the manager's essentials (restarting them cuts the agent off or
+// loses the node's state).
+var neverActedOn = []string{
+	"sysinit.target", "basic.target", "multi-user.target", "graphical.target",
+	"dbus.service", "dbus-broker.service", "systemd-journald.service", "systemd-logind.service",
+	"systemd-udevd.service", "systemd-machined.service", "systemd-hostnamed.service",
+	"dbus.socket", "systemd-journald.socket", "systemd-udevd-control.socket", "systemd-udevd-kernel.socket",
+	"init.scope", "-.slice", "system.slice", "user.slice", "-.mount",
+}
+
+// stopsTheSystemPrefixes extend the list by family: every runlevel alias, every sleep, ostree,
+// rpm-ostree and machine-config-daemon unit, whatever the suffix.
+var stopsTheSystemPrefixes = []string{
+	"runlevel", // runlevel0.target (poweroff) … runlevel6.target (reboot)
+	"ostree-", "rpm-ostree", "machine-config-daemon", "initrd-", "systemd-sleep", "systemd-hibernate",
+	"systemd-suspend",
+}
+
+// unsafeTemplates are templates whose instances act on the whole node or a user's whole session.
+var unsafeTemplates = []string{
+	"user@.service", "user-runtime-dir@.service", "systemd-fsck@.service", "systemd-cryptsetup@.service",
+	"systemd-journald@.service", "systemd-quotacheck@.service", "systemd-backlight@.service",
+	"systemd-growfs@.service", "systemd-makefs@.service", "systemd-pcrphase@.service", "emergency@.service",
+}
+
+// UnitIdentity says why the unit name must never be named by a policy nor acted on by a refresh,
+// or nil. The name is a full unit name (crio.service).
+func UnitIdentity(name string) error {
+	if name == "" {
+		return fmt.Errorf("empty unit name")
+	}
+	if err := stopsSystem(name); err != nil {
+		return err
+	}
+	if slices.Contains(neverActedOn, name) {
+		return fmt.Errorf("unit %s is the boot's own target or one of the manager's essentials: never acted on", name)
+	}
+	if tmpl, inst, ok := template(name); ok {
+		if slices.Contains(unsafeTemplates, tmpl) {
+			return fmt.Errorf("unit %s is an instance of %s, which acts on the whole node or a whole session: never acted on", name, tmpl)
+		}
+		if inst == "" {
+			return nil // a template's file may change under a unit rule; it is never acted on (ActOn)
+		}
+	}
+	return nil
+}
+
+// stopsSystem says why a job on the unit named stops the system, or nil.
+func stopsSystem(name string) error {
+	if slices.Contains(stopsTheSystem, name) {
+		return fmt.Errorf("unit %s reboots, halts, suspends, isolates or stops the system or its manager: never acted on", name)
+	}
+	for _, p := range stopsTheSystemPrefixes {
+		if strings.HasPrefix(name, p) {
+			return fmt.Errorf("unit %s is one of the %s* units (the system's power and boot, the OS updater or the machine-config daemon): never acted on", name, p)
+		}
+	}
+	if tmpl, _, ok := template(name); ok && tmpl != name && stopsSystem(tmpl) != nil {
+		return fmt.Errorf("unit %s is an instance of %s: never acted on", name, tmpl)
+	}
+	return nil
+}
+
+// template splits an instance (getty@tty1.service) into its template (getty@.service) and instance.
+func template(name string) (tmpl, instance string, ok bool) {
+	at := strings.IndexByte(name, '@')
+	if at < 0 {
+		return "", "", false
+	}
+	ext := path.Ext(name)
+	return name[:at+1] + ext, strings.TrimSuffix(name[at+1:], ext), true
+}
+
+// ActOn says why a refresh may not reload or restart the unit, or nil: only a service that passes
+// UnitIdentity, and never a template itself (it is not a unit that runs).
+func ActOn(name string) error {
+	if err := UnitIdentity(name); err != nil {
+		return err
+	}
+	if !strings.HasSuffix(name, ".service") {
+		return fmt.Errorf("unit %q is not a service", name)
+	}
+	if _, inst, ok := template(name); ok && inst == "" {
+		return fmt.Errorf("unit %s is a template, not a unit that runs: name an instance", name)
+	}
+	return nil
+}
+
+// UnitProps are the properties of a unit that say what its jobs do, as systemd reports them over
+// D-Bus (org.freedesktop.systemd1.Unit and .Service) or as a unit file sets them.
+type UnitProps struct {
+	ID    string
+	Names []string // every name the unit answers to: its aliases
+	// Dependencies a start pulls in, and what it stops or is ordered after.
+	Requires, Requisite, Wants, BindsTo, Upholds, OnSuccess, OnFailure, Conflicts, After []string
+	DefaultDependencies                                                                  bool
+	// What systemd does when a job of the unit ends ("none" or empty for nothing).
+	SuccessAction, FailureAction, JobTimeoutAction, StartLimitAction string
+	// Commands: ExecStart, ExecStartPre, ExecStartPost, ExecReload, ExecStop…, each an argv.
+	Exec [][]string
+}
+
+// shutdownOrdered are the targets a unit that runs as the system stops is ordered after.
+var shutdownOrdered = []string{"shutdown.target", "umount.target", "final.target", "exit.target",
+	"reboot.target", "poweroff.target", "halt.target", "kexec.target", "soft-reboot.target", "sleep.target"}
+
+// conflictOK are the units every ordinary unit conflicts with (DefaultDependencies=yes adds
+// Conflicts=shutdown.target): stopping for them is what a unit does when the system stops.
+var conflictOK = []string{"shutdown.target", "umount.target", "exit.target", "emergency.target",
+	"emergency.service", "rescue.target", "rescue.service"}
+
+// essential are units whose stop cuts the node off: a unit that conflicts with one stops it on start.
+var essential = []string{"crio.service", "kubelet.service", "NetworkManager.service", "sshd.service",
+	"chronyd.service", "systemd-resolved.service", "ovs-vswitchd.service", "ovsdb-server.service"}
+
+// powerVerbs are the systemctl and loginctl verbs that stop, suspend, isolate or end the system.
+var powerVerbs = []string{"reboot", "poweroff", "halt", "kexec", "soft-reboot", "suspend", "hibernate",
+	"hybrid-sleep", "suspend-then-hibernate", "isolate", "rescue", "emergency", "default", "exit",
+	"switch-root", "kill-session", "terminate-session", "terminate-user", "kill-user"}
+
+// powerMethods are the logind and manager D-Bus methods that stop the system or the manager.
+var powerMethods = []string{"Reboot", "PowerOff", "Halt", "KExec", "SoftReboot", "Suspend", "Hibernate",
+	"HybridSleep", "SuspendThenHibernate", "Exit", "SwitchRoot", "RebootWithFlags", "PowerOffWithFlags",
+	"HaltWithFlags", "SuspendWithFlags", "HibernateWithFlags"}
+
+// powerCommands are programs whose run stops the system whatever their arguments.
+var powerCommands = []string{"reboot", "poweroff", "halt", "shutdown", "kexec", "telinit", "init", "rpm-ostree", "machine-config-daemon"}
+
+// JudgeUnit says why a job on the unit would stop the system (or reach what a refresh never
+// touches), or nil. The executor judges the properties systemd reports; the plan judges the unit
+// file a payload carries with the same function, so both refuse the same units.
+func JudgeUnit(p UnitProps) error {
+	names := append([]string{p.ID}, p.Names...)
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if err := UnitIdentity(n); err != nil {
+			if n != p.ID {
+				return fmt.Errorf("answers to %s (an alias): %w", n, err)
+			}
+			return err
+		}
+	}
+	if p.ID != "" && !strings.HasSuffix(p.ID, ".service") {
+		return fmt.Errorf("is %s, not a service", p.ID)
+	}
+	for _, a := range []struct{ key, v string }{{"SuccessAction", p.SuccessAction}, {"FailureAction", p.FailureAction},
+		{"JobTimeoutAction", p.JobTimeoutAction}, {"StartLimitAction", p.StartLimitAction}} {
+		if a.v != "" && a.v != "none" {
+			return fmt.Errorf("%s=%s: the manager would %s when the unit stops, fails or times out", a.key, a.v, a.v)
+		}
+	}
+	for _, dep := range []struct {
+		key  string
+		list []string
+	}{{"Requires", p.Requires}, {"Requisite", p.Requisite}, {"Wants", p.Wants}, {"BindsTo", p.BindsTo},
+		{"Upholds", p.Upholds}, {"OnSuccess", p.OnSuccess}, {"OnFailure", p.OnFailure}} {
+		for _, u := range dep.list {
+			if err := stopsSystem(u); err != nil {
+				return fmt.Errorf("%s=%s: its job would start a unit that stops the system (%v)", dep.key, u, err)
+			}
+		}
+	}
+	for _, u := range p.After {
+		if slices.Contains(shutdownOrdered, u) {
+			return fmt.Errorf("After=%s: the unit runs as the system stops", u)
+		}
+	}
+	for _, u := range p.Conflicts {
+		if slices.Contains(conflictOK, u) {
+			continue
+		}
+		if strings.HasSuffix(u, ".target") || slices.Contains(essential, u) || slices.Contains(neverActedOn, u) || stopsSystem(u) != nil {
+			return fmt.Errorf("Conflicts=%s: its start would stop %s", u, u)
+		}
+	}
+	for _, argv := range p.Exec {
+		if why := powerCommand(argv); why != "" {
+			return fmt.Errorf("runs %s", why)
+		}
+	}
+	return nil
+}
+
+// powerCommand says which command of argv stops the system, or "".
+func powerCommand(argv []string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	prog := path.Base(argv[0])
+	if slices.Contains(powerCommands, prog) {
+		return strings.Join(argv, " ")
+	}
+	if prog == "busctl" || prog == "dbus-send" || prog == "gdbus" {
+		for _, a := range argv[1:] {
+			if slices.Contains(powerMethods, a[strings.LastIndexByte(a, '.')+1:]) {
+				return strings.Join(argv, " ")
+			}
+		}
+		return ""
+	}
+	if prog != "systemctl" && prog != "loginctl" {
+		return ""
+	}
+	for i, a := range argv[1:] {
+		if slices.Contains(powerVerbs, a) {
+			return strings.Join(argv, " ")
+		}
+		if a == "start" || a == "restart" || a == "try-restart" || a == "reload-or-restart" {
+			for _, u := range argv[i+2:] {
+				if !strings.HasPrefix(u, "-") && stopsSystem(withSuffix(u)) != nil {
+					return strings.Join(argv, " ")
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func withSuffix(u string) string {
+	if strings.Contains(u, ".") {
+		return u
+	}
+	return u + ".service"
+}

@@ -1,0 +1,116 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/coreos/go-systemd/v22/unit"
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/diff"
+)
+
+// unitFileProps reads what a unit file and its dropins (in order) say about what the unit's jobs do,
+// as systemd would read them: list settings accumulate, an empty assignment resets the list, a
+// later single value replaces an earlier one. The same allowlist.JudgeUnit the executor applies to
+// the properties systemd reports then judges it. An unreadable file is an error.
+func unitFileProps(name string, contents *string, dropins []types.Dropin) (allowlist.UnitProps, error) {
+	p := allowlist.UnitProps{ID: name, Names: []string{name}, DefaultDependencies: true}
+	lists := map[string]*[]string{"Requires": &p.Requires, "Requisite": &p.Requisite, "Wants": &p.Wants,
+		"BindsTo": &p.BindsTo, "Upholds": &p.Upholds, "OnSuccess": &p.OnSuccess, "OnFailure": &p.OnFailure,
+		"Conflicts": &p.Conflicts, "After": &p.After}
+	single := map[string]*string{"SuccessAction": &p.SuccessAction, "FailureAction": &p.FailureAction,
+		"JobTimeoutAction": &p.JobTimeoutAction, "StartLimitAction": &p.StartLimitAction}
+	files := []*string{contents}
+	for _, d := range dropins {
+		files = append(files, d.Contents)
+	}
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		opts, err := unit.DeserializeOptions(strings.NewReader(*f))
+		if err != nil {
+			return p, fmt.Errorf("not a unit file systemd reads: %v", err)
+		}
+		for _, o := range opts {
+			switch {
+			case o.Section == "Unit" && lists[o.Name] != nil:
+				if o.Value == "" {
+					*lists[o.Name] = nil
+				} else {
+					*lists[o.Name] = append(*lists[o.Name], strings.Fields(strings.ReplaceAll(o.Value, "\\\n", " "))...)
+				}
+			case o.Section == "Unit" && single[o.Name] != nil:
+				*single[o.Name] = o.Value
+			case o.Section == "Unit" && o.Name == "DefaultDependencies":
+				p.DefaultDependencies = !isFalse(o.Value)
+			case o.Section == "Install" && o.Name == "Alias":
+				p.Names = append(p.Names, strings.Fields(o.Value)...)
+			case strings.HasPrefix(o.Name, "Exec") && o.Value != "":
+				p.Exec = append(p.Exec, execArgv(o.Value))
+			}
+		}
+	}
+	return p, nil
+}
+
+func isFalse(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "0", "no", "false", "off", "n", "f":
+		return true
+	}
+	return false
+}
+
+// execArgv splits an Exec= line into its argv: the prefixes (-@:+!) stripped, words split on
+// blanks (quoting is not needed to find the program and its verbs).
+func execArgv(v string) []string {
+	f := strings.Fields(v)
+	if len(f) > 0 {
+		f[0] = strings.TrimLeft(f[0], "-@:+!|")
+	}
+	return f
+}
+
+// judgeUnitFile says why the unit, as the desired payload defines it, would stop the system, or "".
+func judgeUnitFile(u types.Unit) string {
+	p, err := unitFileProps(u.Name, u.Contents, u.Dropins)
+	if err == nil {
+		err = allowlist.JudgeUnit(p)
+	}
+	if err != nil {
+		return fmt.Sprintf("unit %s: %v", u.Name, err)
+	}
+	return ""
+}
+
+// checkActedUnits refuses an action on a unit that may not be acted on (ActOn), or whose definition
+// in the desired payload makes a job on it stop the system: what the executor would refuse once it
+// reads the unit's properties, the plan refuses first.
+func (p *Plan) checkActedUnits(des *diff.Payload) {
+	defined := map[string]types.Unit{}
+	if des != nil {
+		for _, u := range des.Config.Systemd.Units {
+			defined[u.Name] = u
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range p.steps {
+		if seen[s.Unit] || s.Action == allowlist.ActionNone {
+			continue
+		}
+		seen[s.Unit] = true
+		reason := ""
+		if err := allowlist.ActOn(s.Unit); err != nil {
+			reason = fmt.Sprintf("%s %s: %v", s.Action, s.Unit, err)
+		} else if u, ok := defined[s.Unit]; ok {
+			reason = judgeUnitFile(u)
+		}
+		if reason != "" {
+			p.Changes = append(p.Changes, Change{Kind: diff.KindUnit, Op: diff.OpModify, Unit: s.Unit, Detail: "a unit the refresh would act on"})
+			p.Refused = append(p.Refused, Refusal{Kind: diff.KindUnit, Unit: s.Unit, Reason: reason})
+		}
+	}
+}
