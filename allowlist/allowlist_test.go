@@ -71,7 +71,6 @@ func TestPrefixMatchingIsComponentWise(t *testing.T) {
 	pol := allowlist.Default()
 	for _, p := range []string{
 		"/etc/containers/registries.dx/a.yaml", // not under registries.d/
-		"/etc/containers/registries.d",         // the directory itself is no file under it
 		"/etc/containers/registries.conf.bak",  // exact entries are exact
 		"/etc/nmstate/openshiftx",
 		"/etc/hosts",
@@ -81,6 +80,8 @@ func TestPrefixMatchingIsComponentWise(t *testing.T) {
 		assert.Equal(t, "path is not in the node allowlist", d.Reason, p)
 	}
 	assert.True(t, pol.Resolve("/etc/containers/registries.d/sub/dir/x.yaml", nil).Allowed)
+	// The MCO's rule for the directory matches the path itself too (FindClosestFilePolicyPathMatch).
+	assert.True(t, pol.Resolve("/etc/containers/registries.d", nil).Allowed)
 }
 
 func TestLongestMatchWins(t *testing.T) {

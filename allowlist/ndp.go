@@ -3,7 +3,9 @@ package allowlist
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -193,10 +195,10 @@ func (p *Policy) mergeNDP(l ndpLayer, explicitUnits bool) error {
 	seen := map[string]int{}
 	for i, f := range c.Files {
 		name := fmt.Sprintf("%sfiles[%d] (%s)", l.where, i, strQuote(f.Path))
-		if err := checkRulePath(f.Path); err != nil {
+		if err := checkNDPPath(f.Path); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		key := strings.TrimSuffix(f.Path, "/")
+		key := f.Path
 		if j, dup := seen[key]; dup {
 			return fmt.Errorf("%sfiles[%d] and files[%d] both name path %s", l.where, j, i, key)
 		}
@@ -239,6 +241,37 @@ func (p *Policy) mergeNDP(l ndpLayer, explicitUnits bool) error {
 		}
 		p.SSHKey = eff
 		p.CoreSSHKeys = !eff.Reboot
+	}
+	return nil
+}
+
+// checkNDPPath accepts a NodeDisruptionPolicy file path only where the MCO and the agent read it
+// the same way. The MCO matches a rule path P to a changed file F when F == P (as written) or when
+// filepath.Clean(P)+"/" is a prefix of F (FindClosestFilePolicyPathMatch and IsSubdirectory,
+// machine-config-operator pkg/controller/common/helpers.go), longest P first. So a clean absolute
+// P covers the file P and everything below it, which is what the agent applies. Any other P means
+// something a reader would not expect, and is refused naming how the MCO would read it: with a
+// trailing "/" the file P itself is never matched (the rule covers only what is below it), an
+// unclean P matches no file exactly and the files below its cleaned form, a relative P matches
+// nothing.
+func checkNDPPath(p string) error {
+	if err := checkPathChars(p); err != nil {
+		return fmt.Errorf("path %w", err)
+	}
+	clean := path.Clean(p)
+	switch {
+	case p == "":
+		return errors.New("path is empty")
+	case !path.IsAbs(p):
+		return fmt.Errorf("path %q is not absolute: the MCO would match it to no file", p)
+	case clean == "/":
+		return fmt.Errorf("path %q covers every file: the root is never a rule", p)
+	case strings.HasSuffix(p, "/") && clean+"/" == p:
+		return fmt.Errorf("path %s ends in \"/\", which the MCO reads differently: it matches only the files below %s, never %s itself "+
+			"(a change to %s would still get the rule that covers %s without the slash, or a reboot); "+
+			"write %s for the file and everything below it", p, clean, clean, clean, clean, clean)
+	case clean != p:
+		return fmt.Errorf("path %s is not clean: the MCO would match it to no file exactly and to the files below %s; write %s", p, clean, clean)
 	}
 	return nil
 }

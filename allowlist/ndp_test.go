@@ -140,7 +140,10 @@ func TestNDPErrorsNameTheRule(t *testing.T) {
 		"unit name":      {"units:\n- name: ../x.service\n  actions: [{type: None}]\n", "units[0] (../x.service): name"},
 		"covers":         {"nodeDisruptionPolicy:\n  files:\n  - path: /etc/kubernetes\n    actions: [{type: None}]\n", "nodeDisruptionPolicy.files[0] (/etc/kubernetes): path covers denied prefix /etc/kubernetes/"},
 		"relative":       {"files:\n- path: etc/a\n  actions: [{type: None}]\n", "files[0] (etc/a): path \"etc/a\" is not absolute"},
-		"duplicate":      {"files:\n- path: /etc/a\n  actions: [{type: None}]\n- path: /etc/a/\n  actions: [{type: None}]\n", "files[0] and files[1] both name path /etc/a"},
+		"duplicate":      {"files:\n- path: /etc/a\n  actions: [{type: None}]\n- path: /etc/a\n  actions: [{type: None}]\n", "files[0] and files[1] both name path /etc/a"},
+		"trailing slash": {"files:\n- path: /etc/a\n  actions: [{type: None}]\n- path: /etc/a/\n  actions: [{type: None}]\n", "files[1] (/etc/a/): path /etc/a/ ends in \"/\", which the MCO reads differently: it matches only the files below /etc/a, never /etc/a itself"},
+		"unclean":        {"files:\n- path: /etc//a\n  actions: [{type: None}]\n", "files[0] (/etc//a): path /etc//a is not clean: the MCO would match it to no file exactly and to the files below /etc/a"},
+		"relative ndp":   {"files:\n- path: etc/a\n  actions: [{type: None}]\n", "path \"etc/a\" is not absolute: the MCO would match it to no file"},
 		"not allowed":    {"allowedUnits: [crio, kubelet, update-ca-trust]\nnodeDisruptionPolicy:\n  files:\n  - path: /etc/a\n    actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n", "nodeDisruptionPolicy.files[0] (/etc/a): actions[0] (Restart): unit myapp.service is not an allowed unit"},
 		"unknown field":  {"files:\n- path: /etc/a\n  action: [{type: None}]\n", "unknown field"},
 		"kind":           {"kind: MachineConfig\nspec: {}\n", `kind "MachineConfig"`},
@@ -156,7 +159,7 @@ func TestNDPErrorsNameTheRule(t *testing.T) {
 }
 
 func TestNDPNeverWidensTheConfigMap(t *testing.T) {
-	p := mustPolicy(t, "files:\n- path: /etc/myapp/\n  actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n")
+	p := mustPolicy(t, "files:\n- path: /etc/myapp\n  actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n")
 	// The ConfigMap cannot name a path a node rule covers with a weaker action, nor use the unit.
 	rules := mustRules(t, `[{"path":"/etc/other.conf","action":"Restart","services":["myapp"]}]`)
 	extra, warnings := p.Extra(rules)

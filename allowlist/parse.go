@@ -171,6 +171,9 @@ func ParsePolicy(data []byte) (*Policy, error) {
 			}
 			p.AllowedUnits = append(p.AllowedUnits, u)
 		}
+		// The internal-release-image rules (control-plane nodes only) go when their unit is left
+		// out: their paths and unit are refused.
+		p.dropRulesFor(UnitIRIRegistry)
 	}
 	if f.Paths != nil {
 		p.Rules = nil

@@ -55,47 +55,10 @@ const (
 	UnitUpdateCA = "coreos-update-ca-trust.service"
 	// PodAPIServerProxy is HyperShift's HAProxy static pod in front of the hosted API server.
 	PodAPIServerProxy = "kube-system/kube-apiserver-proxy"
-	containersGPGPK   = "/etc/machine-config-daemon/no-reboot/containers-gpg.pub"
 )
 
-// Default is the built-in policy.
-func Default() *Policy {
-	none := func(p string) Rule { return Rule{Path: p, Action: ActionNone} }
-	reloadCrio := func(p string) Rule { return Rule{Path: p, Action: ActionReload, Services: []string{UnitCrio}} }
-	return &Policy{
-		Rules: []Rule{
-			none("/var/lib/kubelet/config.json"),
-			none("/etc/kubernetes/kubelet-ca.crt"),
-			none("/etc/mco/internal-registry-pull-secret.json"),
-			none("/etc/kubernetes/manifests/kube-apiserver-proxy.yaml"),
-			// haproxy -f never re-reads its config: the static pod is restarted through the CRI.
-			{Path: "/etc/kubernetes/apiserver-proxy-config/haproxy.cfg", Action: ActionRestart, Pods: []string{PodAPIServerProxy}},
-			// Written by the MCS when serving; the MCD's certificate writer rewrites all three in
-			// place with no service action: kubelet reloads its client CA file by itself, and
-			// CRI-O reads certs.d at every pull.
-			none("/etc/kubernetes/static-pod-resources/configmaps/cloud-config/ca-bundle.pem"),
-			none("/etc/docker/certs.d/"),
-			none("/etc/nmstate/openshift/"),
-			// Reload crio, after a drain unless the change is safe as the MCD judges it.
-			{Path: Registries, Action: ActionReload, Services: []string{UnitCrio},
-				Effects: Effects{Special: true, Steps: []Step{{Action: ActionReload, Unit: UnitCrio}}, Name: "built-in " + Registries}},
-			reloadCrio("/etc/containers/policy.json"),
-			reloadCrio("/etc/containers/registries.d/"),
-			reloadCrio(containersGPGPK),
-			reloadCrio("/etc/crio/policies/"),
-			{Path: "/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt", Action: ActionRestart,
-				Services: []string{UnitUpdateCA, UnitCrio}},
-			{Path: "/etc/kubernetes/credential-providers/", Action: ActionRestart, Services: []string{UnitKubelet}},
-		},
-		AllowedUnits: []string{UnitCrio, UnitKubelet, UnitUpdateCA},
-		CoreSSHKeys:  true,
-	}
-}
-
 // Files under a denied prefix that a refresh may write, by exact path only (the built-in rules).
-const kubeAPIServerProxy = "/etc/kubernetes/manifests/kube-apiserver-proxy.yaml"
-
-var deniedExceptions = []string{containersGPGPK, kubeAPIServerProxy}
+var deniedExceptions = []string{containersGPGPK, kubeAPIServerProxy, credProviderDropin}
 
 // deniedUnder returns the denied prefix that path (a file, or a directory prefix ending in "/") lies
 // under, if any. The exceptions are for the node policy's rules only: with forConfigMap they do not

@@ -34,7 +34,14 @@ var (
 		"/etc/containers/registries.d/", "/etc/machine-config-daemon/no-reboot/containers-gpg.pub", "/etc/crio/policies/",
 		"/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt", "/etc/kubernetes/credential-providers/",
 		"/etc/kubernetes/static-pod-resources/configmaps/cloud-config/ca-bundle.pem", "/etc/docker/certs.d/",
+		// The MCO's defaults: each covers its path and everything below it.
+		"/var/lib/kubelet/config.json/", "/etc/containers/policy.json/", "/etc/containers/registries.d", "/etc/crio/policies",
+		"/etc/nmstate/openshift", "/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt/",
+		"/etc/kubernetes/credential-providers", credProviderDropin, "/etc/iri-registry", "/etc/iri-registry/",
+		"/etc/pki/ca-trust/source/anchors/iri-root-ca.crt", "/etc/pki/ca-trust/source/anchors/iri-root-ca.crt/",
 	}
+	// The kubelet dropin of the MCO's defaults, written as a storage file (exactly this path).
+	credProviderDropin = "/etc/systemd/system/kubelet.service.d/40-kubelet-crio-image-credential-provider.conf"
 	// Where the ConfigMap may add paths, and what it may ask there.
 	ceilingPrefixes = []string{"/etc/", "/var/lib/kubelet/"}
 	reloadPrefix    = "/etc/foo/"
@@ -47,8 +54,8 @@ var (
 		"/etc/sysconfig/", "/etc/udev/", "/etc/tmpfiles.d/", "/etc/machine-config-daemon/",
 		"/etc/mcd-currentconfig.json", "/etc/mcs-machine-config-content.json",
 	}
-	deniedExceptions = []string{"/etc/machine-config-daemon/no-reboot/containers-gpg.pub", "/etc/kubernetes/manifests/kube-apiserver-proxy.yaml"}
-	knownUnits       = []string{"crio.service", "kubelet.service", "coreos-update-ca-trust.service", "myapp.service"}
+	deniedExceptions = []string{"/etc/machine-config-daemon/no-reboot/containers-gpg.pub", "/etc/kubernetes/manifests/kube-apiserver-proxy.yaml", credProviderDropin}
+	knownUnits       = []string{"crio.service", "kubelet.service", "coreos-update-ca-trust.service", "myapp.service", "iri-registry.service"}
 	// The one unit whose file and dropins the policy lets a payload change.
 	ruledUnit = "myapp.service"
 )
@@ -109,6 +116,8 @@ func FuzzPlan(f *testing.F) {
 	f.Add(cur, base().Unit("myapp.service", "[Service]\n").JSON(), []byte(``), "", uint16(0o644))
 	f.Add(cur, base().Unit("evil.service", "[Service]\n").JSON(), []byte(``), "", uint16(0o644))
 	f.Add(cur, cur, []byte(``), "/etc/systemd/system/myapp.service", uint16(0o644))
+	f.Add(cur, cur, []byte(``), credProviderDropin, uint16(0o644))
+	f.Add(cur, cur, []byte(``), credProviderDropin+".x", uint16(0o644))
 	f.Add(cur, fixture.Ignition("3.2.0").File(registries, []byte("# x"), 0o644).JSON(), []byte(``), "", uint16(0o644))
 	pol, err := allowlist.ParsePolicy([]byte(fuzzPolicy))
 	if err != nil {
@@ -150,10 +159,15 @@ func FuzzPlan(f *testing.F) {
 		}
 		unitFiles := false
 		for _, f := range p.Files {
+			if f.Path == credProviderDropin && f.Unit == "" {
+				unitFiles = true // the manager reloads it
+				continue
+			}
 			if strings.HasPrefix(f.Path, "/etc/systemd/") || f.Unit != "" {
 				// Unit writes come only from the unit rule, only as its file or one dropin.
-				dropin, ok := strings.CutPrefix(f.Path, "/etc/systemd/system/"+ruledUnit+".d/")
-				if f.Unit != ruledUnit || f.Path != "/etc/systemd/system/"+ruledUnit && (!ok || dropin == "" || strings.Contains(dropin, "/") || dropin == "." || dropin == "..") {
+				dropin, ok := strings.CutPrefix(f.Path, "/etc/systemd/system/"+f.Unit+".d/")
+				ruled := f.Unit == ruledUnit || f.Unit == "iri-registry.service"
+				if !ruled || f.Path != "/etc/systemd/system/"+f.Unit && (!ok || dropin == "" || strings.Contains(dropin, "/") || dropin == "." || dropin == "..") {
 					t.Fatalf("plan writes %s for unit %q", f.Path, f.Unit)
 				}
 				unitFiles = true
