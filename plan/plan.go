@@ -41,6 +41,8 @@ type Plan struct {
 	steps        []allowlist.Step
 	pods         []string
 	daemonReload bool
+	// corePassword says the desired config gives core a password hash (core can log in without a key).
+	corePassword bool
 }
 
 // Change is one detected change with the policy's verdict.
@@ -149,7 +151,8 @@ func Build(in Inputs) (*Plan, error) {
 		return nil, err
 	}
 	extra, warnings := pol.Extra(in.NoRebootPaths)
-	p := &Plan{Changes: []Change{}, Actions: []UnitAction{}, Refused: []Refusal{}, Warnings: append([]string{}, warnings...)}
+	p := &Plan{Changes: []Change{}, Actions: []UnitAction{}, Refused: []Refusal{}, Warnings: append([]string{}, warnings...),
+		corePassword: corePassword(in.Desired)}
 	for i := range changes {
 		if reason, ok := in.Delegated[changes[i].Path]; ok && changes[i].Kind == diff.KindFile {
 			c := changes[i]
@@ -199,6 +202,13 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 		p.Files = append(p.Files, op)
 		p.take(&out, eff, "file "+c.Path)
 	case diff.KindSSHKeys:
+		if len(c.Keys) == 0 && !p.corePassword {
+			// As the machine-config daemon refuses it (verifyUserFields, machine-config-operator
+			// pkg/controller/common/reconcile.go: core must keep a key or a password hash).
+			refuse("SSH authorized keys of core: the desired config removes every key of core and gives core no password hash, " +
+				"so no one could log in as core any more (the machine-config daemon refuses this too)")
+			return nil
+		}
 		if !pol.CoreSSHKeys {
 			reason := "SSH authorized keys of core: not allowed by the node policy"
 			if pol.SSHKey.Reboot {
@@ -226,6 +236,16 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 	}
 	p.Changes = append(p.Changes, out)
 	return nil
+}
+
+// corePassword reports whether the payload gives core a non-empty password hash.
+func corePassword(des *diff.Payload) bool {
+	for _, u := range des.Config.Passwd.Users {
+		if u.Name == diff.CoreUser && u.PasswordHash != nil && *u.PasswordHash != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkMachineConfig refuses a desired payload whose MachineConfig cannot be trusted: apply writes it
