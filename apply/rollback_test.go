@@ -195,16 +195,16 @@ func TestReservedNameRefused(t *testing.T) {
 	assert.Empty(t, n.units.ran)
 }
 
-// Removing core's keys when their directory is gone removes nothing and creates no directory.
+// Removing a file whose directory is gone removes nothing and creates no directory. (This used to
+// remove all of core's keys, which is refused since issue 25: core must keep a key or a password.)
 func TestRemovalUnderMissingParentCreatesNothing(t *testing.T) {
 	n := newNode(t)
-	require.NoError(t, os.RemoveAll(filepath.Join(n.dir, "var/home/core/.ssh")))
-	noKeys := fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
-		File(registries, []byte("# v1 mirrors"), 0o644).
-		File(pullSecret, []byte(`{"auths":{"v1":{}}}`), 0o600)
-	res := n.run(t, noKeys.JSON(), "nokeys")
+	res := n.run(t, v1().File("/etc/containers/registries.d/a.yaml", []byte("a"), 0o644).JSON(), "witha")
 	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
-	_, err := os.Stat(filepath.Join(n.dir, "var/home/core/.ssh"))
+	require.NoError(t, os.RemoveAll(filepath.Join(n.dir, "etc/containers/registries.d")))
+	res = n.run(t, v1().JSON(), "nokeys")
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
+	_, err := os.Stat(filepath.Join(n.dir, "etc/containers/registries.d"))
 	assert.True(t, os.IsNotExist(err), "no parent created for a removal")
 	assert.Equal(t, "nokeys", apply.CurrentHash(n.StateDir))
 }

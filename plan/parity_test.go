@@ -81,20 +81,20 @@ const myappRule = "units:\n- name: myapp.service\n  actions: [{type: Restart, re
 
 var parityCases = map[string]parityCase{
 	// The MCO's default NodeDisruptionPolicy.
-	"default-kubelet-auth":  {des: file(pullSecret, `{"auths":{"x":{}}}`)},
-	"default-gpg":           {des: file("/etc/machine-config-daemon/no-reboot/containers-gpg.pub", "key")},
-	"default-policy-json":   {des: file("/etc/containers/policy.json", "{}")},
-	"default-registries":    {des: file(registries, regSafe)},
-	"registries-unsafe":     {des: file(registries, regUnsafe)},
-	"default-registries-d":  {des: file("/etc/containers/registries.d/x.yaml", "docker: {}")},
-	"default-crio-policies": {des: file("/etc/crio/policies/x.json", "{}")},
-	"default-nmstate":       {des: file("/etc/nmstate/openshift/eth0.yml", "x")},
-	"default-user-ca":       {des: file(trust, "pem")},
+	"default-kubelet-auth":   {des: file(pullSecret, `{"auths":{"x":{}}}`)},
+	"default-gpg":            {des: file("/etc/machine-config-daemon/no-reboot/containers-gpg.pub", "key")},
+	"default-policy-json":    {des: file("/etc/containers/policy.json", "{}")},
+	"default-registries":     {des: file(registries, regSafe)},
+	"registries-unsafe":      {des: file(registries, regUnsafe)},
+	"default-registries-d":   {des: file("/etc/containers/registries.d/x.yaml", "docker: {}")},
+	"default-crio-policies":  {des: file("/etc/crio/policies/x.json", "{}")},
+	"default-nmstate":        {des: file("/etc/nmstate/openshift/eth0.yml", "x")},
+	"default-user-ca":        {des: file(trust, "pem")},
 	"default-cred-providers": {des: file(credProv, "x")},
-	"default-cred-dropin":   {des: file(credDropin, "[Service]\nEnvironment=X=1\n")},
-	"default-iri-config":    {des: file("/etc/iri-registry/certs/tls.crt", "pem")},
-	"default-iri-script":    {des: file("/usr/local/bin/load-registry-image.sh", "#!/bin/sh\n")},
-	"default-iri-root-ca":   {des: file("/etc/pki/ca-trust/source/anchors/iri-root-ca.crt", "pem")},
+	"default-cred-dropin":    {des: file(credDropin, "[Service]\nEnvironment=X=1\n")},
+	"default-iri-config":     {des: file("/etc/iri-registry/certs/tls.crt", "pem")},
+	"default-iri-script":     {des: file("/usr/local/bin/load-registry-image.sh", "#!/bin/sh\n")},
+	"default-iri-root-ca":    {des: file("/etc/pki/ca-trust/source/anchors/iri-root-ca.crt", "pem")},
 	"default-iri-unit": {des: with(func(c *fixture.Config) {
 		c.Systemd.Units = append(c.Systemd.Units, types.Unit{Name: "iri-registry.service", Contents: ptrTo("[Service]\nExecStart=/bin/true\n")})
 	})},
@@ -149,7 +149,7 @@ var parityCases = map[string]parityCase{
 		des: with(func(c *fixture.Config) { c.GzipFile(registries, []byte(regSafe), 0o644) })},
 
 	// Documented differences and other rules of the daemon.
-	"passwd-hash": {des: with(func(c *fixture.Config) { c.Passwd.Users[0].PasswordHash = ptrTo("$6$salt$new") })},
+	"passwd-hash":      {des: with(func(c *fixture.Config) { c.Passwd.Users[0].PasswordHash = ptrTo("$6$salt$new") })},
 	"kernel-arguments": {des: parityBase, desM: &fixture.Machine{KernelArguments: []string{"nosmt"}}},
 	"extensions-added": {des: parityBase, desM: &fixture.Machine{Extensions: []string{"usbguard"}}},
 	"directory-added": {des: with(func(c *fixture.Config) {
