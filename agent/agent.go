@@ -340,28 +340,24 @@ func (a *Agent) decideAndReport() (Decision, Snapshot) {
 	return d, snap
 }
 
-// refreshStart is apply's Start hook when paced: take a slot, or report the wait.
-func (a *Agent) refreshStart(snap Snapshot, d Decision) func(context.Context) error {
-	if a.cfg.Pacer == nil {
-		return nil
-	}
-	return func(ctx context.Context) error {
-		ok, waiting := a.cfg.Pacer.Acquire(ctx, a.pool, snap.Hash)
-		if !ok {
-			if waiting != nil {
-				r := *d.Report
-				r.Waiting = waiting
-				a.report(r)
-			}
-			return errWaitingForSlot
+// takeSlot takes a pacing slot for a refresh that will write, or reports the wait: false when the
+// node must wait (the pacer wakes the loop).
+func (a *Agent) takeSlot(ctx context.Context, snap Snapshot, d Decision) bool {
+	ok, waiting := a.cfg.Pacer.Acquire(ctx, a.pool, snap.Hash)
+	if !ok {
+		if waiting != nil {
+			r := *d.Report
+			r.Waiting = waiting
+			a.report(r)
 		}
-		if shown, _ := a.reporter.current(); shown.Waiting != nil && shown.Desired == d.Report.Desired {
-			a.reportLazy(*d.Report) // already shown Working: its Done may well come first
-			return nil
-		}
-		a.report(*d.Report)
-		return nil
+		return false
 	}
+	if shown, _ := a.reporter.current(); shown.Waiting != nil && shown.Desired == d.Report.Desired {
+		a.reportLazy(*d.Report) // already shown Working: its Done may well come first
+		return true
+	}
+	a.report(*d.Report)
+	return true
 }
 
 // lazyWorking is how long a refresh that took a pacing slot after waiting for one goes on showing
@@ -375,31 +371,22 @@ func (a *Agent) reportLazy(s api.NodeStatus) {
 	}
 }
 
-// refreshProceed is apply's Proceed hook when paced: the slot must still be this node's, by its
-// own clock, when the transaction begins (after a drain that may have outlasted it).
-func (a *Agent) refreshProceed(snap Snapshot) func(context.Context) error {
-	if a.cfg.Pacer == nil {
-		return nil
-	}
-	return func(context.Context) error {
-		if !a.cfg.Pacer.Holds(a.pool, snap.Hash) {
-			return errLostSlot
-		}
-		return nil
-	}
+// slotGate is apply's Gate for a paced refresh: a drain stops as soon as the watch shows the slot
+// taken over, and the slot must still be this node's, by its own clock, when the transaction begins
+// (after a drain that may have outlasted it).
+type slotGate struct {
+	pacer      *pacing.Pacer
+	pool, hash string
 }
 
-// refreshAbort is apply's Abort hook when paced: a drain stops as soon as the watch shows the slot
-// taken over (Proceed then says so).
-func (a *Agent) refreshAbort() func() <-chan struct{} {
-	if a.cfg.Pacer == nil {
-		return nil
-	}
-	return a.cfg.Pacer.Lost
-}
+func (g slotGate) Lost() <-chan struct{} { return g.pacer.Lost() }
 
-// errWaitingForSlot stops a paced refresh before it writes anything.
-var errWaitingForSlot = errors.New("waiting for a refresh slot")
+func (g slotGate) Proceed(context.Context) error {
+	if !g.pacer.Holds(g.pool, g.hash) {
+		return errLostSlot
+	}
+	return nil
+}
 
 // errLostSlot stops a paced refresh whose slot expired or was taken over before its transaction.
 var errLostSlot = errors.New("the refresh slot was lost before the transaction (expired or taken over); nothing written")

@@ -28,11 +28,21 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 	// A refresh in progress finishes even when the agent is told to stop, within ShutdownGrace.
 	rctx, cancel := graceContext(ctx, a.cfg.ShutdownGrace)
 	defer cancel()
-	res, err := apply.Run(rctx, a.cfg.Node, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
-		Delegated: delegated(node), Start: a.refreshStart(snap, d), Proceed: a.refreshProceed(snap),
-		Abort: a.refreshAbort()})
-	if errors.Is(err, errWaitingForSlot) {
-		return false // no pacing slot: nothing written; the pacer wakes the loop
+	// The whole refresh is worked out first; only one that writes needs a pacing slot, taken between
+	// the plan and its execution.
+	var res *apply.Result
+	prep, err := apply.Prepare(rctx, a.cfg.Node, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
+		Delegated: delegated(node)})
+	if err == nil {
+		var gate apply.Gate
+		if a.cfg.Pacer != nil && prep.Writes() && rctx.Err() == nil {
+			if !a.takeSlot(rctx, snap, d) {
+				prep.Close()
+				return false // no pacing slot: nothing written; the pacer wakes the loop
+			}
+			gate = slotGate{pacer: a.cfg.Pacer, pool: a.pool, hash: snap.Hash}
+		}
+		res, err = prep.Execute(rctx, gate)
 	}
 	if errors.Is(err, errLostSlot) {
 		a.log.Warn("refresh stopped before its transaction", "hash", snap.Hash, "reason", err.Error())

@@ -51,29 +51,22 @@ type Request struct {
 	Delegated map[string]string
 	// Current overrides the recorded current state (the --current flag).
 	Current *diff.Payload
-	// Start, when set, is called once the plan says files will change, before anything is written
-	// (a no-op or a refusal never calls it): the agent takes its pacing slot there. An error stops
-	// the refresh with nothing written, and Run returns that error as is.
-	Start func(ctx context.Context) error
-	// Proceed, when set, is called after the drain, right before the transaction: an error stops the
-	// refresh with nothing written (the node uncordoned), and Run returns it as is. The agent checks
-	// there that it still holds its pacing slot: a drain can outlast it (a stalled process, a node cut
-	// off from the API server) and another node may have taken the slot over meanwhile.
-	Proceed func(ctx context.Context) error
-	// Abort, when set, is asked once Start succeeded for a channel that closes when the refresh must
-	// not go on (the agent: its pacing slot was taken over). It stops a drain in progress; Proceed
-	// then says why, and nothing is written.
-	Abort func() <-chan struct{}
 	// DryRun plans against the node (owners, paths, symlinks, the daemon's record) and stops before
 	// any effect: no recovery, no write, no action, no record (apply --dry-run).
 	DryRun bool
 }
 
-// Result is the plan plus what happened. Its JSON form is the CLI's output.
+// Result is the plan as it applies to the node, plus what happened. Its JSON form is the CLI's output.
 type Result struct {
+	// Plan is plan.Build's plan as it applies to this node (see onNode): the same, or a copy with what
+	// only the node can tell added. The built plan is never edited.
 	*plan.Plan
-	Outcome api.Outcome `json:"outcome"`
-	Applied bool        `json:"applied"`
+	// Writes is what the refresh does on the node, resolved against its root (owners from its
+	// /etc/passwd and /etc/group, core's keys file under its home, the machine-config daemon's
+	// current config kept coherent); also with --dry-run.
+	Writes  []plan.Write `json:"writes,omitempty"`
+	Outcome api.Outcome  `json:"outcome"`
+	Applied bool         `json:"applied"`
 	// RolledBack says a failed refresh was undone completely: every original verified back in place,
 	// the unit actions run again on them, the backups and journal removed.
 	RolledBack bool `json:"rolledBack"`
@@ -112,167 +105,6 @@ func invalid(format string, args ...any) error {
 	return &InvalidError{Err: fmt.Errorf(format, args...)}
 }
 
-// Run refreshes the node toward req. An error means the request could not be planned (InvalidError)
-// or the node's state could not be read; every other outcome, refusal and rolled-back failure
-// included, is a Result.
-func Run(ctx context.Context, n Node, req Request) (*Result, error) {
-	log := n.logger()
-	// An interrupted refresh is settled first; while a rollback stays incomplete nothing else starts.
-	// A dry run changes nothing, recovery included: it says a transaction is pending instead.
-	if err := n.Root.CheckStateDir(n.StateDir); err != nil {
-		return nil, err
-	}
-	unlock, err := n.lock(ctx, !req.DryRun)
-	if err != nil {
-		return nil, err
-	}
-	if unlock != nil {
-		defer unlock()
-	}
-	if req.DryRun {
-		if txn, err := actions.Pending(n.StateDir); err != nil || txn != "" {
-			return nil, fmt.Errorf("an interrupted refresh is pending (%s%v): run refresh-agent recover first", txn, err)
-		}
-	} else if _, err := n.recoverLocked(ctx); err != nil {
-		return nil, fmt.Errorf("recovering an interrupted refresh: %w", err)
-	}
-	hash := req.Hash
-	if hash == "" {
-		hash = PayloadHash(req.Desired)
-	}
-	if err := checkHash(hash); err != nil {
-		return nil, invalid("%w", err)
-	}
-	cur, fromMachineConfig := req.Current, false
-	if cur == nil {
-		c, err := n.LoadCurrent()
-		if err != nil {
-			return nil, invalid("%w", err)
-		}
-		cur, fromMachineConfig = c.Payload, c.Hash == ""
-	}
-	des, err := diff.DecodeAgainst(req.Desired, cur)
-	if err != nil {
-		return nil, invalid("desired payload: %w", err)
-	}
-	if fromMachineConfig {
-		cur = withDiskBaseline(n.Root, cur, des)
-	}
-	p, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: n.Policy, Delegated: req.Delegated})
-	if err != nil {
-		return nil, invalid("%w", err)
-	}
-	res := &Result{Plan: p, Hash: hash, Desired: des}
-	if !p.Eligible {
-		res.Outcome, res.Reason = api.OutcomeRefused, refusedReason(p)
-		log.Info("refresh refused", "hash", hash, "refused", len(p.Refused), "reason", res.Reason)
-		return res, nil
-	}
-	ops, err := n.ops(p, des)
-	if errors.Is(err, ErrUnsafeHome) {
-		return refuseOnNode(res, err), nil
-	}
-	if err != nil {
-		res.Outcome, res.Reason = api.OutcomeFailed, err.Error()
-		return res, nil
-	}
-	p.Writes = writesOf(p, ops)
-	// The node-side checks Prepare repeats, before anything happens: a symlinked component or a
-	// reserved name is a refusal in the plan, shown by --dry-run as by a real run.
-	if err := actions.Check(n.Root, ops); err != nil {
-		if errors.Is(err, actions.ErrSymlink) || errors.Is(err, actions.ErrReserved) {
-			return refuseOnNode(res, err), nil
-		}
-		res.Outcome, res.Reason = api.OutcomeFailed, err.Error()
-		return res, nil
-	}
-	if n.checkUnits(ctx, res, req.DryRun) {
-		return res, nil
-	}
-	if p.Drain && n.Drainer == nil && !n.Drained {
-		// No API client (the apply command): the drain is skipped and said so, as unit actions are
-		// with --systemd none. The agent drains; --drained says the operator did.
-		res.DrainSkipped = true
-		p.Warnings = append(p.Warnings, "drain skipped: the plan asks for one ("+strings.Join(p.DrainReasons, "; ")+
-			") and apply has no API client to drain with (the agent drains; pass --drained once the node is drained)")
-	}
-	res.Drift = n.drift(p, cur)
-	if req.DryRun {
-		res.Outcome = api.OutcomePlanned
-		if len(ops) == 0 {
-			res.Outcome = api.OutcomeNoop
-		}
-		return res, nil
-	}
-	if unlock == nil {
-		// A node without a state dir when this started: the lock is taken before the first write.
-		late, err := n.lockLate(ctx)
-		if errors.Is(err, errStateAppeared) {
-			return Run(ctx, n, req) // the state dir exists now: this time the lock comes first
-		}
-		if err != nil {
-			return nil, err
-		}
-		defer late()
-	}
-	if len(ops) == 0 {
-		// Nothing on the node changes; only the record moves to the new hash.
-		res.Outcome, res.Applied = api.OutcomeNoop, true
-		if err := n.record(req.Desired, hash); err != nil {
-			return res, err
-		}
-		n.Decoded.put("/"+payloadName(req.Desired), des)
-		return res, nil
-	}
-	if err := ctx.Err(); err != nil {
-		// Told to stop (SIGTERM) before anything was written: start nothing.
-		res.Outcome, res.Reason = api.OutcomeFailed, "not started: "+err.Error()
-		return res, nil
-	}
-	if req.Start != nil {
-		if err := req.Start(ctx); err != nil {
-			return nil, err
-		}
-	}
-	meta := actions.Meta{Hash: hash, PayloadFile: payloadName(req.Desired), Actions: p.Actions}
-	if p.Drain && n.Drainer != nil {
-		dctx, stop := context.WithCancel(ctx)
-		if req.Abort != nil {
-			abort := req.Abort()
-			go func() {
-				select {
-				case <-abort:
-					stop()
-				case <-dctx.Done():
-				}
-			}()
-		}
-		err := n.drain(ctx, dctx)
-		stop()
-		if err != nil {
-			if req.Proceed != nil {
-				if perr := req.Proceed(ctx); perr != nil {
-					return nil, perr // stopped on purpose: nothing was written, the node is uncordoned
-				}
-			}
-			res.Outcome, res.Reason = api.OutcomeFailed, err.Error()
-			return res, nil // nothing was written; the node is uncordoned again
-		}
-		defer n.uncordon(ctx, res)
-	}
-	if req.Proceed != nil {
-		if err := req.Proceed(ctx); err != nil {
-			return nil, err
-		}
-	}
-	log.Info("refresh starting", "hash", hash, "files", len(ops), "actions", len(p.Actions), "drain", p.Drain)
-	out, err := n.transact(ctx, res, ops, meta, req.Desired)
-	if err == nil && out != nil && out.Applied {
-		n.Decoded.put("/"+payloadName(req.Desired), des) // the record's payload now
-	}
-	return out, err
-}
-
 // transact stages and commits the files, runs the unit actions and records; on any failure it
 // rolls back (see rollback).
 func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta actions.Meta, raw []byte) (*Result, error) {
@@ -280,7 +112,7 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 	res.ActionsSkipped = n.skips(meta.Actions)
 	txn, err := actions.Prepare(n.Root, n.StateDir, ops, meta)
 	if errors.Is(err, actions.ErrSymlink) || errors.Is(err, actions.ErrReserved) {
-		return refuseOnNode(res, err), nil
+		return refuseOnNode(res, fileRefusal(err)), nil // changed on the node since Prepare checked it
 	}
 	if err != nil {
 		res.Outcome, res.Reason = api.OutcomeFailed, err.Error()
@@ -455,16 +287,6 @@ func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
 	rec.RolledBack, rec.Reason = true, cause.Error()+"; rolled back"
 	n.logger().Warn("recovered refresh rolled back", "hash", rec.Hash, "reason", rec.Reason)
 	return rec, nil
-}
-
-// refuseOnNode refuses the plan for what the node holds: a symlinked component is refused, never
-// followed, and a name reserved for the agent's own side files is never written (retrying cannot
-// help).
-func refuseOnNode(res *Result, err error) *Result {
-	res.Eligible, res.Files, res.SSHKeys, res.Actions, res.Writes = false, nil, nil, []plan.UnitAction{}, nil
-	res.Refused = append(res.Refused, plan.Refusal{Kind: diff.KindFile, Reason: err.Error()})
-	res.Outcome, res.Reason, res.ActionsSkipped = api.OutcomeRefused, err.Error(), false
-	return res
 }
 
 // writesOf lists the node-resolved operations of a plan (never contents).

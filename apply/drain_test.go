@@ -140,8 +140,8 @@ func TestACordonLeftByACrashIsUndoneByTheNextRun(t *testing.T) {
 	assert.Empty(t, *log)
 }
 
-// A drain stopped by Abort (the agent's pacing slot was taken over) ends the refresh with Proceed's
-// error: nothing written, the node uncordoned, not a failure.
+// A drain stopped by the gate (the agent's pacing slot was taken over) ends the refresh with
+// Proceed's error: nothing written, the node uncordoned, not a failure.
 func TestAbortedDrainStopsWithNothingWritten(t *testing.T) {
 	n, log, d := drainNode(t)
 	d.blocks = true
@@ -156,11 +156,22 @@ func TestAbortedDrainStopsWithNothingWritten(t *testing.T) {
 		}
 	}
 	time.AfterFunc(50*time.Millisecond, func() { close(abort) })
-	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: v1().File(registries, []byte(regRemoved), 0o644).JSON(),
-		Hash: "r2", Proceed: proceed, Abort: func() <-chan struct{} { return abort }})
+	prep, err := apply.Prepare(context.Background(), n.Node, apply.Request{Desired: v1().File(registries, []byte(regRemoved), 0o644).JSON(),
+		Hash: "r2"})
+	require.NoError(t, err)
+	res, err := prep.Execute(context.Background(), gate{lost: abort, proceed: proceed})
 	require.ErrorIs(t, err, lost)
 	assert.Nil(t, res)
 	assert.Equal(t, []string{"drain with " + regV1, "uncordon with " + regV1}, *log)
 	assert.Equal(t, regV1, n.read(t, registries))
 	assert.Equal(t, "r1", apply.CurrentHash(n.StateDir))
 }
+
+// gate is an apply.Gate from a channel and a function.
+type gate struct {
+	lost    chan struct{}
+	proceed func(context.Context) error
+}
+
+func (g gate) Lost() <-chan struct{}             { return g.lost }
+func (g gate) Proceed(ctx context.Context) error { return g.proceed(ctx) }

@@ -126,13 +126,12 @@ func (n Node) mcdCurrentConfigOp(des *diff.Payload) (*actions.Op, error) {
 }
 
 // drift counts planned files whose on-disk state differs from what the current config says (changed
-// by hand) and warns about each. The desired content is written anyway: it is authoritative.
-func (n Node) drift(p *plan.Plan, cur *diff.Payload) int {
+// by hand), with a warning for each. The desired content is written anyway: it is authoritative.
+func (n Node) drift(p *plan.Plan, cur *diff.Payload) (count int, warnings []string) {
 	want := map[string]types.File{}
 	for _, f := range cur.Config.Storage.Files {
 		want[f.Path] = f
 	}
-	count := 0
 	for _, f := range p.Files {
 		old, inCurrent := want[f.Path]
 		var what string
@@ -140,7 +139,7 @@ func (n Node) drift(p *plan.Plan, cur *diff.Payload) int {
 		data, fi, err := n.Root.ReadFileUpTo(f.Path, maxBaselineFile)
 		if errors.Is(err, actions.ErrTooLarge) {
 			count++
-			p.Warnings = append(p.Warnings, fmt.Sprintf("drift: %s is %d bytes on the node, too large to compare; writing the desired content", f.Path, fi.Size()))
+			warnings = append(warnings, fmt.Sprintf("drift: %s is %d bytes on the node, too large to compare; writing the desired content", f.Path, fi.Size()))
 			continue
 		}
 		switch {
@@ -161,8 +160,8 @@ func (n Node) drift(p *plan.Plan, cur *diff.Payload) int {
 		}
 		if what != "" {
 			count++
-			p.Warnings = append(p.Warnings, fmt.Sprintf("drift: %s was changed on the node (%s); writing the desired content", f.Path, what))
+			warnings = append(warnings, fmt.Sprintf("drift: %s was changed on the node (%s); writing the desired content", f.Path, what))
 		}
 	}
-	return count
+	return count, warnings
 }

@@ -27,11 +27,6 @@ type Plan struct {
 	Drain        bool     `json:"drain"`
 	DrainReasons []string `json:"drainReasons,omitempty"`
 
-	// Writes is what a refresh does on the node, resolved against its root (owners from its
-	// /etc/passwd and /etc/group, core's keys file under its home, the machine-config daemon's
-	// current config kept coherent). Set by apply (also with --dry-run); empty from diff, which has no node.
-	Writes []Write `json:"writes,omitempty"`
-
 	// Files are the eligible file writes and removals, with decoded contents, in path order.
 	Files []FileOp `json:"-"`
 	// SSHKeys is set when core's authorized keys change.
