@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/apply"
+	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/kube"
 )
 
@@ -32,15 +34,11 @@ func Data(payload, rules []byte, hash string) (map[string]string, error) {
 	if hash == "" {
 		hash = apply.PayloadHash(payload)
 	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(payload); err != nil {
+	config, err := configValue(payload)
+	if err != nil {
 		return nil, err
 	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	data := map[string]string{"config": base64.StdEncoding.EncodeToString(buf.Bytes()), "hash": hash}
+	data := map[string]string{"config": config, "hash": hash}
 	if len(rules) > 0 {
 		data["no-reboot-paths"] = string(rules)
 	}
@@ -52,6 +50,24 @@ func Data(payload, rules []byte, hash string) (map[string]string, error) {
 		return nil, fmt.Errorf("payload too large for a ConfigMap: %d bytes after gzip+base64, the limit is %d", size, MaxConfigMapSize)
 	}
 	return data, nil
+}
+
+// configValue is the ConfigMap's config for payload: the payload itself when it is already in that
+// form (base64 of gzip, as `payload get` prints it and HyperShift stores it), else its bytes
+// gzipped and base64-encoded.
+func configValue(payload []byte) (string, error) {
+	if _, form, err := diff.DecodeForm(payload); err == nil && strings.HasPrefix(string(form), "base64+gzip+") {
+		return string(bytes.TrimSpace(payload)), nil
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(payload); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
 }
 
 // Publish creates or updates the ConfigMap, creating its namespace (labelled for Pod Security

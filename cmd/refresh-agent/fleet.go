@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,6 +26,7 @@ import (
 	"github.com/openshift/refresh-agent/fleet"
 	"github.com/openshift/refresh-agent/kube"
 	"github.com/openshift/refresh-agent/pacing"
+	"github.com/openshift/refresh-agent/plan"
 	"github.com/openshift/refresh-agent/publish"
 )
 
@@ -105,6 +110,8 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	output := fs.StringP("output", "o", "table", "output format: table, wide, json or yaml")
 	var kf kube.ConfigFlags
 	maxConcurrent := fs.String("max-concurrent", "0", "the agents' --max-concurrent, to say when the pool halted (0: from the nodes' reasons only)")
+	watch := fs.BoolP("watch", "w", false, "follow the pool until it is Complete (exit 0), Degraded or halted (exit 1), or --timeout (exit 2)")
+	timeout := fs.Duration("timeout", 0, "with --watch: give up after this long (exit 2); 0 waits for ever")
 	kf.AddFlags(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -112,6 +119,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	limit, err := pacing.ParseLimit(*maxConcurrent)
 	if err != nil {
 		return fail(stderr, exitInvalid, "status: %v", err)
+	}
+	if *timeout < 0 {
+		return fail(stderr, exitInvalid, "status: --timeout must not be negative")
 	}
 	switch *output {
 	case "", "table", "text", "wide", "json", "yaml":
@@ -154,6 +164,10 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, exitFailed, "status: ConfigMap %s has no %q key", out.ConfigMap, api.KeyHash)
 		}
 	}
+	if *watch {
+		cancel()
+		return followPool(client, sel, out.Hash, limit, *timeout, stdout, stderr)
+	}
 	nodes, err := client.ListNodes(ctx, sel)
 	if err != nil {
 		return fail(stderr, exitFailed, "status: listing nodes: %v", err)
@@ -175,6 +189,58 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitFailed, "writing output: %v", err)
 	}
 	return exitOK
+}
+
+// followPool follows the pool's Nodes toward hash like `kubectl rollout status`: one line per
+// change (with a progress bar when stdout is a terminal), then exit 0 when Complete, 1 when
+// Degraded or halted (the nodes and reasons on stderr), 2 on timeout or when no node matches.
+func followPool(client *kube.Client, selector, hash string, limit pacing.Limit, timeout time.Duration, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), timeout)
+	}
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	bar := isTerminal(stdout)
+	prev := ""
+	outcome, last := publish.Follow(ctx, client.REST(), selector, hash, limit.Slots, func(p publish.Progress) {
+		line := p.Line()
+		if line == prev {
+			return
+		}
+		prev = line
+		if bar {
+			line = publish.Bar(len(p.Summary.By[fleet.PhaseComplete]), p.Summary.Total, 20) + " " + line
+		}
+		fmt.Fprintln(stdout, line)
+	})
+	h := short(hash)
+	switch outcome {
+	case publish.Complete:
+		fmt.Fprintf(stdout, "refresh to %s complete: %s\n", h, last.Line())
+		return exitOK
+	case publish.Failed:
+		fmt.Fprintf(stdout, "refresh to %s failed: %s\n", h, last.Line())
+		fmt.Fprintf(stderr, "refresh-agent: %s\n", strings.ReplaceAll(last.Why(), hash, h))
+		return exitFailed
+	case publish.NoNodes:
+		return fail(stderr, exitInvalid, "status: ConfigRefreshComplete False NoNodes: no node matches %s (is the pool's name right?)", selector)
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fail(stderr, exitInvalid, "status: timed out after %s waiting for the refresh to %s: %s", timeout, h, last.Line())
+	}
+	return fail(stderr, exitInvalid, "status: interrupted: %s", last.Line())
+}
+
+// isTerminal reports whether w is a character device (a terminal, not a pipe or a file).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func statusNodes(nodes []corev1.Node, hash string) []statusNode {
@@ -282,6 +348,13 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 	payload := fs.String("payload", "", "the payload file (Ignition or MachineConfig, any encoding)")
 	rules := fs.String("no-reboot-paths", "", "no-reboot-paths JSON file")
 	hash := fs.String("hash", "", "the hash to publish (default: sha256 of the payload)")
+	policy := fs.String("policy", "", "the nodes' policy file, to plan as they will judge (default: the built-in policy)")
+	dryRun := fs.Bool("dry-run", false, "print the plan and publish nothing (exit 3 when the nodes would refuse)")
+	force := fs.Bool("force", false, "publish even a payload the nodes would refuse (they write nothing and report Unreconcilable)")
+	wait := fs.Bool("wait", false, "after publishing, follow the pool as status --watch does (exit 0 Complete, 1 Degraded or halted, 2 timeout)")
+	timeout := fs.Duration("timeout", 15*time.Minute, "with --wait: give up after this long (exit 2); 0 waits for ever")
+	maxConcurrent := fs.String("max-concurrent", "0", "with --wait: the agents' --max-concurrent, to say when the pool halted")
+	selector := fs.String("selector", "", "with --wait: label selector of the pool's nodes (default: "+api.LabelNodePool+"=POOL)")
 	createNS := fs.Bool("create-namespace", false, "create the namespace (labelled for privileged pods) when missing")
 	var kf kube.ConfigFlags
 	kf.AddFlags(fs)
@@ -295,18 +368,44 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 	if cmName == "" || *payload == "" {
 		return fail(stderr, exitInvalid, "publish: --payload and --pool (or --configmap) are required")
 	}
+	limit, err := pacing.ParseLimit(*maxConcurrent)
+	if err != nil {
+		return fail(stderr, exitInvalid, "publish: %v", err)
+	}
+	sel := *selector
+	if sel == "" && *pf.pool != "" {
+		sel = labels.Set{api.LabelNodePool: *pf.pool}.String()
+	}
+	if *wait && sel == "" {
+		return fail(stderr, exitInvalid, "publish: --wait needs --pool or --selector to find the pool's nodes")
+	}
+	if _, err := labels.Parse(sel); err != nil {
+		return fail(stderr, exitInvalid, "publish: --selector: %v", err)
+	}
 	raw, err := readInput(*payload, diff.MaxPayloadSize)
 	if err != nil {
 		return fail(stderr, exitInvalid, "publish: %v", err)
 	}
-	if _, err := diff.Decode(raw); err != nil {
+	desired, err := diff.Decode(raw)
+	if err != nil {
 		return fail(stderr, exitInvalid, "publish: %s: %v", *payload, err)
 	}
 	var rulesRaw []byte
+	var parsedRules []allowlist.Rule
 	if *rules != "" {
 		if rulesRaw, err = readInput(*rules, allowlist.MaxRulesSize); err != nil {
 			return fail(stderr, exitInvalid, "publish: %v", err)
 		}
+		if parsedRules, err = allowlist.ParseRules(rulesRaw); err != nil {
+			return fail(stderr, exitInvalid, "publish: %s: no-reboot-paths: %v", *rules, err)
+		}
+	}
+	pol, polName := allowlist.Default(), "the built-in node policy"
+	if *policy != "" {
+		if pol, err = allowlist.LoadPolicy(*policy); err != nil {
+			return fail(stderr, exitInvalid, "publish: %v", err)
+		}
+		polName = "node policy " + *policy
 	}
 	if _, err := publish.Data(raw, rulesRaw, *hash); err != nil {
 		return fail(stderr, exitInvalid, "publish: %v", err)
@@ -323,10 +422,54 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, exitFailed, "publish: namespace %s not found (install deploy/ first, or pass --create-namespace)", *pf.namespace)
 		}
 	}
+
+	// The plan first: the new payload judged against the pool's published one, as a node would.
+	ref := *pf.namespace + "/" + cmName
+	cm, err := client.GetConfigMap(ctx, *pf.namespace, cmName)
+	var published *diff.Payload
+	switch {
+	case apierrors.IsNotFound(err):
+		fmt.Fprintf(stderr, "ConfigMap %s does not exist yet: no published payload to plan against; each node judges this one against what it runs\n", ref)
+	case err != nil:
+		return fail(stderr, exitFailed, "publish: ConfigMap %s: %v", ref, err)
+	default:
+		if published, err = diff.Decode([]byte(cm.Data[api.KeyConfig])); err != nil {
+			fmt.Fprintf(stderr, "the payload published in ConfigMap %s does not decode (%v): no plan against it\n", ref, err)
+		}
+	}
+	refused := false
+	if published != nil {
+		p, err := plan.Build(plan.Inputs{Current: published, Desired: desired, NoRebootPaths: parsedRules, Policy: pol})
+		if err != nil {
+			return fail(stderr, exitInvalid, "publish: %v", err)
+		}
+		fmt.Fprintf(stdout, "plan against the payload published in ConfigMap %s (hash %s), with %s:\n", ref, short(cm.Data[api.KeyHash]), polName)
+		if err := p.WriteText(stdout); err != nil {
+			return fail(stderr, exitFailed, "writing output: %v", err)
+		}
+		refused = !p.Eligible
+	} else if why := diff.CheckEmbedded(desired); why != "" {
+		fmt.Fprintf(stdout, "refused: %s%s\n", why, plan.EmbeddedFix)
+		refused = true
+	}
+	switch {
+	case refused && *dryRun:
+		fmt.Fprintln(stdout, "dry run: nothing published; the nodes would refuse this payload")
+		return exitRefused
+	case refused && !*force:
+		return fail(stderr, exitRefused, "publish: the pool's nodes would refuse this payload, writing nothing and reporting Unreconcilable: nothing published (--force publishes it anyway)")
+	case *dryRun:
+		fmt.Fprintln(stdout, "dry run: nothing published")
+		return exitOK
+	}
 	h, err := publish.Publish(ctx, client, *pf.namespace, cmName, raw, rulesRaw, *hash)
 	if err != nil {
 		return fail(stderr, exitFailed, "publish: %v", err)
 	}
-	fmt.Fprintf(stdout, "published %s to ConfigMap %s/%s\n", h, *pf.namespace, cmName)
-	return exitOK
+	fmt.Fprintf(stdout, "published %s to ConfigMap %s\n", h, ref)
+	if !*wait {
+		return exitOK
+	}
+	cancel()
+	return followPool(client, sel, h, limit, *timeout, stdout, stderr)
 }
