@@ -54,17 +54,17 @@ func (p Progress) Line() string {
 
 // working keeps the nodes that are refreshing right now (Working toward the hash and not waiting
 // for a slot): the names worth printing.
-func working(nodes []fleet.NodeStatus) []fleet.NodeStatus {
-	var out []fleet.NodeStatus
+func working(nodes []fleet.Node) []fleet.Node {
+	var out []fleet.Node
 	for _, n := range nodes {
-		if n.State == api.StateWorking && !strings.HasPrefix(n.Reason, api.ReasonWaitingPrefix) {
+		if n.State == api.StateWorking && n.Waiting == nil {
 			out = append(out, n)
 		}
 	}
 	return out
 }
 
-func nodeNames(nodes []fleet.NodeStatus) string {
+func nodeNames(nodes []fleet.Node) string {
 	if len(nodes) == 0 {
 		return ""
 	}

@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -215,7 +215,7 @@ func followPool(client *kube.Client, selector, hash string, limit pacing.Limit, 
 		}
 		fmt.Fprintln(stdout, line)
 	})
-	h := short(hash)
+	h := api.Short(hash)
 	switch outcome {
 	case publish.Complete:
 		fmt.Fprintf(stdout, "refresh to %s complete: %s\n", h, last.Line())
@@ -443,7 +443,7 @@ func runPublish(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, exitInvalid, "publish: %v", err)
 		}
-		fmt.Fprintf(stdout, "plan against the payload published in ConfigMap %s (hash %s), with %s:\n", ref, short(cm.Data[api.KeyHash]), polName)
+		fmt.Fprintf(stdout, "plan against the payload published in ConfigMap %s (hash %s), with %s:\n", ref, api.Short(cm.Data[api.KeyHash]), polName)
 		if err := p.WriteText(stdout); err != nil {
 			return fail(stderr, exitFailed, "writing output: %v", err)
 		}
