@@ -23,12 +23,16 @@ func decodeDataURL(s string) ([]byte, error) {
 	if comma < 0 || !strings.HasPrefix(s, "data:") || strings.IndexByte(s[:comma], '"') >= 0 {
 		return slowDataURL(s)
 	}
-	head, err := dataurl.DecodeString(s[:comma+1])
-	if err != nil {
-		return slowDataURL(s)
+	base64Data := false
+	if comma > len("data:") { // "data:," is the common header, and valid
+		head, err := dataurl.DecodeString(s[:comma+1])
+		if err != nil {
+			return slowDataURL(s)
+		}
+		base64Data = head.Encoding == dataurl.EncodingBase64
 	}
 	data := s[comma+1:]
-	if head.Encoding == dataurl.EncodingBase64 {
+	if base64Data {
 		// The lexer takes base64's alphabet, '=' and '\n'; DecodeString also skips '\r'.
 		if strings.IndexByte(data, '\r') >= 0 {
 			return slowDataURL(s)

@@ -45,36 +45,52 @@ func CheckEmbedded(p *Payload) string {
 	return ""
 }
 
-// embeddedMC is a metadata file's MachineConfig as the decode parsed it from source.
+// embeddedMC is what the decode kept of a metadata file's MachineConfig for CheckEmbedded.
 type embeddedMC struct {
-	source string
-	mc     *machineConfig
+	contents fileContentsID // the file's contents it was read from
+	config   *embeddedConfig
 }
 
-// source identifies a file's contents as given: its source and compression.
-func source(f types.File) string {
-	src, comp := "", ""
-	if f.Contents.Source != nil {
-		src = *f.Contents.Source
+// fileContentsID identifies a file's contents as given: its source and compression.
+type fileContentsID struct {
+	source, compression string
+	hasSource           bool
+}
+
+func contentsOf(f types.File) fileContentsID {
+	id := fileContentsID{hasSource: f.Contents.Source != nil}
+	if id.hasSource {
+		id.source = *f.Contents.Source
 	}
 	if f.Contents.Compression != nil {
-		comp = *f.Contents.Compression
+		id.compression = *f.Contents.Compression
 	}
-	return comp + "\x00" + src
+	return id
 }
 
 func checkEmbeddedFile(p *Payload, f types.File) string {
-	var mc *machineConfig
-	if e, ok := p.embedded[f.Path]; ok && e.source == source(f) {
-		mc = e.mc // parsed by the decode, from these very contents
-	} else {
-		data, err := FileContents(f)
-		if err != nil {
-			return "cannot read it: " + err.Error()
+	if e, ok := p.embedded[f.Path]; ok && e.config != nil && e.contents == contentsOf(f) {
+		if e.config.none {
+			return "" // carries no config, so nothing to disagree with
 		}
-		if mc, err = parseMachineConfig(data); err != nil {
-			return "cannot read it: " + err.Error()
+		if inner, err := e.config.decode(p); err == nil {
+			return compareEmbedded(inner, p, f.Path)
 		}
+	}
+	return checkEmbeddedWhole(p, f)
+}
+
+// checkEmbeddedWhole reads a metadata file's MachineConfig and decodes its config whole: for what
+// the decode's walk could not settle (and the reason for it), and the reference the streamed check
+// is held to.
+func checkEmbeddedWhole(p *Payload, f types.File) string {
+	data, err := FileContents(f)
+	if err != nil {
+		return "cannot read it: " + err.Error()
+	}
+	mc, err := parseMachineConfig(data)
+	if err != nil {
+		return "cannot read it: " + err.Error()
 	}
 	raw := bytes.TrimSpace(mc.Spec.Config)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -88,13 +104,19 @@ func checkEmbeddedFile(p *Payload, f types.File) string {
 	if err != nil {
 		return "spec.config: " + err.Error()
 	}
+	return compareEmbedded(inner, p, f.Path)
+}
+
+// compareEmbedded returns why the decoded embedded config inner of the metadata file at path
+// disagrees with the outer config, or "".
+func compareEmbedded(inner, p *Payload, path string) string {
 	if inner.MachineConfig != nil {
 		return "spec.config is a MachineConfig, not an Ignition config"
 	}
 	if why := agree(&inner.Config, &p.Config); why != "" {
 		return why
 	}
-	return agreeAll(inner, p, f.Path == MachineConfigContentPath)
+	return agreeAll(inner, p, path == MachineConfigContentPath)
 }
 
 // serverAdded reports the files the machine-config server adds to the rendered MachineConfig's

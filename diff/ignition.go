@@ -51,6 +51,11 @@ func (d *decoder) parseIgnition(raw []byte, versionField *string) (types.Config,
 	if err != nil {
 		return types.Config{}, nil, jsonError(raw, err)
 	}
+	if d.restore != nil {
+		if err := d.restore(&cfg); err != nil {
+			return types.Config{}, nil, err
+		}
+	}
 	dirty, err := checkReport(cfg, rpt)
 	if err != nil {
 		return types.Config{}, nil, err
@@ -231,8 +236,8 @@ func (d *decoder) decodeIgnition(js []byte, version *string) (*Payload, error) {
 		if p.embedded == nil {
 			p.embedded = map[string]embeddedMC{}
 		}
-		// CheckEmbedded reads it again otherwise (the largest file by far).
-		p.embedded[f.Path] = embeddedMC{source: source(f), mc: mc}
+		// What CheckEmbedded needs of it (the largest file by far), walked once, now.
+		p.embedded[f.Path] = embeddedMC{contents: contentsOf(f), config: reduceEmbedded(mc.Spec.Config, &cfg)}
 	}
 	return p, nil
 }

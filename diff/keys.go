@@ -370,3 +370,11 @@ func foldRune(r rune) rune {
 
 // keyIs reports whether a JSON key matches name as encoding/json matches keys to fields.
 func keyIs(key, name string) bool { return foldKey(key) == foldKey(name) }
+
+// keyFolds is keyIs for a key as written (between the quotes, still escaped).
+func keyFolds(raw []byte, name string) bool {
+	if plainASCII(raw) {
+		return asciiEqualFold(raw, []byte(name))
+	}
+	return keyIs(unquoteKey(raw), name)
+}

@@ -67,7 +67,57 @@ func parseMachineConfig(data []byte) (*machineConfig, error) {
 // unmarshalMachineConfig reads a MachineConfig JSON already checked for duplicate keys. The machine-
 // config operator reads it case-sensitively (Kubernetes' JSON), encoding/json case-insensitively: a
 // key that only one of them matches to a field (e.g. "Spec" or "FIPS") is invalid.
+//
+// Both readers see spec.config only as raw bytes or as present: the walker checks the document as
+// encoding/json would and finds that value, and they read a copy without it (the config is nearly
+// all of a content MachineConfig, megabytes that each reader would scan twice). The whole document
+// is read as before when the walker cannot settle it, so errors read as encoding/json words them.
 func unmarshalMachineConfig(js []byte) (*machineConfig, error) {
+	if a, b, ok := specConfigSpan(js); ok {
+		placeholder := "0"
+		if string(js[a:b]) == "null" {
+			placeholder = "null"
+		}
+		small := make([]byte, 0, len(js)-(b-a)+len(placeholder))
+		small = append(append(append(small, js[:a]...), placeholder...), js[b:]...)
+		if mc, err := readMachineConfig(small); err == nil {
+			if placeholder != "null" {
+				mc.Spec.Config = js[a:b:b]
+			}
+			return mc, nil
+		}
+	}
+	return readMachineConfig(js)
+}
+
+// specConfigSpan checks js as encoding/json would and returns where the value of spec.config is (the
+// members whose keys encoding/json matches to those fields; the caller refused keys equal but for
+// case).
+func specConfigSpan(js []byte) (start, end int, ok bool) {
+	w := walker{js: js}
+	start = -1
+	err := w.object(func(key []byte) error {
+		if !keyFolds(key, "spec") || w.peek() != '{' {
+			return w.value()
+		}
+		return w.object(func(key []byte) error {
+			if !keyFolds(key, "config") {
+				return w.value()
+			}
+			start = w.pos
+			err := w.value()
+			end = w.pos
+			return err
+		})
+	})
+	if err != nil {
+		return 0, 0, false
+	}
+	w.ws()
+	return start, end, start >= 0 && w.pos == len(js)
+}
+
+func readMachineConfig(js []byte) (*machineConfig, error) {
 	var mc machineConfig
 	if err := json.Unmarshal(js, &mc); err != nil {
 		return nil, jsonError(js, err)

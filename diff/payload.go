@@ -83,15 +83,22 @@ func DecodeAgainst(raw []byte, known *Payload) (*Payload, error) {
 	if err := d.charge(int64(len(raw)), "payload"); err != nil {
 		return nil, err
 	}
-	if known != nil {
-		d.known = make(map[string]types.Resource, len(known.Config.Storage.Files))
-		for _, f := range known.Config.Storage.Files {
-			d.known[f.Path] = f.Contents
-		}
-	}
+	d.known = knownContents(known)
 	p, _, err := d.decode(raw, 0)
 	d.measure(p)
 	return p, err
+}
+
+// knownContents are a decoded payload's file contents by path (nil for none).
+func knownContents(known *Payload) map[string]types.Resource {
+	if known == nil {
+		return nil
+	}
+	m := make(map[string]types.Resource, len(known.Config.Storage.Files))
+	for _, f := range known.Config.Storage.Files {
+		m[f.Path] = f.Contents
+	}
+	return m
 }
 
 // decoder carries what a decode may trust and the memory it may still use.
@@ -99,7 +106,10 @@ type decoder struct {
 	known    map[string]types.Resource // contents already validated, by path
 	budget   int64                     // bytes this decode may still hold (see MaxPayloadSize)
 	dataURLs map[string]decodedURL     // metadata files' data, decoded while validating, by path
-	start    int64                     // the budget it began with
+	// restore, when set, puts back what a reduced embedded config left out (see streamed.go),
+	// before contents are checked.
+	restore func(*types.Config) error
+	start   int64 // the budget it began with
 }
 
 func newDecoder() *decoder { return &decoder{budget: MaxPayloadSize, start: MaxPayloadSize} }
