@@ -33,12 +33,15 @@ const KindMachineConfig Kind = "machineConfig"
 // It returns "" when every embedded MachineConfig agrees, else a reason naming the metadata file and
 // the first disagreeing path, unit or user. A payload that is itself a MachineConfig is its own
 // spec.config; only metadata files inside it are checked.
-func CheckEmbedded(p *Payload) string {
+func CheckEmbedded(p *Payload) string { return checkEach(p, checkEmbeddedFile) }
+
+// checkEach returns the first reason check gives for one of p's metadata files, named.
+func checkEach(p *Payload, check func(*Payload, types.File) string) string {
 	for _, f := range p.Config.Storage.Files {
 		if !isMachineConfigPath(f.Path) {
 			continue
 		}
-		if why := checkEmbeddedFile(p, f); why != "" {
+		if why := check(p, f); why != "" {
 			return "embedded MachineConfig " + f.Path + ": " + why
 		}
 	}

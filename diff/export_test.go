@@ -2,17 +2,7 @@ package diff
 
 // CheckEmbeddedWhole is CheckEmbedded with every embedded config decoded whole (the reference the
 // streamed check is held to).
-func CheckEmbeddedWhole(p *Payload) string {
-	for _, f := range p.Config.Storage.Files {
-		if !isMachineConfigPath(f.Path) {
-			continue
-		}
-		if why := checkEmbeddedWhole(p, f); why != "" {
-			return "embedded MachineConfig " + f.Path + ": " + why
-		}
-	}
-	return ""
-}
+func CheckEmbeddedWhole(p *Payload) string { return checkEach(p, checkEmbeddedWhole) }
 
 // Streamed reports whether the decode's walk settled the embedded config at path (CheckEmbedded
 // decodes only its reduced form), and how many of its sources the placeholders stand for.
