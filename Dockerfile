@@ -62,6 +62,8 @@ LABEL org.opencontainers.image.title="refresh-agent" \
       org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/refresh-agent /usr/bin/refresh-agent
+# On PATH, so that `oc exec ds/refresh-agent -- refresh-agent recover` finds it (scratch sets no PATH).
+ENV PATH=/usr/bin
 USER 0:0
 ENTRYPOINT ["/usr/bin/refresh-agent"]
 CMD ["run"]

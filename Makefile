@@ -4,7 +4,24 @@ BIN     := bin/refresh-agent
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: build build-fips test demo fuzz vet lint-docker bench crash-test
+.PHONY: build build-fips test demo fuzz vet lint-docker bench crash-test image image-fips push
+
+# The image the DaemonSet pins (deploy/base/daemonset.yaml; TestImageReferenceIsTheMakefiles keeps
+# the two equal). Build and push your own with IMAGE=REGISTRY/NAME:TAG, then pin it (docs/operations.md).
+IMAGE     ?= quay.io/openshift/refresh-agent:v0.1.0
+CONTAINER ?= podman
+
+# The Dockerfile's default (static, scratch) image, and its FIPS variant.
+image:
+	$(CONTAINER) build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+image-fips:
+	$(CONTAINER) build --target fips --build-arg VERSION=$(VERSION) -t $(IMAGE)-fips .
+
+# Pushes IMAGE and writes its digest to bin/image.digest, for pinning by digest.
+push:
+	@mkdir -p bin
+	$(CONTAINER) push --digestfile bin/image.digest $(IMAGE)
+	@echo "pushed $(IMAGE)@$$(cat bin/image.digest); pin it with kustomize's images: (docs/operations.md, Image)"
 
 # The same command the Dockerfile's build stage runs: a static, trimmed binary.
 build:

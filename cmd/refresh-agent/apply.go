@@ -21,6 +21,9 @@ import (
 	"github.com/openshift/refresh-agent/diff"
 )
 
+// EnvRoot names the environment variable that gives --root its default.
+const EnvRoot = "REFRESH_AGENT_ROOT"
+
 // nodeFlags are the flags every command acting on a node shares.
 type nodeFlags struct {
 	root, stateDir, policy, systemd, cri, nodeName *string
@@ -29,7 +32,9 @@ type nodeFlags struct {
 
 func addNodeFlags(fs *pflag.FlagSet) nodeFlags {
 	return nodeFlags{
-		root:        fs.String("root", "", "the node's filesystem root (/host in the DaemonSet)"),
+		// The DaemonSet sets $REFRESH_AGENT_ROOT=/host, so that `oc exec ds/refresh-agent --
+		// refresh-agent recover` acts on the host, not on the container's own filesystem.
+		root:        fs.String("root", os.Getenv(EnvRoot), "the node's filesystem root (default $"+EnvRoot+"; /host in the DaemonSet's pods)"),
 		stateDir:    fs.String("state-dir", "", "the agent's state directory (default <root>/var/lib/refresh-agent)"),
 		policy:      fs.String("policy", "", "node-local policy file (YAML or JSON); default: built-in"),
 		systemd:     fs.String("systemd", "system", "systemd manager for unit actions: system, user or none"),
@@ -43,7 +48,7 @@ func addNodeFlags(fs *pflag.FlagSet) nodeFlags {
 // action needs it.
 func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, error) {
 	if *f.root == "" {
-		return apply.Node{}, errors.New("--root is required")
+		return apply.Node{}, errors.New("--root is required (or $" + EnvRoot + "; inside the agent's pod it is /host)")
 	}
 	switch *f.systemd {
 	case "system", "user", "none":

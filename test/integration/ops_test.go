@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,4 +217,43 @@ func TestOperatingAPoolAsAnSRE(t *testing.T) {
 		return code == 0 && regexp.MustCompile(`(?m)^ConfigRefreshDegraded\s+True\s+NodesUnreconcilable\s+2 nodes failed to refresh: `+
 			`ops-n1 \(Unreconcilable: kernel arguments change requires a reboot.*ops-n2 \(Unreconcilable: kernel arguments`).MatchString(out)
 	}), "both nodes refuse the kernel arguments:\n%s", out)
+}
+
+// recover run by hand beside the running agent (as `oc exec ds/refresh-agent -- refresh-agent
+// recover` runs it in the agent's pod, $REFRESH_AGENT_ROOT giving the root): while the agent
+// refreshes it refuses at once with --lock-timeout 0, naming the agent's pid, or waits for the
+// refresh to end and then finds nothing to recover.
+func TestRecoverBesideARunningAgent(t *testing.T) {
+	e := newAgentEnv(t, false)
+	mgr := systemdtestManager(t)
+	mgr.StandInReload(t, crio, mgr.SlowReload(crio, 3*time.Second))
+	e.publish(t, base(), "v1")
+	kubeconfig, err := e.kube.Kubeconfig(kubetest.AgentUser)
+	require.NoError(t, err)
+	cmd := exec.Command(agentBinary(t), "run", "--node-name", e.node, "--root", e.root, "--source", "api",
+		"--namespace", e.ns, "--configmap", e.cm, "--systemd", "user", "--kubeconfig", kubeconfig,
+		"--metrics-addr", "", "--health-addr", "")
+	cmd.Stderr = e
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
+
+	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
+	require.True(t, kubetest.WaitFor(context.Background(), 20*time.Second, func() bool {
+		return read(t, e.root, registries) == "# v2 mirrors" // committed; the slow reload is running
+	}), "v2 never written; agent log:\n%s", e.logText())
+	env := []string{"REFRESH_AGENT_ROOT=" + e.root}
+	code, out, stderr := cliRun(t, env, "recover", "--systemd", "none", "--cri-socket", "none", "--lock-timeout", "0")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, stderr, fmt.Sprintf("held by pid %d", cmd.Process.Pid), "names the agent")
+	assert.Contains(t, out, "not acted on")
+
+	start := time.Now()
+	code, out, stderr = cliRun(t, env, "recover", "--systemd", "none", "--cri-socket", "none", "--lock-timeout", "60s")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, `"found": false`, "the agent's refresh finished: nothing to recover")
+	assert.Less(t, time.Since(start), 60*time.Second)
+	ann := e.waitState(t, "v2", api.StateDone, 30*time.Second)
+	assert.Equal(t, "v2", ann[api.AnnotationCurrent])
+	assert.Equal(t, 1, mgr.Reloads(crio))
 }
