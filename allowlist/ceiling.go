@@ -18,6 +18,10 @@ type CeilingRule struct {
 	Prefix  string   `json:"prefix"`
 	Actions []Action `json:"actions"`
 	Units   []string `json:"units,omitempty"`
+	// Mode and Owner bound the files the ConfigMap adds below the prefix (DefaultMode and
+	// DefaultOwner when unset).
+	Mode  Mode   `json:"mode,omitempty"`
+	Owner string `json:"owner,omitempty"`
 }
 
 // within reports whether a rule path (a file, or a prefix ending in "/") lies inside the ceiling
@@ -106,6 +110,10 @@ func (p *Policy) Extra(rules []Rule) ([]Rule, []string) {
 		}
 		if len(r.Pods) > 0 {
 			ignore("pods are named by the node policy only")
+			continue
+		}
+		if r.Mode != 0 || r.Owner != "" {
+			ignore("mode and owner ceilings are set by the node policy only")
 			continue
 		}
 		units, bad := p.normalizeUnits(r.Services)

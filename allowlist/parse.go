@@ -61,6 +61,9 @@ func checkRule(r Rule) error {
 	if err := checkRulePath(r.Path); err != nil {
 		return err
 	}
+	if err := checkOwner(r.Owner); err != nil {
+		return fmt.Errorf("path %q: %w", r.Path, err)
+	}
 	for _, pod := range r.Pods {
 		if err := checkPod(pod); err != nil {
 			return fmt.Errorf("path %q: %w", r.Path, err)
@@ -249,6 +252,9 @@ func (p *Policy) parseCeiling(in []CeilingRule) ([]CeilingRule, error) {
 		seen[key] = i
 		if len(c.Actions) == 0 {
 			return nil, fmt.Errorf("%s (%s): actions is empty", name, c.Prefix)
+		}
+		if err := checkOwner(c.Owner); err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", name, c.Prefix, err)
 		}
 		needsUnits := false
 		for _, a := range c.Actions {

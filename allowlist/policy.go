@@ -28,6 +28,10 @@ type Rule struct {
 	// Pods are static pods ("namespace/name" as in the manifest) restarted through the CRI after
 	// the files are in place, for readers that never re-read their config (HAProxy).
 	Pods []string `json:"pods,omitempty"`
+	// Mode and Owner bound what a written file may be (its permission bits within Mode; owned by
+	// root or Owner, "user:group"): node policy rules only; unset, DefaultMode and DefaultOwner.
+	Mode  Mode   `json:"mode,omitempty"`
+	Owner string `json:"owner,omitempty"`
 	// Effects are set by NodeDisruptionPolicy rules of the node policy only.
 	Effects `json:"-"`
 }
@@ -121,6 +125,10 @@ type Decision struct {
 	Services []string
 	Pods     []string
 	Source   string // "policy" or "no-reboot-paths"
+	// ModeCeiling and Owner bound the written file: its permission bits within ModeCeiling, owned by
+	// root or by Owner ("user:group"), from the node policy's rule or the ceiling entry.
+	ModeCeiling Mode
+	Owner       string
 	// Effects are the node policy rule's NodeDisruptionPolicy effects (none for other rules).
 	Effects
 }
@@ -140,7 +148,9 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 		if r.Reboot {
 			return Decision{Reason: "node policy rule " + r.Name + " says Reboot, and a refresh never reboots", Effects: r.Effects}
 		}
-		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Pods: r.Pods, Source: "policy", Effects: r.Effects}
+		mode, owner := ceilingOf(path, r.Mode, r.Owner)
+		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Pods: r.Pods, Source: "policy", Effects: r.Effects,
+			ModeCeiling: mode, Owner: owner}
 	}
 	if _, denied := deniedUnder(path, true); denied {
 		return Decision{Reason: "path is not in the node allowlist"} // an exception for the node's rules only
@@ -155,7 +165,9 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 	// The ceiling is checked for the path itself, not only for the entry that covers it: an entry
 	// for a wide prefix must not carry its action into a narrower ceiling below it.
 	if r, ok := longestMatch(extra, path); ok && p.ceilingAllows(r) == "" && p.ceilingAllows(Rule{Path: path, Action: r.Action, Services: r.Services}) == "" {
-		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "no-reboot-paths"}
+		c, _ := p.ceilingFor(path)
+		mode, owner := ceilingOf(path, c.Mode, c.Owner)
+		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "no-reboot-paths", ModeCeiling: mode, Owner: owner}
 	}
 	return Decision{Reason: "path is not in the node allowlist"}
 }

@@ -294,6 +294,9 @@ func writesOf(p *plan.Plan, ops []actions.Op) []plan.Write {
 	out := make([]plan.Write, 0, len(ops))
 	for i, op := range ops {
 		w := plan.Write{Path: op.Path, Remove: op.Remove, UID: op.UID, GID: op.GID, For: "file"}
+		if i < len(p.Files) && !op.Remove && p.Files[i].Unit == "" {
+			w.ModeCeiling, w.OwnerCeiling = p.Files[i].ModeCeiling.String(), p.Files[i].Owner
+		}
 		if !op.Remove {
 			w.Mode = fmt.Sprintf("%04o", op.Mode.Perm())
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/plan"
@@ -179,6 +180,17 @@ func TestApplyReportsDrift(t *testing.T) {
 
 func TestApplyOwnersByName(t *testing.T) {
 	n := newNode(t)
+	// Owners other than root are within the ceiling only where the node policy's rule names them
+	// (issue 27, class 4).
+	n.Policy = allowlist.Default()
+	for i, r := range n.Policy.Rules {
+		switch r.Path {
+		case "/etc/containers/registries.d/":
+			n.Policy.Rules[i].Owner = "core:core"
+		case "/etc/containers/policy.json":
+			n.Policy.Rules[i].Owner = "nobody-here:root"
+		}
+	}
 	des := v1().File("/etc/containers/registries.d/x.yaml", []byte("x"), 0o640).Owner("/etc/containers/registries.d/x.yaml", "core", "core")
 	res := n.run(t, des.JSON(), "owners")
 	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)

@@ -26,6 +26,9 @@ func (n Node) ops(p *plan.Plan, des *diff.Payload) ([]actions.Op, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.Path, err)
 			}
+			if err := n.checkOwnerCeiling(f, uid, gid); err != nil {
+				return nil, err
+			}
 			op.UID, op.GID = uid, gid
 		}
 		ops = append(ops, op)

@@ -115,7 +115,7 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		return nil
 	}
 	ops, err := n.ops(built, des)
-	if errors.Is(err, ErrUnsafeHome) {
+	if errors.Is(err, ErrUnsafeHome) || errors.Is(err, ErrOwnerCeiling) {
 		p.refuse(fileRefusal(err))
 		return nil
 	}

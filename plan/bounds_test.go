@@ -36,13 +36,21 @@ func TestPlanPromisesOnlyWhatARunCanDo(t *testing.T) {
 		assert.Contains(t, p.Refused[0].Reason, "out of range")
 	}
 	ok := 1<<32 - 2
-	des := fixture.Ignition("3.2.0").File("/var/lib/kubelet/config.json", []byte("{}"), 0o600)
+	des := fixture.Ignition("3.2.0").File("/etc/myapp/a.conf", []byte("{}"), 0o600)
 	des.Storage.Files[0].Group.ID = &ok
-	assert.True(t, planOf(t, cur, des).Eligible)
+	pol, err := allowlist.ParsePolicy([]byte("paths:\n- {path: /etc/myapp/a.conf, action: None, owner: \"0:4294967294\"}\n"))
+	require.NoError(t, err)
+	c, err := diff.Decode(cur.JSON())
+	require.NoError(t, err)
+	d, err := diff.Decode(des.JSON())
+	require.NoError(t, err)
+	p, err := plan.Build(plan.Inputs{Current: c, Desired: d, Policy: pol})
+	require.NoError(t, err)
+	assert.True(t, p.Eligible, "%+v", p.Refused)
 
 	nested := fixture.Ignition("3.2.0").File("/etc/docker/certs.d/a", []byte("x"), 0o644).
 		File("/etc/docker/certs.d/a/ca.crt", []byte("y"), 0o644)
-	p := planOf(t, cur, nested)
+	p = planOf(t, cur, nested)
 	assert.False(t, p.Eligible)
 	require.Len(t, p.Refused, 1)
 	assert.Equal(t, "/etc/docker/certs.d/a/ca.crt", p.Refused[0].Path)

@@ -59,6 +59,10 @@ type Change struct {
 	// Skipped is set, with the reason, for a change a refresh leaves alone without refusing the
 	// payload (a first-boot-only file): it is neither written nor a refusal.
 	Skipped string `json:"skipped,omitempty"`
+	// ModeCeiling and OwnerCeiling are the node policy's bounds for a written file (its permission
+	// bits within the mode, owned by root or the owner).
+	ModeCeiling  string `json:"modeCeiling,omitempty"`
+	OwnerCeiling string `json:"ownerCeiling,omitempty"`
 	// Delegated is set on a file change another owner applies (Inputs.Delegated): it is neither
 	// written nor refused; Reason says who owns the file.
 	Delegated bool   `json:"delegated,omitempty"`
@@ -95,6 +99,10 @@ type FileOp struct {
 	Action   allowlist.Action
 	Services []string
 	Pods     []string
+	// ModeCeiling and Owner are the node policy's bounds for the file (Decision), checked again on the
+	// node once owners are resolved.
+	ModeCeiling allowlist.Mode
+	Owner       string
 	// Unit is set on a unit file or dropin written for the node policy's unit rule of that unit: the
 	// only way anything under /etc/systemd is written.
 	Unit string
@@ -109,6 +117,9 @@ type Write struct {
 	Mode   string `json:"mode,omitempty"`
 	UID    int    `json:"uid"`
 	GID    int    `json:"gid"`
+	// ModeCeiling and OwnerCeiling are the node policy's bounds the write was checked against.
+	ModeCeiling  string `json:"modeCeiling,omitempty"`
+	OwnerCeiling string `json:"ownerCeiling,omitempty"`
 	// For says why: "file" (a payload file), "sshKeys" (core's authorized keys) or
 	// "mcdCurrentConfig" (the machine-config daemon's record of the applied MachineConfig).
 	For string `json:"for"`
@@ -194,6 +205,9 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 			return nil
 		}
 		out.Eligible, out.Action, out.Services, out.Pods = true, string(op.Action), op.Services, op.Pods
+		if !op.Remove {
+			out.ModeCeiling, out.OwnerCeiling = op.ModeCeiling.String(), op.Owner
+		}
 		p.Files = append(p.Files, op)
 		p.take(&out, eff, "file "+c.Path)
 	case diff.KindSSHKeys:
@@ -362,6 +376,10 @@ func checkFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (F
 			return FileOp{}, fmt.Sprintf("file %s: %s id %d is out of range (0 to %d)", c.Path, []string{"user", "group"}[i], *id, maxID), nil
 		}
 	}
+	if why := checkCeiling(c.Path, d, mode, f.User, f.Group); why != "" {
+		return FileOp{}, why, nil
+	}
+	op.ModeCeiling, op.Owner = d.ModeCeiling, d.Owner
 	// Ignition's validation checked the data URL; what it cannot check is compressed contents.
 	if f.Contents.Compression != nil && *f.Contents.Compression != "" {
 		if _, err := diff.FileContents(f); err != nil {

@@ -319,10 +319,15 @@ func TestModeAndOwnerOnlyChangesArePlanned(t *testing.T) {
 	assert.Equal(t, "mode 0644 -> 0600", p.Changes[0].Detail)
 	assert.Equal(t, []plan.UnitAction{{Unit: "crio.service", Action: allowlist.ActionReload}}, p.Actions)
 
+	// Issue 27 (class 4) changed this contract: handing the pull secret to core is outside its owner
+	// ceiling (root:root) and refused; an owner change back to root is planned.
 	p = build(t, base(), base().Owner(pullSecret, "core", "core"), "")
-	require.True(t, p.Eligible)
+	require.False(t, p.Eligible)
+	assert.Contains(t, p.Refused[0].Reason, "owner core:core is not the node policy's owner root:root")
+	p = build(t, base().Owner(pullSecret, "core", "core"), base().Owner(pullSecret, "root", "root"), "")
+	require.True(t, p.Eligible, "%+v", p.Refused)
 	require.Len(t, p.Files, 1)
-	assert.Equal(t, "core", *p.Files[0].User.Name)
+	assert.Equal(t, "root", *p.Files[0].User.Name)
 }
 
 func TestTextOutputIsADryRunWithoutContents(t *testing.T) {

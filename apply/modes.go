@@ -1,0 +1,54 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/plan"
+)
+
+// ErrOwnerCeiling marks a file whose owner, resolved on the node, is neither root nor the node
+// policy's owner for it: a refusal, shown by the dry run as by a real run.
+var ErrOwnerCeiling = errors.New("owner outside the node policy's ceiling")
+
+// checkOwnerCeiling compares the resolved owner of a planned file with its rule's owner, resolved
+// through the same /etc/passwd and /etc/group (the plan compared what the payload states; a name on
+// one side and an id on the other is only decided here).
+func (n Node) checkOwnerCeiling(f plan.FileOp, uid, gid int) error {
+	if f.Owner == "" || f.Unit != "" {
+		return nil
+	}
+	user, group := allowlist.SplitOwner(f.Owner)
+	wantUID, err := n.resolveID(user, true)
+	if err != nil {
+		return fmt.Errorf("%s: %w: the node policy's owner %s: %v", f.Path, ErrOwnerCeiling, f.Owner, err)
+	}
+	wantGID, err := n.resolveID(group, false)
+	if err != nil {
+		return fmt.Errorf("%s: %w: the node policy's owner %s: %v", f.Path, ErrOwnerCeiling, f.Owner, err)
+	}
+	if uid != 0 && uid != wantUID || gid != 0 && gid != wantGID {
+		return fmt.Errorf("file %s: %w: owner %d:%d on the node is not root nor the node policy's owner %s (%d:%d)",
+			f.Path, ErrOwnerCeiling, uid, gid, f.Owner, wantUID, wantGID)
+	}
+	return nil
+}
+
+func (n Node) resolveID(name string, user bool) (int, error) {
+	if id, err := strconv.Atoi(name); err == nil {
+		return id, nil
+	}
+	if name == "root" {
+		return 0, nil
+	}
+	if user {
+		u, err := n.Root.LookupUser(name)
+		if err != nil {
+			return 0, err
+		}
+		return u.UID, nil
+	}
+	return n.Root.LookupGroup(name)
+}
