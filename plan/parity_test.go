@@ -81,7 +81,7 @@ const myappRule = "units:\n- name: myapp.service\n  actions: [{type: Restart, re
 
 var parityCases = map[string]parityCase{
 	// The MCO's default NodeDisruptionPolicy.
-	"default-kubelet-auth":   {des: file(pullSecret, `{"auths":{"x":{}}}`)},
+	"default-kubelet-auth":   {des: with(func(c *fixture.Config) { c.File(pullSecret, []byte(`{"auths":{"x":{}}}`), 0o600) })}, // 0600 as the MCO writes it (its mode ceiling)
 	"default-gpg":            {des: file("/etc/machine-config-daemon/no-reboot/containers-gpg.pub", "key")},
 	"default-policy-json":    {des: file("/etc/containers/policy.json", "{}")},
 	"default-registries":     {des: file(registries, regSafe)},
