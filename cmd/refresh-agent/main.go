@@ -49,6 +49,7 @@ var synopses = []struct{ name, text string }{
 	{"publish", "plan a payload against the pool's published one, then write it into the pool's ConfigMap (--dry-run, --wait)"},
 	{"status", "a pool's nodes and its ConfigRefresh conditions, from the nodes' annotations"},
 	{"controller", "the management-side controller: publishes each NodePool's refresh, reports its conditions"},
+	{"completion", completionSynopsis},
 	{"version", "print the version"},
 }
 
@@ -99,6 +100,10 @@ func newFlags(name string) *pflag.FlagSet {
 // an unknown flag, a bad value or a stray argument is an error with the usage on stderr (exit 2).
 // ok is false when the command must return code at once.
 func parseFlags(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	if flagCapture != nil { // completion asks for the command's flags: nothing runs
+		flagCapture(fs)
+		return exitOK, false
+	}
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
