@@ -66,10 +66,13 @@ bench: build
 	CGO_ENABLED=0 $(GO) build -tags refreshtest -trimpath -ldflags "$(LDFLAGS)" -o bin/refresh-agent-test ./cmd/refresh-agent
 	$(GO) run ./test/scale -bin $(BIN) -test-bin bin/refresh-agent-test -nodes $(SCALE_NODES)
 
-# Long crash injection: SIGKILL at every step of apply (TestCrashAtEveryStep, 300+ trials) and at
-# random steps of the agent's refreshes with restarts (TestAgentCrashAndRestart, 200 trials).
+# Long crash and fault injection, on the binary built with -tags refreshtest (its crash points): SIGKILL
+# at every step of apply (TestCrashAtEveryStep, 300+ trials) and of recover, at random steps of the
+# agent's refreshes with restarts (TestAgentCrashAndRestart, 200 trials), a tmpfs root too small by
+# size and by inodes at every step, read-only remounts and ext4 power cuts (loop device,
+# EXT4_IOC_SHUTDOWN) at every step, and two processes racing on one root. `make test` runs a subset.
 crash-test:
-	REFRESH_AGENT_CRASH_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'TestCrashAtEveryStep|TestAgentCrashAndRestart' -v ./test/integration/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok)|trials'
+	REFRESH_AGENT_CRASH_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'TestCrashAtEveryStep|TestAgentCrashAndRestart|TestFault(TmpfsFull|ReadOnly|PowerCut)AtEveryStep|TestCrashDuringRecover|TestTwoProcesses' -v ./test/integration/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok)|trials|by (size|inodes)'
 
 # Each fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/openshift/refresh-agent/plan"
 )
@@ -130,19 +131,32 @@ func (j *journal) check() error {
 
 // WriteFileAtomic writes dir/name through a temp file, fsync and rename, then fsyncs dir. It is for
 // the agent's own state directory, not for managed paths inside the node root.
+//
+// The temp file is removed on every failure (a full disk leaves no 0-byte file behind); one a crash
+// or a power cut leaves is named so that recovery sweeps it (IsStateTemp), under the node lock.
 func WriteFileAtomic(dir, name string, data []byte, mode fs.FileMode) error {
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	tmp := filepath.Join(dir, "."+name+stateTempSuffix)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode)
 	if err != nil {
 		return err
 	}
-	if err := writeAndClose(f, data); err != nil {
-		return err
+	err = writeAndClose(f, data)
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+	if err != nil {
+		_ = os.Remove(tmp)
 		return err
 	}
 	return syncPath(dir)
+}
+
+const stateTempSuffix = ".tmp"
+
+// IsStateTemp reports whether name (in the state dir or its payloads directory) is a temp file
+// WriteFileAtomic makes: only ever a leftover once the node lock is held.
+func IsStateTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.HasSuffix(name, stateTempSuffix) && len(name) > len("."+stateTempSuffix)
 }
 
 // writeAndClose writes data to f, fsyncs it and closes it; f is closed on every path.

@@ -131,9 +131,11 @@ func lockOnce(ctx context.Context, p string, how int, start, deadline time.Time)
 
 // openLockFile opens the lock file without following a symlink and refuses anything but a regular file.
 func openLockFile(p string, create bool) (*os.File, error) {
+	// Read-only even for the exclusive holder (flock does not care): a descriptor open for writing
+	// would keep the filesystem from being remounted read-only while the lock is held.
 	flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
 	if create {
-		flags = unix.O_RDWR | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+		flags |= unix.O_CREAT
 	}
 	// Lstat first: opening a FIFO or a device could block or have effects of its own.
 	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
@@ -191,8 +193,30 @@ func (l *Lock) writeHolder() {
 		cmd += " " + os.Args[1]
 	}
 	s := fmt.Sprintf("pid %d on %s (%s) since %s\n", os.Getpid(), host, cmd, time.Now().UTC().Format(time.RFC3339))
-	_ = l.f.Truncate(0)
-	_, _ = l.f.WriteAt([]byte(s), 0)
+	_ = l.rewrite([]byte(s))
+}
+
+// rewrite replaces the lock file's contents through a descriptor of its own, closed at once, and
+// only when it is still the file locked.
+func (l *Lock) rewrite(data []byte) error {
+	fd, err := unix.Open(l.f.Name(), unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	w := os.NewFile(uintptr(fd), l.f.Name())
+	defer w.Close()
+	wi, err := w.Stat()
+	if err != nil {
+		return err
+	}
+	if li, err := l.f.Stat(); err != nil || !os.SameFile(wi, li) {
+		return err // replaced meanwhile: not the file locked
+	}
+	if err := w.Truncate(0); err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
 }
 
 func readHolder(f *os.File) string {
@@ -212,7 +236,7 @@ func (l *Lock) Unlock() error {
 		return nil
 	}
 	if l.exclusive {
-		_ = l.f.Truncate(0)
+		_ = l.rewrite(nil)
 	}
 	err := l.f.Close() // closing the descriptor releases the flock
 	l.f = nil

@@ -77,14 +77,14 @@ func Pending(stateDir string) (string, error) {
 	return "phase " + string(j.Phase), nil
 }
 
-// Peek returns the phase and hash of the unfinished transaction in stateDir ("" when there is none),
-// acting on nothing.
-func Peek(stateDir string) (Phase, string, error) {
+// Peek returns the phase and meta of the unfinished transaction in stateDir (phase "" when there is
+// none), acting on nothing.
+func Peek(stateDir string) (Phase, Meta, error) {
 	j, err := readJournal(stateDir)
 	if err != nil || j == nil {
-		return "", "", err
+		return "", Meta{}, err
 	}
-	return j.Phase, j.Meta.Hash, nil
+	return j.Phase, j.Meta, nil
 }
 
 // Check runs Prepare's checks on ops without writing anything: every path inside the root with no
@@ -346,10 +346,7 @@ func (t *Txn) Finish() error {
 		}
 	}
 	if t.j.Phase != PhaseDone {
-		for i := len(t.j.CreatedDirs) - 1; i >= 0; i-- {
-			dr, _ := rel(t.j.CreatedDirs[i])
-			_ = t.root.root.Remove(dr) // only succeeds when empty
-		}
+		errs = append(errs, t.removeCreatedDirs()...)
 	}
 	CrashPoint("finish")
 	if err := errors.Join(errs...); err != nil {
@@ -362,6 +359,30 @@ func (t *Txn) Finish() error {
 		return err
 	}
 	return syncPath(t.stateDir)
+}
+
+// removeCreatedDirs removes the parent directories the transaction created, innermost first. One
+// that is gone already is fine, and so is one that holds something now (not the transaction's: it
+// stays, with what it holds); any other failure (a read-only or failing filesystem) is returned, so
+// that the journal stays until a later recovery has removed it.
+func (t *Txn) removeCreatedDirs() []error {
+	var errs []error
+	for i := len(t.j.CreatedDirs) - 1; i >= 0; i-- {
+		dr, _ := rel(t.j.CreatedDirs[i])
+		fi, err := t.root.root.Lstat(dr)
+		if err == nil && !fi.IsDir() {
+			continue // not a directory any more: someone else's, left alone
+		}
+		if err == nil {
+			err = t.root.root.Remove(dr)
+		}
+		switch {
+		case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
+		default:
+			errs = append(errs, fmt.Errorf("removing the directory %s it created: %w", t.j.CreatedDirs[i], err))
+		}
+	}
+	return errs
 }
 
 // EnsureStateDir creates the state dir 0700 (it holds backups of secrets); parents it creates get

@@ -90,6 +90,14 @@ type Result struct {
 	// ActionsRun counts the planned unit actions that ran successfully on the new content (0 when
 	// skipped; fewer than len(Actions) when one failed).
 	ActionsRun int `json:"actionsRun"`
+	// Recorded says the record (current.json) names Hash: set with every applied or no-op outcome
+	// whose record was written, false when writing it failed.
+	Recorded bool `json:"recorded"`
+	// CleanupPending says a step after the commit point failed (marking the journal done, the
+	// record, removing the backups and the journal): every file is new and stays new (Applied), and
+	// the next apply, recover or agent start finishes what is left (the unit actions when the journal
+	// still says committed, the record, the clean-up). Reason names the failure; the exit code is 1.
+	CleanupPending bool `json:"cleanupPending,omitempty"`
 	// Desired is the decoded desired payload (the agent's drift watch reads its files from it rather
 	// than decoding the payload a second time).
 	Desired *diff.Payload `json:"-"`
@@ -130,12 +138,27 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 	if err != nil {
 		return n.failed(ctx, res, txn, err), nil
 	}
-	if err := n.finish(txn); err != nil {
-		return nil, err
-	}
+	// The commit point is behind: whatever fails from here on, every file is new and stays new, and
+	// the result says what is on disk.
 	res.Outcome, res.Applied, res.FilesWritten = api.OutcomeApplied, true, txn.Len()
+	recorded, err := n.finish(txn)
+	res.Recorded = recorded
+	if err != nil {
+		res.CleanupPending = true
+		res.Reason = postCommitReason(recorded, err)
+		n.logger().Error("refresh applied, but a step after the commit failed", "hash", meta.Hash, "recorded", recorded, "reason", res.Reason)
+		return res, nil
+	}
 	n.logger().Info("refresh applied", "hash", meta.Hash, "files", txn.Len(), "actions", len(meta.Actions), "actionsRun", ran)
 	return res, nil
+}
+
+// postCommitReason says what a failure after the commit point left to do.
+func postCommitReason(recorded bool, err error) string {
+	if recorded {
+		return "applied and recorded, but the clean-up failed: " + err.Error() + "; the next apply, recover or agent start finishes it"
+	}
+	return "applied, but recording it failed: " + err.Error() + "; every file is new, and the next apply, recover or agent start records it and cleans up"
 }
 
 // failed rolls back after cause and fills res honestly: rolled back only when the rollback completed.
@@ -184,16 +207,26 @@ func (n Node) rollbackTimeout() time.Duration {
 	return 5 * time.Minute
 }
 
-// finish marks the actions done, records the new state and cleans up.
-func (n Node) finish(txn *actions.Txn) error {
-	if err := txn.MarkDone(); err != nil {
-		return err
+// finish marks the actions done, records the new state and cleans up; recorded says the record
+// names the new state, also when a step failed. The record is written even when the journal could
+// not be marked done (a full or read-only state dir may still take it): the journal then still says
+// committed, and recovery runs the unit actions again before it records and cleans up.
+func (n Node) finish(txn *actions.Txn) (recorded bool, err error) {
+	derr := txn.MarkDone()
+	if derr != nil {
+		derr = fmt.Errorf("marking the journal done: %w", derr)
 	}
 	m := txn.Meta()
 	if err := writeRecord(n.StateDir, m.Hash, m.PayloadFile); err != nil {
-		return fmt.Errorf("state: %w", err)
+		return false, errors.Join(derr, fmt.Errorf("state: writing the record: %w", err))
 	}
-	return txn.Finish()
+	if derr != nil {
+		return true, derr
+	}
+	if err := txn.Finish(); err != nil {
+		return true, fmt.Errorf("removing the backups and the journal: %w", err)
+	}
+	return true, nil
 }
 
 func (n Node) record(raw []byte, hash string) error {
@@ -213,10 +246,12 @@ type Recovery struct {
 	Phase   actions.Phase `json:"phase,omitempty"`
 	Outcome api.Outcome   `json:"outcome,omitempty"` // applied (rolled forward) or failed (rolled back); empty when nothing was found
 	Hash    string        `json:"hash,omitempty"`
-	// RolledBack and RollbackIncomplete mean what they mean in Result; Reason says why it rolled back
-	// or what is still pending.
+	// RolledBack, RollbackIncomplete, Recorded and CleanupPending mean what they mean in Result;
+	// Reason says why it rolled back or what is still pending.
 	RolledBack         bool   `json:"rolledBack,omitempty"`
 	RollbackIncomplete bool   `json:"rollbackIncomplete,omitempty"`
+	Recorded           bool   `json:"recorded,omitempty"`
+	CleanupPending     bool   `json:"cleanupPending,omitempty"`
 	Reason             string `json:"reason,omitempty"`
 }
 
@@ -241,13 +276,23 @@ func Recover(ctx context.Context, n Node) (Recovery, error) {
 
 // recoverLocked is Recover with the node lock held.
 func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
-	pending, _ := actions.Pending(n.StateDir)
+	// Whatever happens, the state dir's temp files and unreferenced payloads go (none is anyone
+	// else's under the lock).
+	defer n.sweepState()
+	phase, meta, _ := actions.Peek(n.StateDir)
 	txn, err := actions.Recover(n.Root, n.StateDir)
 	if err != nil {
-		return Recovery{}, err
+		// Said as found, when a journal is there: it stays, and recovery is retried.
+		rec := Recovery{Found: phase != "", Phase: phase, Hash: meta.Hash, Reason: err.Error()}
+		if phase == actions.PhasePreparing {
+			rec.Outcome, rec.CleanupPending = api.OutcomeFailed, true
+			rec.Reason = "interrupted while preparing: nothing had changed on the node, but the clean-up failed: " + err.Error() +
+				"; the journal stays until it is done"
+		}
+		return rec, err
 	}
 	if txn == nil {
-		if pending != "" {
+		if phase != "" {
 			// Interrupted while preparing: no target had changed; the temp files, backups and
 			// created directories were removed. Found, and undone.
 			return Recovery{Found: true, Phase: actions.PhasePreparing, Outcome: api.OutcomeFailed, RolledBack: true,
@@ -268,13 +313,11 @@ func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
 	case actions.PhaseRollingBack, actions.PhaseRolledBack:
 		cause = fmt.Errorf("an incomplete rollback resumed (phase %s)", txn.Phase())
 	case actions.PhaseDone:
-		rec.Outcome = api.OutcomeApplied
-		return rec, n.finish(txn)
+		return n.rollForward(rec, txn)
 	case actions.PhaseCommitted:
 		_, err := actions.RunAll(ctx, n.runner(), txn.Meta().Actions)
 		if err == nil {
-			rec.Outcome = api.OutcomeApplied
-			return rec, n.finish(txn)
+			return n.rollForward(rec, txn)
 		}
 		cause = err
 	}
@@ -287,6 +330,18 @@ func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
 	rec.RolledBack, rec.Reason = true, cause.Error()+"; rolled back"
 	n.logger().Warn("recovered refresh rolled back", "hash", rec.Hash, "reason", rec.Reason)
 	return rec, nil
+}
+
+// rollForward records a recovered transaction that had committed and cleans up, saying what is on
+// disk when a step fails.
+func (n Node) rollForward(rec Recovery, txn *actions.Txn) (Recovery, error) {
+	rec.Outcome = api.OutcomeApplied
+	recorded, err := n.finish(txn)
+	rec.Recorded = recorded
+	if err != nil {
+		rec.CleanupPending, rec.Reason = true, postCommitReason(recorded, err)
+	}
+	return rec, err
 }
 
 // writesOf lists the node-resolved operations of a plan (never contents).

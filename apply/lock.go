@@ -68,10 +68,10 @@ func (n Node) lockLate(ctx context.Context) (func(), error) {
 // journal is replaced atomically, so reading it beside its holder is safe.
 func (n Node) peek(cause error) Recovery {
 	rec := Recovery{Reason: "not acted on: " + cause.Error()}
-	if phase, hash, err := actions.Peek(n.StateDir); err != nil {
+	if phase, meta, err := actions.Peek(n.StateDir); err != nil {
 		rec.Reason += fmt.Sprintf("; the journal cannot be read: %v", err)
 	} else if phase != "" {
-		rec.Found, rec.Phase, rec.Hash = true, phase, hash
+		rec.Found, rec.Phase, rec.Hash = true, phase, meta.Hash
 	}
 	return rec
 }

@@ -207,10 +207,12 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 	}
 	if len(p.ops) == 0 {
 		// Nothing on the node changes; only the record moves to the new hash.
-		res.Outcome, res.Applied = api.OutcomeNoop, true
 		if err := n.record(req.Desired, p.hash); err != nil {
-			return res, err
+			// Nothing on the node changed, and the record did not move either.
+			res.Outcome, res.Reason = api.OutcomeFailed, "nothing to write, but recording "+api.Short(p.hash)+" as current failed: "+err.Error()
+			return res, nil
 		}
+		res.Outcome, res.Applied, res.Recorded = api.OutcomeNoop, true, true
 		n.Decoded.put("/"+payloadName(req.Desired), p.des)
 		return res, nil
 	}

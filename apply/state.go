@@ -192,6 +192,40 @@ func dropPayload(stateDir, payloadFile string) {
 	_ = os.Remove(filepath.Join(stateDir, filepath.Clean("/"+payloadFile)))
 }
 
+// sweepState removes, with the node lock held, what an interrupted write left in the state dir: the
+// temp files of atomic writes (a copy of a payload among them: pull secret, keys), and the saved
+// payloads neither the record nor a pending journal references (one saved for a refresh that rolled
+// back, or a crash before its removal). Failures are logged; the next recovery tries again.
+func (n Node) sweepState() {
+	_, meta, jerr := actions.Peek(n.StateDir)
+	keep := map[string]bool{}
+	if meta.PayloadFile != "" {
+		keep[filepath.Join(payloadsDir, filepath.Base(meta.PayloadFile))] = true
+	}
+	data, err := os.ReadFile(filepath.Join(n.StateDir, currentFile))
+	var rec record
+	switch {
+	case err == nil && json.Unmarshal(data, &rec) == nil:
+		keep[filepath.Join(payloadsDir, filepath.Base(rec.Payload))] = true
+	case !errors.Is(err, fs.ErrNotExist):
+		jerr = errors.Join(jerr, errors.New("unreadable record")) // keep every payload: which one is current is unknown
+	}
+	for _, dir := range []string{"", payloadsDir} {
+		entries, _ := os.ReadDir(filepath.Join(n.StateDir, dir))
+		for _, e := range entries {
+			name := filepath.Join(dir, e.Name())
+			temp := actions.IsStateTemp(e.Name())
+			stale := dir == payloadsDir && jerr == nil && !keep[name]
+			if !e.Type().IsRegular() || !temp && !stale {
+				continue
+			}
+			if err := os.Remove(filepath.Join(n.StateDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				n.logger().Warn("removing a leftover in the state dir", "file", name, "err", err)
+			}
+		}
+	}
+}
+
 // CurrentHash returns the hash recorded last, or "" when there is none.
 func CurrentHash(stateDir string) string {
 	data, err := os.ReadFile(filepath.Join(stateDir, currentFile))

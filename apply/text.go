@@ -48,6 +48,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	switch r.Outcome {
 	case api.OutcomeApplied:
 		fmt.Fprintf(&b, "result: applied %s (%d files, %s, no reboot)\n", api.Short(r.Hash), r.FilesWritten, r.actionsSummary())
+		if r.CleanupPending {
+			fmt.Fprintf(&b, "result: %s\n", r.Reason)
+		}
 	case api.OutcomeNoop:
 		fmt.Fprintf(&b, "result: nothing to do; %s recorded as current\n", api.Short(r.Hash))
 	default:

@@ -160,11 +160,11 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitFailed, "writing output: %v", err)
 	}
-	switch res.Outcome {
-	case api.OutcomeRefused:
+	switch {
+	case res.Outcome == api.OutcomeRefused:
 		return exitRefused
-	case api.OutcomeFailed:
-		return exitFailed
+	case res.Outcome == api.OutcomeFailed, res.CleanupPending:
+		return exitFailed // applied with a step after the commit failed: said in the output
 	}
 	return exitOK
 }

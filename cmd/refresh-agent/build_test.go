@@ -40,6 +40,43 @@ func TestDockerfileBuildIsStatic(t *testing.T) {
 	v, err := exec.Command(out, "version").Output()
 	require.NoError(t, err)
 	assert.Equal(t, "test\n", string(v))
+	requireNoCrashPoints(t, out)
+}
+
+// crashEnvs are the environment variables with which a -tags refreshtest build kills or stops itself
+// at a step of a refresh (actions/crash_refreshtest.go).
+var crashEnvs = []string{"REFRESH_AGENT_CRASH_AT", "REFRESH_AGENT_STOP_AT"}
+
+// requireNoCrashPoints checks that a release binary holds no crash point: built without the
+// refreshtest tag, with neither environment variable nor the code that reads them.
+func requireNoCrashPoints(t *testing.T, bin string) {
+	t.Helper()
+	data, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	for _, env := range crashEnvs {
+		assert.NotContains(t, string(data), env, "a release binary never reads the crash tests' variable")
+	}
+	info, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	require.NoError(t, err, "%s", info)
+	assert.NotContains(t, string(info), "refreshtest", "built without the refreshtest tag")
+}
+
+// The check above can fail: a -tags refreshtest build holds both variables and says its tag.
+func TestRefreshtestBuildHasCrashPoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	out := filepath.Join(t.TempDir(), "refresh-agent-test")
+	b, err := exec.Command("go", "build", "-tags", "refreshtest", "-trimpath", "-o", out, ".").CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	for _, env := range crashEnvs {
+		assert.Contains(t, string(data), env)
+	}
+	info, err := exec.Command("go", "version", "-m", out).CombinedOutput()
+	require.NoError(t, err, "%s", info)
+	assert.Contains(t, string(info), "-tags=refreshtest")
 }
 
 // TestDockerfileFIPSBuild runs the Dockerfile's FIPS build command (target fips) and checks what

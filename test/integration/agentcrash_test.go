@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/test/fixture"
@@ -66,7 +65,7 @@ func TestAgentCrashAndRestart(t *testing.T) {
 			return cmd
 		}
 		hash := fmt.Sprintf("t%03d", trial)
-		cmd := start(fmt.Sprintf("%s=%s:%d", actions.CrashEnv, step, at))
+		cmd := start(fmt.Sprintf("%s=%s:%d", crashEnv, step, at))
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
 		e.waitState(t, "v1", api.StateDone, 30*time.Second)

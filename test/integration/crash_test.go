@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/test/fixture"
 	"github.com/openshift/refresh-agent/test/systemdtest"
@@ -26,7 +25,15 @@ var (
 	binErr  error
 )
 
-// agentBinary builds refresh-agent once per test run.
+// The environment variables with which a -tags refreshtest build kills (crashEnv) or stops
+// (stopEnv) itself at the Nth passage through a step of a refresh: "STEP:N"
+// (actions/crash_refreshtest.go; a release build has neither).
+const (
+	crashEnv = "REFRESH_AGENT_CRASH_AT"
+	stopEnv  = "REFRESH_AGENT_STOP_AT"
+)
+
+// agentBinary builds refresh-agent once per test run, with -tags refreshtest (its crash points).
 func agentBinary(t *testing.T) string {
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "refresh-agent-bin-")
@@ -35,7 +42,7 @@ func agentBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "refresh-agent")
-		out, err := exec.Command("go", "build", "-trimpath", "-o", binPath, "../../cmd/refresh-agent").CombinedOutput()
+		out, err := exec.Command("go", "build", "-tags", "refreshtest", "-trimpath", "-o", binPath, "../../cmd/refresh-agent").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v: %s", err, out)
 		}
@@ -134,7 +141,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 					originals := inodes(dir, managed)
 					mgr.ResetMarkers(t)
 					cmd := exec.Command(bin, "apply", "--root", dir, "--desired", v2File, "--hash", "v2", "--systemd", "user", "--output", "json")
-					cmd.Env = append(os.Environ(), actions.CrashEnv+fmt.Sprintf("=%s:%d", step, i))
+					cmd.Env = append(os.Environ(), crashEnv+fmt.Sprintf("=%s:%d", step, i))
 					out, err := cmd.CombinedOutput()
 					crashed := killed(err)
 					trial := fmt.Sprintf("%s n=%d crash at %s:%d", r.name, n, step, i)

@@ -1,0 +1,285 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/openshift/refresh-agent/test/fixture"
+)
+
+// Real faults injected into the refresh-agent binary (built with -tags refreshtest, whose crash
+// points can stop the process at a step): a tmpfs root too small by size and by inodes at every
+// step, the root remounted read-only at every step, an ext4 filesystem on a loop device shut down as
+// a power cut at every step, SIGKILL during recover, and two processes on one root with the
+// interleaving forced. After each, the independent checker (invariants_test.go) judges the output
+// and the disk. Each needs root in a private mount namespace (systemdtest.Main re-executes the test
+// binary under unshare -m); REFRESH_AGENT_CRASH_TRIALS (make crash-test) runs every size and step,
+// make test a subset.
+
+// requireMountNS skips unless the test runs as root inside the private mount namespace, where its
+// mounts cannot touch the machine's.
+func requireMountNS(t *testing.T) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount (CI runs as root)")
+	}
+	if os.Getenv("REFRESH_AGENT_SYSTEMD_NS") == "" {
+		t.Skip("needs the private mount namespace systemdtest.Main sets up (unshare -m)")
+	}
+}
+
+func thorough() bool { return os.Getenv("REFRESH_AGENT_CRASH_TRIALS") != "" }
+
+// proc is a refresh-agent process the test waits for itself (wait4), so that it can see it stop at
+// a step, inject a fault, and continue it.
+type proc struct {
+	pid            int
+	stdout, stderr string
+	code           int
+	killed, exited bool
+}
+
+func startProc(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	dir := t.TempDir()
+	p := &proc{stdout: filepath.Join(dir, "stdout"), stderr: filepath.Join(dir, "stderr")}
+	so, err := os.Create(p.stdout)
+	require.NoError(t, err)
+	se, err := os.Create(p.stderr)
+	require.NoError(t, err)
+	defer so.Close()
+	defer se.Close()
+	cmd := exec.Command(agentBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = so, se
+	require.NoError(t, cmd.Start())
+	p.pid = cmd.Process.Pid
+	t.Cleanup(func() {
+		if !p.exited {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			p.wait(t)
+		}
+	})
+	return p
+}
+
+// waitStop waits until the process stops at its step (true) or exits (false).
+func (p *proc) waitStop(t *testing.T) bool {
+	t.Helper()
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(p.pid, &ws, syscall.WUNTRACED, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		require.NoError(t, err)
+		break
+	}
+	if ws.Stopped() {
+		return true
+	}
+	p.settle(ws)
+	return false
+}
+
+func (p *proc) settle(ws syscall.WaitStatus) {
+	p.exited, p.code = true, ws.ExitStatus()
+	p.killed = ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+// wait continues the process if stopped and waits for its exit.
+func (p *proc) wait(t *testing.T) *proc {
+	t.Helper()
+	if p.exited {
+		return p
+	}
+	_ = syscall.Kill(p.pid, syscall.SIGCONT)
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(p.pid, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		require.NoError(t, err)
+		if !ws.Stopped() {
+			break
+		}
+		_ = syscall.Kill(p.pid, syscall.SIGCONT) // stopped again at a later passage: go on
+	}
+	p.settle(ws)
+	return p
+}
+
+func (p *proc) out() string    { b, _ := os.ReadFile(p.stdout); return string(b) }
+func (p *proc) errOut() string { b, _ := os.ReadFile(p.stderr); return string(b) }
+
+// run runs refresh-agent to its exit.
+func runProc(t *testing.T, env []string, args ...string) *proc {
+	return startProc(t, env, args...).wait(t)
+}
+
+func applyArgs(root, desired, hash string) []string {
+	return []string{"apply", "--root", root, "--desired", desired, "--hash", hash, "--systemd", "none", "-o", "json", "--lock-timeout", "0"}
+}
+
+func recoverArgs(root string) []string {
+	return []string{"recover", "--root", root, "--systemd", "none", "--lock-timeout", "0"}
+}
+
+// faultNode is a node root recorded at v1, copied fresh into dir for each trial.
+type faultNode struct {
+	m              nodeModel
+	tmpl           string
+	v1File, v2File string
+}
+
+func newFaultNode(t *testing.T, n int) *faultNode {
+	m, v1, v2 := modelFor(t, n)
+	tmpl := t.TempDir()
+	require.NoError(t, fixture.NodeRoot(tmpl))
+	v1c, _, _ := crashPayloads(n)
+	prepareV1(t, agentBinary(t), tmpl, v1c)
+	require.Equal(t, "old", m.files(tmpl))
+	return &faultNode{m: m, tmpl: tmpl, v1File: v1, v2File: v2}
+}
+
+// copyTo fills dir (which exists, e.g. a mount point) with the template.
+func (f *faultNode) copyTo(t *testing.T, dir string) {
+	out, err := exec.Command("cp", "-a", f.tmpl+"/.", dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
+func stateOf(root string) string { return filepath.Join(root, "var/lib/refresh-agent") }
+
+// settle runs recover (the fault removed) and checks the node: exit 0, and every invariant.
+func (f *faultNode) settle(t *testing.T, trial, root string, claimed outcome) string {
+	t.Helper()
+	rec := runProc(t, nil, recoverArgs(root)...)
+	require.Equal(t, 0, rec.code, "%s: recover: %s %s", trial, rec.out(), rec.errOut())
+	return checkSettled(t, trial, f.m, root, stateOf(root), claimed)
+}
+
+// The steps a refresh passes through, with how many times each comes for crashPayloads(n).
+func steps(n int) map[string]int {
+	files := n + 1 // the pull secret and n registries.d files (one added, one removed)
+	return map[string]int{"journal": 4, "temp": files, "backup": files, "rename": files + 1, "record": 1, "finish": 1}
+}
+
+func mountTmpfs(t *testing.T, dir, opts string) {
+	t.Helper()
+	mount(t, "-t", "tmpfs", "-o", opts, "tmpfs", dir)
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+}
+
+// usage returns the bytes and inodes in use on the filesystem at dir.
+func usage(t *testing.T, dir string) (bytes, inodes uint64) {
+	var st unix.Statfs_t
+	require.NoError(t, unix.Statfs(dir, &st))
+	return (st.Blocks - st.Bfree) * uint64(st.Bsize), st.Files - st.Ffree
+}
+
+// TestFaultTmpfsFullAtEveryStep runs apply on a tmpfs root sized to fail at every step: first by
+// size (from what the node holds, one page more each trial, until the refresh fits), then by inodes
+// (likewise). After each: the output is honest, and once space is back recover settles the node.
+func TestFaultTmpfsFullAtEveryStep(t *testing.T) {
+	requireMountNS(t)
+	for _, n := range []int{1, 5} {
+		f := newFaultNode(t, n)
+		for _, by := range []string{"size", "inodes"} {
+			fits, outcomes := false, map[string]int{}
+			for k := 0; !fits && k < 200; k++ {
+				dir := t.TempDir()
+				mountTmpfs(t, dir, "size=64m,nr_inodes=4096")
+				f.copyTo(t, dir)
+				b, i := usage(t, dir)
+				opts := fmt.Sprintf("remount,size=%d", b+uint64(k)*4096)
+				if by == "inodes" {
+					opts = fmt.Sprintf("remount,nr_inodes=%d", i+uint64(k))
+				}
+				mount(t, "-o", opts, dir)
+				trial := fmt.Sprintf("n=%d %s +%d", n, by, k)
+				p := runProc(t, nil, applyArgs(dir, f.v2File, "v2")...)
+				claimed := checkHonest(t, trial, f.m, dir, stateOf(dir), p.code, p.out(), p.errOut())
+				fits = p.code == 0
+				outcomes[fmt.Sprintf("exit %d applied=%v", p.code, claimed.Applied)]++
+				// A recover with the disk still full says what it found and never lies either.
+				r := runProc(t, nil, recoverArgs(dir)...)
+				if r.code == 0 {
+					checkSettled(t, trial+" (recover on the full disk)", f.m, dir, stateOf(dir), claimed)
+				}
+				mount(t, "-o", "remount,size=64m,nr_inodes=4096", dir)
+				f.settle(t, trial, dir, claimed)
+				_ = exec.Command("umount", dir).Run()
+				if !thorough() && k > 3 && !fits {
+					k += 3 // make test: every fourth size past the first few
+				}
+			}
+			require.True(t, fits, "n=%d by %s: the refresh never fitted", n, by)
+			t.Logf("n=%d by %s: %v", n, by, outcomes)
+		}
+	}
+}
+
+// TestFaultReadOnlyAtEveryStep stops apply at every step (each journal write, temp file, backup,
+// rename, the record, the clean-up), remounts the root read-only, and lets it go on: its output must
+// say what is on disk. A recover still read-only says what it found; once writable again, recover
+// settles the node.
+func TestFaultReadOnlyAtEveryStep(t *testing.T) {
+	requireMountNS(t)
+	n := 5
+	f := newFaultNode(t, n)
+	trials := 0
+	for step, count := range steps(n) {
+		for k := 1; k <= count; k++ {
+			if !thorough() && k > 1 && k < count {
+				continue // make test: the first and last passage of each step
+			}
+			dir := t.TempDir()
+			f.copyTo(t, dir)
+			mount(t, "--bind", dir, dir)
+			t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+			trial := fmt.Sprintf("read-only at %s:%d", step, k)
+			p := startProc(t, []string{stopEnv + "=" + step + ":" + strconv.Itoa(k)}, applyArgs(dir, f.v2File, "v2")...)
+			if p.waitStop(t) {
+				out, err := exec.Command("mount", "-o", "remount,bind,ro", dir).CombinedOutput()
+				if err != nil {
+					fds, _ := exec.Command("ls", "-l", fmt.Sprintf("/proc/%d/fd", p.pid)).CombinedOutput()
+					t.Fatalf("%s: remount: %v: %s; open: %s", trial, err, out, fds)
+				}
+				p.wait(t)
+			}
+			claimed := checkHonest(t, trial, f.m, dir, stateOf(dir), p.code, p.out(), p.errOut())
+			r := runProc(t, nil, recoverArgs(dir)...)
+			if r.code == 0 {
+				checkSettled(t, trial+" (recover read-only)", f.m, dir, stateOf(dir), claimed)
+			} else {
+				require.Equal(t, 1, r.code, "%s: recover read-only: %s", trial, r.errOut())
+				var o outcome
+				require.NoError(t, jsonOut(r.out(), &o), "%s: recover says what it found: %s", trial, r.out())
+				_, jerr := os.Stat(filepath.Join(stateOf(dir), "journal.json"))
+				require.Equal(t, jerr == nil, o.Found, "%s: recover's found says whether a journal is there: %s", trial, r.out())
+			}
+			mount(t, "-o", "remount,bind,rw", dir)
+			f.settle(t, trial, dir, claimed)
+			trials++
+		}
+	}
+	t.Logf("read-only trials: %d", trials)
+}
+
+func jsonOut(s string, v any) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("nothing on stdout")
+	}
+	return json.Unmarshal([]byte(s), v)
+}
