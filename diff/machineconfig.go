@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,16 +209,64 @@ func (d *decoder) decodeMachineConfig(js []byte) (*Payload, error) {
 	return p, nil
 }
 
-// MachineConfigJSON returns the payload's full MachineConfig: the payload itself when it is one, else
-// the machine-config server's embedded content file. nil when the payload carries neither.
+// MachineConfigJSON returns the payload's full MachineConfig as the machine-config daemon reads its
+// record (/etc/mcd-currentconfig.json: encoding/json into a MachineConfig, then spec.config parsed as
+// an Ignition config): the payload itself when it is one, else the machine-config server's embedded
+// content file. JSON is returned as is (byte for byte what the daemon itself would copy); YAML is
+// converted to JSON with the same conversion the decode judged it by. nil when the payload carries
+// neither; an error when the result is not what the daemon reads.
 func (p *Payload) MachineConfigJSON() ([]byte, error) {
 	if p.MachineConfig != nil {
-		return p.MachineConfig, nil
+		return mcdRecord(p.MachineConfig)
 	}
 	for _, f := range p.Config.Storage.Files {
 		if f.Path == MachineConfigContentPath {
-			return FileContents(f)
+			data, err := FileContents(f)
+			if err != nil {
+				return nil, err
+			}
+			return mcdRecord(data)
 		}
 	}
 	return nil, nil
+}
+
+// mcdRecord is data as JSON the machine-config daemon reads into its MachineConfig: an object whose
+// kind (when set) is MachineConfig, whose metadata.name is a string, whose spec fields have the types
+// of mcfgv1.MachineConfigSpec, and whose spec.config is an Ignition config object.
+func mcdRecord(data []byte) ([]byte, error) {
+	js := bytes.TrimLeft(data, " \t\r\n")
+	if len(js) == 0 || js[0] != '{' {
+		conv, err := yamlToJSON(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: MachineConfig is neither JSON nor YAML: %s", MachineConfigContentPath, oneLine(err))
+		}
+		js = conv
+	} else {
+		js = data
+	}
+	var mc struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Spec struct {
+			Config          json.RawMessage `json:"config"`
+			OSImageURL      string          `json:"osImageURL"`
+			KernelArguments []string        `json:"kernelArguments"`
+			FIPS            bool            `json:"fips"`
+			KernelType      string          `json:"kernelType"`
+			Extensions      []string        `json:"extensions"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(js, &mc); err != nil {
+		return nil, fmt.Errorf("the MachineConfig for the machine-config daemon's record does not decode as it reads it: %w", err)
+	}
+	if mc.Kind != "" && mc.Kind != "MachineConfig" {
+		return nil, fmt.Errorf("the MachineConfig for the machine-config daemon's record has kind %q", mc.Kind)
+	}
+	if cfg := bytes.TrimSpace(mc.Spec.Config); len(cfg) == 0 || cfg[0] != '{' {
+		return nil, errors.New("the MachineConfig for the machine-config daemon's record has no spec.config object (the daemon parses it as an Ignition config)")
+	}
+	return js, nil
 }
