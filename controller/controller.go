@@ -12,6 +12,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -40,9 +42,11 @@ import (
 
 // Labels and annotations the controller puts on the ConfigMaps it publishes.
 const (
-	LabelManagedBy          = "app.kubernetes.io/managed-by"
-	ManagedBy               = "refresh-agent-controller"
-	AnnotationRolloutConfig = "hypershift.openshift.io/refreshRolloutConfig" // the rollout hash when published
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "refresh-agent-controller"
+	// AnnotationBaseline records the NodePool's completed config version when the ConfigMap was
+	// published (a drift's baseline; its end goes back to it).
+	AnnotationBaseline = "hypershift.openshift.io/refreshBaselineConfigVersion"
 )
 
 // Config wires the controller to its two clusters.
@@ -75,6 +79,10 @@ type Controller struct {
 	log         *slog.Logger
 
 	nodePools, workloads, machineSets, machines, secrets, nodes, configMaps cache.SharedIndexInformer
+
+	// capiVersion is the Cluster API version read: v1beta2 when served (HyperShift's CAPI v1beta2
+	// storage), else v1beta1. Set by Run before the informers start.
+	capiVersion string
 
 	mu     sync.Mutex
 	gone   map[string]*unstructured.Unstructured // NodePools seen deleted, for the withdrawal Event
@@ -130,6 +138,7 @@ func New(cfg Config) (*Controller, error) {
 	c.workloads = c.dynamicInformer(GVRMachineDeployment, cfg.Namespace)
 	c.machineSets = c.dynamicInformer(GVRMachineSet, cfg.Namespace)
 	c.machines = c.dynamicInformer(GVRMachine, cfg.Namespace)
+	c.capiVersion = GVRMachineDeployment.Version
 	// Token Secrets are watched by metadata only: the controller reads a payload when it publishes it.
 	c.secrets = cache.NewSharedIndexInformer(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -176,14 +185,21 @@ func New(cfg Config) (*Controller, error) {
 	return c, nil
 }
 
+// dynamicInformer watches a resource as unstructured objects. Cluster API's resources are read in
+// the version Run found served (capiVersion).
 func (c *Controller) dynamicInformer(gvr schema.GroupVersionResource, namespace string) cache.SharedIndexInformer {
-	r := c.dyn.Resource(gvr).Namespace(namespace)
+	r := func() dynamic.ResourceInterface {
+		if gvr.Group == capiGroup {
+			gvr.Version = c.capiVersion
+		}
+		return c.dyn.Resource(gvr).Namespace(namespace)
+	}
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return r.List(ctx, o)
+			return r().List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return r.Watch(ctx, o)
+			return r().Watch(ctx, o)
 		},
 	}, &unstructured.Unstructured{}, 0, cache.Indexers{})
 	_ = inf.SetTransform(func(o any) (any, error) {
@@ -252,6 +268,11 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
 	c.broadcaster.StartRecordingToSink(c.mgmtCore.EventSink())
 	defer c.broadcaster.Shutdown()
+	v, err := c.servedCAPIVersion(ctx)
+	if err != nil {
+		return err
+	}
+	c.capiVersion = v
 	informers := []cache.SharedIndexInformer{c.nodePools, c.workloads, c.machineSets, c.machines, c.secrets, c.nodes, c.configMaps}
 	synced := make([]cache.InformerSynced, 0, len(informers))
 	for _, inf := range informers {
@@ -262,7 +283,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		return ctx.Err()
 	}
 	c.log.Info("controller synced", "namespace", c.cfg.Namespace, "nodePoolNamespace", c.cfg.NodePoolNamespace,
-		"guestNamespace", c.cfg.GuestNamespace)
+		"guestNamespace", c.cfg.GuestNamespace, "clusterAPI", capiGroup+"/"+c.capiVersion)
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
 		wg.Add(1)
@@ -293,4 +314,31 @@ func (c *Controller) next(ctx context.Context) bool {
 	}
 	c.queue.Forget(pool)
 	return true
+}
+
+const capiGroup = "cluster.x-k8s.io"
+
+// servedCAPIVersion asks the management API server which Cluster API versions it serves (discovery,
+// which every authenticated user may read) and picks v1beta2 when it can. The status fields of both
+// are read either way (unsettled), since a v1beta1 read of v1beta2 storage carries both.
+func (c *Controller) servedCAPIVersion(ctx context.Context) (string, error) {
+	raw, err := c.mgmtCore.REST().Get().AbsPath("/apis/" + capiGroup).DoRaw(ctx)
+	if apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("the management cluster serves no %s API (Cluster API is not installed)", capiGroup)
+	}
+	if err != nil {
+		return "", fmt.Errorf("discovery of %s: %w", capiGroup, err)
+	}
+	var g metav1.APIGroup
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return "", fmt.Errorf("discovery of %s: %w", capiGroup, err)
+	}
+	for _, want := range []string{"v1beta2", "v1beta1"} {
+		for _, v := range g.Versions {
+			if v.Version == want {
+				return want, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("the management cluster serves %s in no version the controller reads (v1beta2, v1beta1)", capiGroup)
 }

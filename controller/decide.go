@@ -6,18 +6,32 @@ import (
 	"github.com/openshift/refresh-agent/api"
 )
 
-// Facts are what the controller knows about one pool when it decides.
+// Facts are what the controller observed about one pool when it decides: HyperShift's NodePool
+// annotations and conditions, the pool's workload, and what the controller published last.
 type Facts struct {
 	Pool string
 	// Workload names the pool's MachineDeployment or MachineSet ("MachineDeployment ns/name"); empty
 	// when the pool has none.
 	Workload string
-	// ConfigVersion is the config version (full payload hash) the pool's workload targets.
-	ConfigVersion string
-	// RolloutTarget is the rollout hash the pool targets; RolloutCurrent the one of its completed rollout.
-	RolloutTarget, RolloutCurrent string
-	// Paused says why refreshes must wait (a rollout or an in-place upgrade in progress); empty otherwise.
-	Paused string
+	// Deployed is the config version the workload's bootstrap data Secret names (user-data-<pool>-<H>).
+	Deployed string
+	// Completed is the NodePool's nodePoolCurrentConfigVersion: the config version of its last
+	// completed rollout ("" before the first one completes).
+	Completed string
+	// Contract: the NodePool carries nodePoolCurrentRolloutConfig, so this HyperShift tells
+	// management-side drift from rollouts (its rollout-hash design). Without it (HyperShift before
+	// that design) a drift and a spec change both look like a new config version.
+	Contract bool
+	// InProgress is the NodePool's nodePoolInProgressRolloutConfig (a spec-driven rollout propagating).
+	InProgress string
+	// Drift: ConfigUpdatePending=True with reason ManagementConfigDrift.
+	Drift bool
+	// Refresh is the NodePool's nodePoolRefreshConfigVersion (proposed: H2 while in ManagementDrift).
+	Refresh string
+	// Unsettled says why the workload is still moving (replicas not up to date, a generation not
+	// observed, a Machine being deleted, an in-place upgrade, UpdatingConfig/UpdatingVersion); "" when
+	// it is not.
+	Unsettled string
 	// Published is what the controller last published for the pool; nil when nothing is.
 	Published *Record
 }
@@ -25,7 +39,7 @@ type Facts struct {
 // Record is what a published ConfigMap says about itself.
 type Record struct {
 	ConfigVersion string // the `hash` key
-	Rollout       string // the rollout hash when it was published
+	Baseline      string // the completed config version when it was published
 }
 
 // Action is what the controller does about a pool.
@@ -33,88 +47,103 @@ type Action int
 
 const (
 	Wait    Action = iota // publish nothing now
-	Publish               // publish Facts.ConfigVersion
+	Publish               // publish Decision.Version
 )
 
 // Reasons the controller gives on ConfigRefreshProgressing (beyond package fleet's).
 const (
-	ReasonPaused          = "Paused"          // a rollout or an in-place upgrade is in progress
-	ReasonLeftToRollout   = "LeftToRollout"   // the payload changed with the rollout hash: the rollout delivers it
-	ReasonNoWorkload      = "NoWorkload"      // no MachineDeployment or MachineSet with a config version
-	ReasonPayloadMissing  = "PayloadMissing"  // the token Secret or its payload key is missing
-	ReasonPayloadInvalid  = "PayloadInvalid"  // the payload does not decode
-	ReasonPayloadTooLarge = "PayloadTooLarge" // the payload does not fit in a ConfigMap
-	ReasonNotManaged      = "ConfigMapNotManaged"
-	ReasonPublishFailed   = "PublishFailed"
+	ReasonPaused        = "Paused"        // the workload is still moving: replicas, Machines, in-place upgrade
+	ReasonLeftToRollout = "LeftToRollout" // a rollout is in progress: what it brings is its own
+	// ReasonRolloutContractUnavailable: HyperShift writes no rollout hash annotations, so a new config
+	// version may be a rollout's: it is never published.
+	ReasonRolloutContractUnavailable = "RolloutContractUnavailable"
+	// ReasonRefreshVersionUnavailable: HyperShift reports management drift but names no refresh
+	// version (the proposed annotation), so there is no payload to publish.
+	ReasonRefreshVersionUnavailable = "RefreshVersionUnavailable"
+	ReasonNoWorkload                = "NoWorkload"      // no MachineDeployment or MachineSet with a config version
+	ReasonPayloadMissing            = "PayloadMissing"  // the token Secret or its payload key is missing
+	ReasonPayloadInvalid            = "PayloadInvalid"  // the payload does not decode
+	ReasonPayloadTooLarge           = "PayloadTooLarge" // the payload does not fit in a ConfigMap
+	ReasonNodePoolDeleting          = "NodePoolDeleting"
+	ReasonNotManaged                = "ConfigMapNotManaged"
+	ReasonPublishFailed             = "PublishFailed"
 )
 
-// Decision is an Action and, when it is Wait for a reason worth reporting, the reason.
+// Decision is an Action and, when there is something to report beyond the nodes' progress, the
+// reason (for Progressing).
 type Decision struct {
 	Action  Action
-	Reason  string // empty when there is nothing to report beyond the nodes' progress
+	Version string // what to publish
+	Reason  string
 	Message string
-	// Adopt marks a publication that follows a completed rollout (the nodes already run it).
-	Adopt bool
+	// Drift marks a publication of management-side drift; Adopt one that follows a completed
+	// rollout (the nodes already run it).
+	Drift, Adopt bool
 }
 
-// Decide applies the rules: never while the pool rolls or upgrades in place; publish the first
-// version seen and management-side drift (the config version changed, the rollout hash did not);
-// leave a rollout-class change (the rollout hash changed too) to the rollout, and take its config
-// version as the new baseline once the rollout has completed.
+// Decide applies the rules, per NodePool, from observed state only:
+//  1. a rollout in progress publishes nothing (the in-progress rollout annotation, a workload whose
+//     config version is not the NodePool's completed one, a workload still moving);
+//  2. otherwise the completed config version is the pool's baseline;
+//  3. management drift (ConfigUpdatePending=True/ManagementConfigDrift with a refresh version) is
+//     published over the baseline;
+//  4. without HyperShift's rollout contract only the first version seen is published: a later one
+//     may be a rollout's, and publishing it would apply a rollout-class change in place.
 func Decide(f Facts) Decision {
-	if f.Workload == "" || f.ConfigVersion == "" {
+	if f.Workload == "" || f.Deployed == "" {
 		msg := fmt.Sprintf("no MachineDeployment or MachineSet of pool %s names a config version", f.Pool)
 		if f.Workload != "" {
-			msg = fmt.Sprintf("%s names no config version (annotation %s or bootstrap.dataSecretName)", f.Workload, AnnotationTargetConfigVersion)
+			msg = fmt.Sprintf("%s names no config version (spec.template.spec.bootstrap.dataSecretName user-data-%s-<version>)", f.Workload, f.Pool)
 		}
 		return Decision{Action: Wait, Reason: ReasonNoWorkload, Message: msg}
 	}
-	if f.Paused != "" {
-		return Decision{Action: Wait, Reason: ReasonPaused, Message: "paused: " + f.Paused}
+	switch {
+	case f.InProgress != "":
+		return leftToRollout(f, fmt.Sprintf("rollout %s in progress (NodePool annotation %s)", short(f.InProgress), AnnotationInProgressRolloutConfig))
+	case f.Completed == "":
+		return leftToRollout(f, fmt.Sprintf("%s deploys config version %s and the NodePool records no completed rollout yet (%s)",
+			f.Workload, short(f.Deployed), AnnotationCurrentConfigVersion))
+	case f.Deployed != f.Completed:
+		return leftToRollout(f, fmt.Sprintf("rollout in progress: %s deploys config version %s, the NodePool's completed rollout is %s",
+			f.Workload, short(f.Deployed), short(f.Completed)))
+	case f.Unsettled != "":
+		return Decision{Action: Wait, Reason: ReasonPaused, Message: "paused: " + f.Unsettled + "; resumes when it settles"}
 	}
-	if rolloutInProgress(f.RolloutTarget, f.RolloutCurrent) {
-		// HyperShift is rolling a rollout-class change out: whatever the version, it is the rollout's.
-		from := f.RolloutCurrent
-		switch {
-		case f.Published == nil:
-			return Decision{Action: Wait, Reason: ReasonLeftToRollout,
-				Message: fmt.Sprintf("rollout config %s -> %s in progress: config version %s left to the rollout, nothing published",
-					short(from), short(f.RolloutTarget), short(f.ConfigVersion))}
-		case f.Published.ConfigVersion == f.ConfigVersion:
-			return Decision{Action: Wait, Reason: ReasonLeftToRollout,
-				Message: fmt.Sprintf("rollout config %s -> %s pending: left to the rollout", short(from), short(f.RolloutTarget))}
-		default:
-			return Decision{Action: Wait, Reason: ReasonLeftToRollout,
-				Message: fmt.Sprintf("config version %s -> %s comes with a rollout config change (%s -> %s): not published, left to the rollout",
-					short(f.Published.ConfigVersion), short(f.ConfigVersion), short(from), short(f.RolloutTarget))}
+
+	d := Decision{Version: f.Completed}
+	if f.Contract && f.Drift {
+		if f.Refresh == "" {
+			d.Reason = ReasonRefreshVersionUnavailable
+			d.Message = fmt.Sprintf("%s=True (%s) but the NodePool names no refresh version (annotation %s): nothing to publish beyond config version %s",
+				ConditionConfigUpdatePending, ReasonManagementConfigDrift, AnnotationRefreshConfigVersion, short(f.Completed))
+		} else if f.Refresh != f.Completed {
+			d.Version, d.Drift = f.Refresh, true
 		}
 	}
-	if f.Published == nil {
-		return Decision{Action: Publish}
+	switch {
+	case f.Published == nil:
+		d.Action = Publish // the first version seen, or drift over a baseline never published
+	case f.Published.ConfigVersion == d.Version:
+		d.Action = Wait
+	case !f.Contract:
+		return Decision{Action: Wait, Reason: ReasonRolloutContractUnavailable,
+			Message: fmt.Sprintf("config version %s -> %s not published: HyperShift writes no rollout hash (NodePool annotation %s), so management drift cannot be told from a rollout",
+				short(f.Published.ConfigVersion), short(d.Version), AnnotationCurrentRolloutConfig)}
+	default:
+		d.Action = Publish
+		// Back to the baseline the drift was published over is the drift's end, not an adoption.
+		d.Adopt = !d.Drift && f.Published.Baseline != f.Completed
 	}
-	pub := *f.Published
-	if f.RolloutTarget != "" && f.RolloutTarget != pub.Rollout {
-		if f.RolloutCurrent == f.RolloutTarget {
-			// HyperShift recorded the rollout complete: the nodes were replaced or upgraded with this
-			// payload, which becomes the baseline.
-			return Decision{Action: Publish, Adopt: true}
-		}
-		// Only HyperShift's record of the completed rollout says the nodes run the new payload.
-		return Decision{Action: Wait, Reason: ReasonLeftToRollout,
-			Message: fmt.Sprintf("config version %s -> %s comes with a rollout config change (%s -> %s): not published, left to the rollout (until %s records it complete)",
-				short(pub.ConfigVersion), short(f.ConfigVersion), short(pub.Rollout), short(f.RolloutTarget), AnnotationCurrentRolloutConfig)}
-	}
-	if pub.ConfigVersion != f.ConfigVersion {
-		return Decision{Action: Publish}
-	}
-	return Decision{Action: Wait}
+	return d
 }
 
-// rolloutInProgress: the pool targets a rollout hash other than the one its last completed rollout
-// recorded. Without a recorded one (HyperShift before its rollout hash, or not seeded yet) only the
-// pause signals (a rolling MachineDeployment, an in-place upgrade) can tell.
-func rolloutInProgress(target, current string) bool {
-	return target != "" && current != "" && target != current
+func leftToRollout(f Facts, why string) Decision {
+	pub := "nothing published"
+	if f.Published != nil {
+		pub = "config version " + short(f.Published.ConfigVersion) + " stays published"
+	}
+	return Decision{Action: Wait, Reason: ReasonLeftToRollout,
+		Message: why + ": left to the rollout, " + pub + "; resumes when it completes"}
 }
 
 // short is a hash in a message: api.Short, "-" for none.

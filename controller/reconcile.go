@@ -8,10 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/openshift/refresh-agent/api"
+	"github.com/openshift/refresh-agent/fleet"
 )
 
 // Event reasons on the NodePool.
@@ -28,7 +30,8 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 		return err
 	}
 	if !exists {
-		return c.withdraw(ctx, pool, cmName, nil)
+		_, err := c.withdraw(ctx, pool, cmName, nil)
+		return err
 	}
 	np := obj.(*unstructured.Unstructured)
 	if c.cfg.ClusterName != "" {
@@ -36,71 +39,95 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 			return nil
 		}
 	}
-	if np.GetDeletionTimestamp() != nil {
-		return c.withdraw(ctx, pool, cmName, np)
-	}
-
-	facts := c.facts(np, pool)
 	cm, err := c.configMap(cmName)
 	if err != nil {
 		return err
 	}
-	// The informer holds only the controller's own ConfigMaps (by label): their annotations are its
-	// record of what it published.
+	// The informer holds only the controller's own ConfigMaps (by label): their data and annotations
+	// are its record of what it published.
 	published := ""
+	var record *Record
 	if cm != nil {
 		published = cm.Data[api.KeyHash]
-		facts.Published = &Record{ConfigVersion: published, Rollout: cm.Annotations[AnnotationRolloutConfig]}
+		record = &Record{ConfigVersion: published, Baseline: cm.Annotations[AnnotationBaseline]}
 	}
+	if np.GetDeletionTimestamp() != nil {
+		return c.deleting(ctx, np, pool, cmName, published)
+	}
+
+	facts := c.facts(np, pool)
+	facts.Published = record
 	d := Decide(facts)
 
 	if d.Action == Publish {
 		// A token Secret already found wanting is not read (nor reported) again until it changes:
 		// HyperShift updates NodePools often, and each update reconciles the pool.
-		secretRV := c.secretVersion(TokenSecretName(pool, facts.ConfigVersion))
+		secretRV := c.secretVersion(TokenSecretName(pool, d.Version))
 		c.mu.Lock()
 		f, known := c.failed[pool]
 		c.mu.Unlock()
-		if known && f.configVersion == facts.ConfigVersion && f.secretRV == secretRV {
-			d = Decision{Action: Wait, Reason: reasonOf(f.err), Message: f.err.Error() + ": nothing published"}
-			return c.writeStatus(ctx, np, pool, published, d)
+		if known && f.configVersion == d.Version && f.secretRV == secretRV {
+			d = Decision{Action: Wait, Reason: reasonOf(f.err), Message: api.Truncate(f.err.Error(), 900) + ": nothing published"}
+			_, err := c.writeStatus(ctx, np, pool, published, d)
+			return err
 		}
-		err := c.publish(ctx, pool, cmName, cm, facts)
+		err := c.publish(ctx, pool, cmName, cm, d.Version, facts)
 		reason := reasonOf(err)
 		c.mu.Lock()
 		delete(c.failed, pool)
 		if err != nil && reason != ReasonPublishFailed && reason != ReasonNotManaged {
-			c.failed[pool] = failure{configVersion: facts.ConfigVersion, secretRV: secretRV, err: err}
+			c.failed[pool] = failure{configVersion: d.Version, secretRV: secretRV, err: err}
 		}
 		c.mu.Unlock()
 		switch {
 		case err == nil:
-			published = facts.ConfigVersion
-			msg := fmt.Sprintf("published config version %s to ConfigMap %s/%s in the guest cluster", facts.ConfigVersion, c.cfg.GuestNamespace, cmName)
-			if d.Adopt {
+			published = d.Version
+			msg := fmt.Sprintf("published config version %s to ConfigMap %s/%s in the guest cluster", d.Version, c.cfg.GuestNamespace, cmName)
+			switch {
+			case d.Drift:
+				msg += fmt.Sprintf(" (management-side drift over the completed config version %s)", facts.Completed)
+			case d.Adopt:
 				msg += " (the rollout that delivered it has completed)"
 			}
 			c.recorder.Event(np, corev1.EventTypeNormal, EventPublished, msg)
-			c.log.Info("published", "pool", pool, "configVersion", facts.ConfigVersion, "adopt", d.Adopt)
+			c.log.Info("published", "pool", pool, "configVersion", d.Version, "drift", d.Drift, "adopt", d.Adopt)
 		case reason == ReasonPublishFailed || reason == ReasonNotManaged:
 			// An API error, or a ConfigMap someone else owns (which the informer, watching only the
-			// controller's own, would not report gone): reported, and retried with backoff.
+			// controller's own, would not report gone): reported, and retried with the queue's backoff.
 			d = Decision{Action: Wait, Reason: reason, Message: api.Truncate(err.Error(), 900) + ": retrying"}
 			if reason == ReasonNotManaged {
 				c.recorder.Event(np, corev1.EventTypeWarning, EventNotPublished, d.Message)
 			}
-			if serr := c.writeStatus(ctx, np, pool, published, d); serr != nil {
+			if _, serr := c.writeStatus(ctx, np, pool, published, d); serr != nil {
 				c.log.Warn("status not written", "pool", pool, "err", serr)
 			}
 			return err
 		default:
-			// Bad input: reported, then the controller waits for the token Secret or the workload to change.
-			d = Decision{Action: Wait, Reason: reason, Message: err.Error() + ": nothing published"}
+			// Bad input: reported once, then the controller waits for the token Secret or the
+			// NodePool to change (the informers say when).
+			d = Decision{Action: Wait, Reason: reason, Message: api.Truncate(err.Error(), 900) + ": nothing published"}
 			c.recorder.Event(np, corev1.EventTypeWarning, EventNotPublished, api.Truncate(d.Message, 1024))
-			c.log.Warn("not published", "pool", pool, "configVersion", facts.ConfigVersion, "err", err)
+			c.log.Warn("not published", "pool", pool, "configVersion", d.Version, "err", err)
 		}
 	}
-	return c.writeStatus(ctx, np, pool, published, d)
+	_, err = c.writeStatus(ctx, np, pool, published, d)
+	return err
+}
+
+// deleting handles a NodePool being deleted (HyperShift's finalizer holds it while its nodes go):
+// its ConfigMap is withdrawn, Progressing says so, and one Warning Event tells why nothing will be
+// published for it any more.
+func (c *Controller) deleting(ctx context.Context, np *unstructured.Unstructured, pool, cmName, published string) error {
+	withdrawn, err := c.withdraw(ctx, pool, cmName, np)
+	if err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("NodePool is being deleted: nothing published, ConfigMap %s/%s withdrawn from the guest cluster", c.cfg.GuestNamespace, cmName)
+	wrote, err := c.writeStatus(ctx, np, pool, "", Decision{Action: Wait, Reason: ReasonNodePoolDeleting, Message: msg})
+	if withdrawn || wrote {
+		c.recorder.Event(np, corev1.EventTypeWarning, EventWithdrawn, msg)
+	}
+	return err
 }
 
 // failure remembers a token Secret that could not be published.
@@ -120,42 +147,40 @@ func (c *Controller) secretVersion(name string) string {
 
 // facts gathers what Decide needs from the management cluster's caches.
 func (c *Controller) facts(np *unstructured.Unstructured, pool string) Facts {
-	f := Facts{Pool: pool}
 	ann := np.GetAnnotations()
-	f.RolloutCurrent = ann[AnnotationCurrentRolloutConfig]
-	f.RolloutTarget = f.RolloutCurrent
-	if v := ann[AnnotationInProgressRolloutConfig]; v != "" {
-		f.RolloutTarget = v
+	_, contract := ann[AnnotationCurrentRolloutConfig]
+	f := Facts{Pool: pool, Completed: ann[AnnotationCurrentConfigVersion], Contract: contract,
+		InProgress: ann[AnnotationInProgressRolloutConfig], Refresh: ann[AnnotationRefreshConfigVersion]}
+	if s, r := condition(np, ConditionConfigUpdatePending); s == "True" && r == ReasonManagementConfigDrift {
+		f.Drift = true
 	}
-	w, kind := c.workload(pool)
+	upgradeType, _, _ := unstructured.NestedString(np.Object, "spec", "management", "upgradeType")
+	w, kind := c.workload(pool, upgradeType)
 	if w == nil {
 		return f
 	}
 	f.Workload = fmt.Sprintf("%s %s/%s", kind, w.GetNamespace(), w.GetName())
-	f.ConfigVersion = configVersionOf(w, pool)
-	wann := w.GetAnnotations()
-	if v := wann[AnnotationTargetRolloutConfig]; v != "" {
-		f.RolloutTarget = v
-	}
-	switch kind {
-	case "MachineDeployment":
-		replicas, updated := int64Field(w, "status", "replicas"), int64Field(w, "status", "updatedReplicas")
-		if updated != replicas {
-			f.Paused = fmt.Sprintf("%s is rolling out (%d/%d replicas updated)", f.Workload, updated, replicas)
-		}
-	case "MachineSet":
+	f.Deployed = configVersionOf(w, pool)
+	f.Unsettled = unsettled(w, f.Workload)
+	if kind == "MachineSet" && f.Unsettled == "" {
+		wann := w.GetAnnotations()
 		target, current := wann[AnnotationTargetConfigVersion], wann[AnnotationCurrentConfigVersion]
 		if v, ok := wann[AnnotationUpgradeInProgressTrue]; ok {
-			f.Paused = fmt.Sprintf("in-place upgrade in progress on %s: %s", f.Workload, api.Truncate(v, 200))
+			f.Unsettled = fmt.Sprintf("in-place upgrade in progress on %s: %s", f.Workload, api.Truncate(v, 200))
 		} else if target != "" && target != current {
-			f.Paused = fmt.Sprintf("in-place upgrade in progress on %s (config version %s -> %s)", f.Workload, short(current), short(target))
+			f.Unsettled = fmt.Sprintf("in-place upgrade in progress on %s (config version %s -> %s)", f.Workload, short(current), short(target))
 		}
 	}
-	if f.Paused == "" {
+	for _, t := range []string{ConditionUpdatingConfig, ConditionUpdatingVersion} {
+		if s, _ := condition(np, t); s == "True" && f.Unsettled == "" {
+			f.Unsettled = fmt.Sprintf("NodePool condition %s=True", t)
+		}
+	}
+	if f.Unsettled == "" {
 		for _, o := range c.machines.GetStore().List() {
 			m := o.(*unstructured.Unstructured)
 			if m.GetDeletionTimestamp() != nil && machineBelongs(m, kind, w.GetName()) {
-				f.Paused = fmt.Sprintf("Machine %s/%s is being deleted", m.GetNamespace(), m.GetName())
+				f.Unsettled = fmt.Sprintf("Machine %s/%s is being deleted", m.GetNamespace(), m.GetName())
 				break
 			}
 		}
@@ -163,12 +188,15 @@ func (c *Controller) facts(np *unstructured.Unstructured, pool string) Facts {
 	return f
 }
 
-// workload finds the pool's MachineDeployment (Replace) or, failing that, its MachineSet (InPlace).
+// workload finds the pool's MachineDeployment (Replace) or, failing that or for an InPlace pool
+// (spec.management.upgradeType), its MachineSet.
 // A MachineDeployment's own MachineSets are not the pool's workload.
-func (c *Controller) workload(pool string) (*unstructured.Unstructured, string) {
-	for _, o := range c.workloads.GetStore().List() {
-		if u := o.(*unstructured.Unstructured); ownsPool(u, c.cfg.NodePoolNamespace, pool) {
-			return u, "MachineDeployment"
+func (c *Controller) workload(pool, upgradeType string) (*unstructured.Unstructured, string) {
+	if upgradeType != "InPlace" {
+		for _, o := range c.workloads.GetStore().List() {
+			if u := o.(*unstructured.Unstructured); ownsPool(u, c.cfg.NodePoolNamespace, pool) {
+				return u, "MachineDeployment"
+			}
 		}
 	}
 	for _, o := range c.machineSets.GetStore().List() {
@@ -192,9 +220,9 @@ func (c *Controller) configMap(name string) (*corev1.ConfigMap, error) {
 	return o.(*corev1.ConfigMap), nil
 }
 
-// publish reads the token Secret of the pool's config version and writes the ConfigMap.
-func (c *Controller) publish(ctx context.Context, pool, cmName string, cm *corev1.ConfigMap, f Facts) error {
-	secretName := TokenSecretName(pool, f.ConfigVersion)
+// publish reads the token Secret of a config version and writes the pool's ConfigMap.
+func (c *Controller) publish(ctx context.Context, pool, cmName string, cm *corev1.ConfigMap, version string, f Facts) error {
+	secretName := TokenSecretName(pool, version)
 	ref := c.cfg.Namespace + "/" + secretName
 	secret, err := c.dyn.Resource(GVRSecret).Namespace(c.cfg.Namespace).Get(ctx, secretName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -205,20 +233,20 @@ func (c *Controller) publish(ctx context.Context, pool, cmName string, cm *corev
 	}
 	encoded, found, _ := unstructured.NestedString(secret.Object, "data", TokenSecretPayloadKey)
 	if !found {
-		return payloadError(ReasonPayloadMissing, "token Secret %s has no %q key (HyperShift stores it for InPlace pools once the ignition server has generated it)",
+		return payloadError(ReasonPayloadMissing, "token Secret %s has no %q key (HyperShift's ignition server keeps it only for InPlace pools; docs/hypershift.md proposes keeping it for every pool)",
 			ref, TokenSecretPayloadKey)
 	}
 	payload, err := base64.StdEncoding.DecodeString(encoded)
 	if err != nil {
 		return payloadError(ReasonPayloadInvalid, "token Secret %s: key %q: %v", ref, TokenSecretPayloadKey, err)
 	}
-	data, err := ConfigMapData(ref, payload, f.ConfigVersion)
+	data, err := ConfigMapData(ref, payload, version)
 	if err != nil {
 		return err
 	}
 	meta := metav1.ObjectMeta{Name: cmName, Namespace: c.cfg.GuestNamespace,
 		Labels:      map[string]string{LabelManagedBy: ManagedBy, api.LabelNodePool: pool},
-		Annotations: map[string]string{AnnotationRolloutConfig: f.RolloutTarget}}
+		Annotations: map[string]string{AnnotationBaseline: f.Completed}}
 	if cm == nil {
 		err = c.guest.CreateConfigMap(ctx, &corev1.ConfigMap{ObjectMeta: meta, Data: data})
 		if apierrors.IsAlreadyExists(err) {
@@ -240,33 +268,34 @@ func (c *Controller) publish(ctx context.Context, pool, cmName string, cm *corev
 
 // withdraw removes the ConfigMap of a pool whose NodePool is gone or going: its nodes are being
 // deleted, and nothing should be published for them any more.
-func (c *Controller) withdraw(ctx context.Context, pool, cmName string, np *unstructured.Unstructured) error {
+// It reports whether it deleted one. For a NodePool already gone it records the Event itself.
+func (c *Controller) withdraw(ctx context.Context, pool, cmName string, np *unstructured.Unstructured) (bool, error) {
 	c.mu.Lock()
-	if np == nil {
-		np = c.gone[pool]
-	}
+	last := c.gone[pool]
 	delete(c.gone, pool)
 	c.mu.Unlock()
 	cm, err := c.configMap(cmName)
 	if err != nil || cm == nil {
-		return err
+		return false, err
 	}
 	err = c.guest.REST().Delete().Namespace(c.cfg.GuestNamespace).Resource("configmaps").Name(cmName).Do(ctx).Error()
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("ConfigMap %s/%s: %w", c.cfg.GuestNamespace, cmName, err)
+		return false, fmt.Errorf("ConfigMap %s/%s: %w", c.cfg.GuestNamespace, cmName, err)
 	}
 	c.log.Info("NodePool deleted: withdrew its ConfigMap", "pool", pool, "configMap", cmName)
-	if np != nil {
-		c.recorder.Event(np, corev1.EventTypeNormal, EventWithdrawn,
+	if np == nil && last != nil {
+		c.recorder.Event(last, corev1.EventTypeWarning, EventWithdrawn,
 			fmt.Sprintf("NodePool deleted: ConfigMap %s/%s withdrawn from the guest cluster", c.cfg.GuestNamespace, cmName))
 	}
-	return nil
+	return true, nil
 }
 
-// writeStatus sets the three conditions through the status subresource when they change. A conflict
-// (someone else wrote the NodePool) or a NodePool deleted meanwhile is not an error worth a retry
-// storm: the informer brings the new version and the pool is reconciled again.
-func (c *Controller) writeStatus(ctx context.Context, np *unstructured.Unstructured, pool, published string, d Decision) error {
+// writeStatus sets the three conditions through the status subresource when they differ from the
+// NodePool's (level-triggered: a HyperShift write from a stale copy that dropped or reverted them is
+// corrected from the informer event it causes; an unchanged set is never written again). It reports
+// whether it wrote. A conflict (someone else wrote the NodePool) or a NodePool deleted meanwhile is
+// not an error worth a retry storm: the informer brings the new version and the pool is reconciled.
+func (c *Controller) writeStatus(ctx context.Context, np *unstructured.Unstructured, pool, published string, d Decision) (bool, error) {
 	list, _, _ := unstructured.NestedSlice(np.Object, "status", "conditions")
 	previous := readConditions(list)
 	var nodes []corev1.Node
@@ -277,21 +306,22 @@ func (c *Controller) writeStatus(ctx context.Context, np *unstructured.Unstructu
 	}
 	conds := Conditions(pool, published, d, nodes, previous, np.GetGeneration(), time.Now().Truncate(time.Second))
 	if sameConditions(conds, previous) {
-		return nil
+		return false, nil
 	}
 	upd := np.DeepCopy()
 	if err := unstructured.SetNestedSlice(upd.Object, mergeConditions(list, conds), "status", "conditions"); err != nil {
-		return err
+		return false, err
 	}
 	_, err := c.dyn.Resource(GVRNodePool).Namespace(np.GetNamespace()).UpdateStatus(ctx, upd, metav1.UpdateOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil
+		return false, nil
 	case apierrors.IsConflict(err):
-		c.queue.AddAfter(pool, 200*time.Millisecond)
-		return nil
+		return false, nil // the newer NodePool's informer event reconciles the pool again
 	case err != nil:
-		return fmt.Errorf("NodePool %s/%s status: %w", np.GetNamespace(), pool, err)
+		return false, fmt.Errorf("NodePool %s/%s status: %w", np.GetNamespace(), pool, err)
 	}
-	return nil
+	own := meta.FindStatusCondition(conds, fleet.ConditionProgressing)
+	c.log.Info("conditions written", "pool", pool, "progressing", own.Reason)
+	return true, nil
 }
