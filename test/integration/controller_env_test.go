@@ -8,7 +8,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/util/retry"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -36,6 +35,7 @@ import (
 	"github.com/openshift/refresh-agent/controller"
 	"github.com/openshift/refresh-agent/publish"
 	"github.com/openshift/refresh-agent/test/fixture"
+	"github.com/openshift/refresh-agent/test/hypershifttest"
 	"github.com/openshift/refresh-agent/test/kubetest"
 )
 
@@ -216,56 +216,11 @@ func (e *ctlEnv) res(gvr schema.GroupVersionResource) dynamic.ResourceInterface 
 	return e.dyn.Resource(gvr).Namespace(e.ns)
 }
 
-// nodePool creates a NodePool with a condition of HyperShift's own in its status.
-func (e *ctlEnv) nodePool(pool string, annotations map[string]string) {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "NodePool",
-		"metadata": map[string]any{"name": pool, "namespace": e.ns},
-		"spec":     map[string]any{"clusterName": "hc", "replicas": int64(3)},
-	}}
-	u.SetAnnotations(annotations)
-	_, err := e.res(controller.GVRNodePool).Create(e.ctx, u, metav1.CreateOptions{})
-	require.NoError(e.t, err)
-	ready := map[string]any{"type": "Ready", "status": "True", "severity": "", "reason": "AsExpected", "message": "hypershift's own",
-		"lastTransitionTime": "2025-01-01T00:00:00Z", "observedGeneration": int64(1)}
-	// HyperShift's own condition, beside whatever the controller may have written already.
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := e.res(controller.GVRNodePool).Get(e.ctx, pool, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		list, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
-		if err := unstructured.SetNestedSlice(cur.Object, append(list, ready), "status", "conditions"); err != nil {
-			return err
-		}
-		_, err = e.res(controller.GVRNodePool).UpdateStatus(e.ctx, cur, metav1.UpdateOptions{})
-		return err
-	})
-	require.NoError(e.t, err)
-}
-
-// workload creates a pool's MachineDeployment ("MachineDeployment") or MachineSet ("MachineSet")
-// targeting a config version, with all replicas updated.
-func (e *ctlEnv) workload(kind, pool, version string) {
-	gvr := controller.GVRMachineDeployment
-	if kind == "MachineSet" {
-		gvr = controller.GVRMachineSet
-	}
-	ann := map[string]string{controller.AnnotationNodePool: e.ns + "/" + pool, controller.AnnotationTargetConfigVersion: version}
-	if kind == "MachineSet" {
-		ann[controller.AnnotationCurrentConfigVersion] = version
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": kind,
-		"metadata": map[string]any{"name": pool, "namespace": e.ns},
-		"spec":     map[string]any{"clusterName": "hc", "replicas": int64(3)},
-	}}
-	u.SetAnnotations(ann)
-	created, err := e.res(gvr).Create(e.ctx, u, metav1.CreateOptions{})
-	require.NoError(e.t, err)
-	created.Object["status"] = map[string]any{"replicas": int64(3), "updatedReplicas": int64(3)}
-	_, err = e.res(gvr).UpdateStatus(e.ctx, created, metav1.UpdateOptions{})
-	require.NoError(e.t, err)
+// hyperShift returns the fake HyperShift of one pool in this test's control plane namespace: the
+// objects exactly as HyperShift writes them (package hypershifttest). contract selects HyperShift's
+// rollout-hash design (else today's main, without rollout annotations).
+func (e *ctlEnv) hyperShift(pool string, contract, inPlace, v1beta2 bool) *hypershifttest.Pool {
+	return &hypershifttest.Pool{Dyn: e.dyn, Core: e.mgmtCS, Namespace: e.ns, Name: pool, Contract: contract, InPlace: inPlace, V1Beta2: v1beta2}
 }
 
 // annotate merges annotations into an object (a nil value removes one).
@@ -275,30 +230,25 @@ func (e *ctlEnv) annotate(gvr schema.GroupVersionResource, name string, ann map[
 	require.NoError(e.t, err)
 }
 
-func (e *ctlEnv) mdStatus(pool string, replicas, updated int64) {
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"replicas": replicas, "updatedReplicas": updated}})
-	_, err := e.res(controller.GVRMachineDeployment).Patch(e.ctx, pool, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+// setPayload writes a token Secret's payload key as the ignition server does (base64 of gzip of
+// the Ignition JSON), or raw bytes when raw is set; nil removes the key.
+func (e *ctlEnv) setPayload(pool, version string, payload []byte, raw bool) {
+	var v any
+	switch {
+	case payload == nil:
+	case raw:
+		v = base64.StdEncoding.EncodeToString(payload)
+	default:
+		v = base64.StdEncoding.EncodeToString(fixture.GzipBase64(payload))
+	}
+	patch, _ := json.Marshal(map[string]any{"data": map[string]any{"payload": v}})
+	_, err := e.mgmtCS.CoreV1().Secrets(e.ns).Patch(e.ctx, controller.TokenSecretName(pool, version), types.MergePatchType, patch, metav1.PatchOptions{})
 	require.NoError(e.t, err)
 }
 
-// tokenSecret writes token-<pool>-<version> with the payload in HyperShift's InPlace form (base64
-// of gzip of the Ignition JSON), or raw bytes when raw is set; nil payload leaves the key out.
-func (e *ctlEnv) tokenSecret(pool, version string, payload []byte, raw bool) {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: controller.TokenSecretName(pool, version), Namespace: e.ns,
-		Annotations: map[string]string{"hypershift.openshift.io/ignition-config": "true", controller.AnnotationNodePool: e.ns + "/" + pool}},
-		Data: map[string][]byte{"token": []byte("6a1d4c2e"), "release": []byte("quay.io/openshift-release-dev/ocp-release:4.19.0")}}
-	if payload != nil {
-		if raw {
-			s.Data["payload"] = payload
-		} else {
-			s.Data["payload"] = fixture.GzipBase64(payload)
-		}
-	}
-	_, err := e.mgmtCS.CoreV1().Secrets(e.ns).Create(e.ctx, s, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		_, err = e.mgmtCS.CoreV1().Secrets(e.ns).Update(e.ctx, s, metav1.UpdateOptions{})
-	}
-	require.NoError(e.t, err)
+// writesOf counts the controller's NodePool status writes for a pool (it logs each one).
+func writesOf(p *controllerProc, pool string) int {
+	return strings.Count(p.logText(), `"msg":"conditions written","pool":"`+pool+`"`)
 }
 
 // guestNode creates a Node of the pool in the guest cluster.

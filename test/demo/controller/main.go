@@ -1,14 +1,15 @@
 // Command controller demonstrates `refresh-agent controller` driving a NodePool end to end: two local
 // kube-apiservers (management and guest, one etcd), minimal NodePool and Cluster API CRDs, HyperShift's
-// objects for one pool (NodePool, MachineDeployment, token Secrets), two guest nodes each running the
-// agent on a temporary root (--systemd none), and the controller between them. It shows a
-// management-side drift published and applied, a rollout-class change left to the rollout, and a
-// rolling MachineDeployment pausing the controller.
+// objects for one pool written as HyperShift writes them (package hypershifttest: the NodePool's
+// annotations in both hash flavours and its conditions, the MachineDeployment, token Secrets; the
+// refresh version annotation proposed in docs/hypershift.md), two guest nodes each running the agent
+// on a temporary root (--systemd none), and the controller between them. It shows a management-side
+// drift published and applied, a spec-driven rollout left to HyperShift and its version adopted on
+// completion, and a rolling MachineDeployment pausing the controller.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,11 +18,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
@@ -29,6 +28,7 @@ import (
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/controller"
 	"github.com/openshift/refresh-agent/test/fixture"
+	"github.com/openshift/refresh-agent/test/hypershifttest"
 	"github.com/openshift/refresh-agent/test/kubetest"
 )
 
@@ -88,34 +88,27 @@ func run() error {
 		return err
 	}
 
-	step("HyperShift's objects for pool %q in %s: NodePool (rollout hash r1), MachineDeployment (config version v1), token Secret", pool, hcp)
-	current, _ := os.ReadFile(filepath.Join(examples, "current.ign"))
-	eligible, _ := os.ReadFile(filepath.Join(examples, "desired-eligible.ign.gz.b64"))
-	for _, ns := range []string{hcp} {
-		if _, err := e.mgmtCS.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			return err
-		}
+	step("HyperShift's objects for pool %q in %s (rollout-hash design): NodePool, MachineDeployment, token and user-data Secrets", pool, hcp)
+	current, err := os.ReadFile(filepath.Join(examples, "current.ign"))
+	if err != nil {
+		return err
+	}
+	eligible, err := os.ReadFile(filepath.Join(examples, "desired-eligible.ign"))
+	if err != nil {
+		return err
+	}
+	if _, err := e.mgmtCS.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hcp}}, metav1.CreateOptions{}); err != nil {
+		return err
 	}
 	if _, err := e.guestCS.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: guestNS}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	if err := e.create(controller.GVRNodePool, map[string]any{"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "NodePool",
-		"metadata": map[string]any{"name": pool, "namespace": hcp, "annotations": map[string]any{controller.AnnotationCurrentRolloutConfig: "r1"}},
-		"spec":     map[string]any{"clusterName": "demo", "replicas": int64(2)}}); err != nil {
+	hs := &hypershifttest.Pool{Dyn: e.dyn, Core: e.mgmtCS, Namespace: hcp, Name: pool, Contract: true, Replicas: 2}
+	h1, err := hs.Create(e.ctx, current)
+	if err != nil {
 		return err
 	}
-	if err := e.create(controller.GVRMachineDeployment, map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
-		"metadata": map[string]any{"name": pool, "namespace": hcp, "annotations": map[string]any{
-			controller.AnnotationNodePool: hcp + "/" + pool, controller.AnnotationTargetConfigVersion: "v1"}},
-		"spec": map[string]any{"clusterName": "demo", "replicas": int64(2)}}); err != nil {
-		return err
-	}
-	if err := e.mdStatus(2, 2); err != nil {
-		return err
-	}
-	if err := e.token("v1", fixture.GzipBase64(current)); err != nil {
-		return err
-	}
+	fmt.Printf("completed config version %s (nodePoolCurrentConfigVersion), MachineDeployment bootstrap user-data-%s-%s\n", h1, pool, h1)
 
 	step("two guest nodes of the pool, each running the agent on a temp root (--systemd none)")
 	agentKC, err := guest.Kubeconfig(kubetest.AgentUser)
@@ -159,26 +152,24 @@ func run() error {
 		return err
 	}
 	defer stop()
-	if err := e.waitPublished("v1"); err != nil {
+	if err := e.waitPublished(h1); err != nil {
 		return err
 	}
-	if err := e.waitCondition("ConfigRefreshComplete", "True", "All 2 nodes run v1"); err != nil {
+	if err := e.waitCondition("ConfigRefreshComplete", "True", "All 2 nodes run "+h1); err != nil {
 		return err
 	}
 	e.print()
 
-	step("management-side drift: config version v2 (pull secret, registries.conf, a second SSH key), rollout hash still r1")
-	if err := e.token("v2", eligible); err != nil {
+	step("management-side drift (pull secret, registries.conf, a second SSH key): HyperShift sets ConfigUpdatePending=True/ManagementConfigDrift and names the refresh version; the MachineDeployment stays on %s", h1)
+	h2, err := hs.Drift(e.ctx, eligible, true)
+	if err != nil {
 		return err
 	}
-	if err := e.annotate(controller.GVRMachineDeployment, map[string]any{controller.AnnotationTargetConfigVersion: "v2"}); err != nil {
+	if err := e.waitPublished(h2); err != nil {
 		return err
 	}
-	if err := e.waitPublished("v2"); err != nil {
-		return err
-	}
-	fmt.Println("published v2 to ConfigMap", guestNS+"/"+api.ConfigMapName("", pool))
-	if err := e.waitCondition("ConfigRefreshComplete", "True", "All 2 nodes run v2"); err != nil {
+	fmt.Println("published", h2, "to ConfigMap", guestNS+"/"+api.ConfigMapName("", pool))
+	if err := e.waitCondition("ConfigRefreshComplete", "True", "All 2 nodes run "+h2); err != nil {
 		return err
 	}
 	e.print()
@@ -187,14 +178,9 @@ func run() error {
 		fmt.Printf("%s: registries.conf mirrors to mirror.example.com: %t\n", r, strings.Contains(string(reg), "mirror.example.com"))
 	}
 
-	step("a rollout-class change: HyperShift propagates rollout hash r2 with config version v3")
-	if err := e.token("v3", fixture.GzipBase64(current)); err != nil {
-		return err
-	}
-	if err := e.annotate(controller.GVRNodePool, map[string]any{controller.AnnotationInProgressRolloutConfig: "r2"}); err != nil {
-		return err
-	}
-	if err := e.annotate(controller.GVRMachineDeployment, map[string]any{controller.AnnotationTargetConfigVersion: "v3"}); err != nil {
+	step("a spec-driven rollout (a user MachineConfig change): the in-progress rollout annotation, a new bootstrap Secret, UpdatingConfig=True")
+	h3, err := hs.SpecChange(e.ctx, eligible)
+	if err != nil {
 		return err
 	}
 	if err := e.waitCondition("ConfigRefreshProgressing", "False", controller.ReasonLeftToRollout); err != nil {
@@ -203,27 +189,29 @@ func run() error {
 	e.print()
 	fmt.Println("published hash still:", e.published())
 
-	step("the MachineDeployment rolls (1/2 replicas updated): the controller pauses")
-	if err := e.mdStatus(2, 1); err != nil {
-		return err
-	}
-	if err := e.waitCondition("ConfigRefreshProgressing", "False", controller.ReasonPaused); err != nil {
+	step("the MachineDeployment rolls (1/2 replicas up to date)")
+	if err := hs.Progress(e.ctx, 1); err != nil {
 		return err
 	}
 	e.print()
 
-	step("the rollout completes (2/2 updated, HyperShift records r2): v3 becomes the baseline")
-	if err := e.mdStatus(2, 2); err != nil {
+	step("the rollout completes (HyperShift records %s, deletes the in-progress annotation): the new baseline is published", h3)
+	if err := hs.Complete(e.ctx); err != nil {
 		return err
 	}
-	if err := e.annotate(controller.GVRNodePool, map[string]any{controller.AnnotationCurrentRolloutConfig: "r2",
-		controller.AnnotationInProgressRolloutConfig: nil}); err != nil {
+	if err := e.waitPublished(h3); err != nil {
 		return err
 	}
-	if err := e.waitPublished("v3"); err != nil {
+	if err := e.waitCondition("ConfigRefreshComplete", "True", "All 2 nodes run "+h3); err != nil {
 		return err
 	}
-	if err := e.waitCondition("ConfigRefreshComplete", "True", "All 2 nodes run v3"); err != nil {
+	e.print()
+
+	step("a stale HyperShift status write drops the ConfigRefresh conditions: the controller puts them back")
+	if err := hs.StaleStatusWrite(e.ctx); err != nil {
+		return err
+	}
+	if err := e.waitCondition("ConfigRefreshComplete", "True", "All 2 nodes run "+h3); err != nil {
 		return err
 	}
 	e.print()
@@ -284,35 +272,6 @@ func (e *env) crds() error {
 		}
 	}
 	return nil
-}
-
-func (e *env) create(gvr schema.GroupVersionResource, obj map[string]any) error {
-	_, err := e.dyn.Resource(gvr).Namespace(hcp).Create(e.ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
-	return err
-}
-
-func (e *env) annotate(gvr schema.GroupVersionResource, ann map[string]any) error {
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
-	_, err := e.dyn.Resource(gvr).Namespace(hcp).Patch(e.ctx, pool, types.MergePatchType, patch, metav1.PatchOptions{})
-	return err
-}
-
-func (e *env) mdStatus(replicas, updated int64) error {
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"replicas": replicas, "updatedReplicas": updated}})
-	_, err := e.dyn.Resource(controller.GVRMachineDeployment).Namespace(hcp).Patch(e.ctx, pool, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
-	return err
-}
-
-// token writes HyperShift's token Secret for a config version; payload is base64 of gzip.
-func (e *env) token(version string, payload []byte) error {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: controller.TokenSecretName(pool, version), Namespace: hcp,
-		Annotations: map[string]string{controller.AnnotationNodePool: hcp + "/" + pool}},
-		Data: map[string][]byte{"payload": []byte(strings.TrimSpace(string(payload)))}}
-	_, err := e.mgmtCS.CoreV1().Secrets(hcp).Create(e.ctx, s, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		_, err = e.mgmtCS.CoreV1().Secrets(hcp).Update(e.ctx, s, metav1.UpdateOptions{})
-	}
-	return err
 }
 
 func (e *env) published() string {
