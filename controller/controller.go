@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
@@ -87,6 +88,8 @@ type Controller struct {
 	mu     sync.Mutex
 	gone   map[string]*unstructured.Unstructured // NodePools seen deleted, for the withdrawal Event
 	failed map[string]failure                    // pools whose token Secret could not be published
+	// deleted holds the NodePools (by UID) whose deletion was reported: one Warning Event each.
+	deleted map[types.UID]bool
 }
 
 // New builds a controller; Run starts it.
@@ -126,7 +129,7 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("guest client: %w", err)
 	}
 	c := &Controller{cfg: cfg, dyn: dyn, guest: guest, mgmtCore: mgmtCore, log: cfg.Log, gone: map[string]*unstructured.Unstructured{},
-		failed: map[string]failure{},
+		failed: map[string]failure{}, deleted: map[types.UID]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 5*time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "nodepools"})}

@@ -72,10 +72,11 @@ const (
 // Decision is an Action and, when there is something to report beyond the nodes' progress, the
 // reason (for Progressing).
 type Decision struct {
-	Action  Action
-	Version string // what to publish
-	Reason  string
-	Message string
+	Action   Action
+	Version  string // what to publish
+	Baseline string // the pool's completed version it is published over
+	Reason   string
+	Message  string
 	// Drift marks a publication of management-side drift; Adopt one that follows a completed
 	// rollout (the nodes already run it).
 	Drift, Adopt bool
@@ -100,23 +101,29 @@ func Decide(f Facts) Decision {
 	switch {
 	case f.InProgress != "":
 		return leftToRollout(f, fmt.Sprintf("rollout %s in progress (NodePool annotation %s)", short(f.InProgress), AnnotationInProgressRolloutConfig))
-	case f.Completed == "":
-		return leftToRollout(f, fmt.Sprintf("%s deploys config version %s and the NodePool records no completed rollout yet (%s)",
+	case f.Completed == "" && f.Published != nil:
+		return leftToRollout(f, fmt.Sprintf("%s deploys config version %s and the NodePool records no completed rollout (%s)",
 			f.Workload, short(f.Deployed), AnnotationCurrentConfigVersion))
-	case f.Deployed != f.Completed:
+	case f.Completed != "" && f.Deployed != f.Completed:
 		return leftToRollout(f, fmt.Sprintf("rollout in progress: %s deploys config version %s, the NodePool's completed rollout is %s",
 			f.Workload, short(f.Deployed), short(f.Completed)))
 	case f.Unsettled != "":
 		return Decision{Action: Wait, Reason: ReasonPaused, Message: "paused: " + f.Unsettled + "; resumes when it settles"}
 	}
 
-	d := Decision{Version: f.Completed}
+	baseline := f.Completed
+	if baseline == "" {
+		// A pool seen before HyperShift recorded its first completion: the settled workload's version
+		// is what its nodes run (HyperShift records it on its next status write).
+		baseline = f.Deployed
+	}
+	d := Decision{Version: baseline, Baseline: baseline}
 	if f.Contract && f.Drift {
 		if f.Refresh == "" {
 			d.Reason = ReasonRefreshVersionUnavailable
 			d.Message = fmt.Sprintf("%s=True (%s) but the NodePool names no refresh version (annotation %s): nothing to publish beyond config version %s",
-				ConditionConfigUpdatePending, ReasonManagementConfigDrift, AnnotationRefreshConfigVersion, short(f.Completed))
-		} else if f.Refresh != f.Completed {
+				ConditionConfigUpdatePending, ReasonManagementConfigDrift, AnnotationRefreshConfigVersion, short(baseline))
+		} else if f.Refresh != baseline {
 			d.Version, d.Drift = f.Refresh, true
 		}
 	}
@@ -132,7 +139,7 @@ func Decide(f Facts) Decision {
 	default:
 		d.Action = Publish
 		// Back to the baseline the drift was published over is the drift's end, not an adoption.
-		d.Adopt = !d.Drift && f.Published.Baseline != f.Completed
+		d.Adopt = !d.Drift && f.Published.Baseline != baseline
 	}
 	return d
 }

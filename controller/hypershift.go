@@ -158,7 +158,7 @@ func unsettled(obj *unstructured.Unstructured, what string) string {
 	if !ok || len(status) == 0 {
 		return what + " has no status yet"
 	}
-	if g, og := obj.GetGeneration(), int64Field(obj, "status", "observedGeneration"); og < g {
+	if g, og, ok := obj.GetGeneration(), int64Field(obj, "status", "observedGeneration"), hasField(obj, "status", "observedGeneration"); ok && og < g {
 		return fmt.Sprintf("%s: generation %d not observed yet (status.observedGeneration %d)", what, g, og)
 	}
 	desired, ok := int64At(obj, "spec", "replicas")
@@ -210,6 +210,11 @@ func condition(np *unstructured.Unstructured, typ string) (status, reason string
 func int64Field(obj *unstructured.Unstructured, fields ...string) int64 {
 	n, _ := int64At(obj, fields...)
 	return n
+}
+
+func hasField(obj *unstructured.Unstructured, fields ...string) bool {
+	_, ok, _ := unstructured.NestedFieldNoCopy(obj.Object, fields...)
+	return ok
 }
 
 // int64At reads an integer field and says whether it is there.

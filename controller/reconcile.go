@@ -30,8 +30,7 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 		return err
 	}
 	if !exists {
-		_, err := c.withdraw(ctx, pool, cmName, nil)
-		return err
+		return c.withdraw(ctx, pool, cmName, nil)
 	}
 	np := obj.(*unstructured.Unstructured)
 	if c.cfg.ClusterName != "" {
@@ -52,7 +51,7 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 		record = &Record{ConfigVersion: published, Baseline: cm.Annotations[AnnotationBaseline]}
 	}
 	if np.GetDeletionTimestamp() != nil {
-		return c.deleting(ctx, np, pool, cmName, published)
+		return c.deleting(ctx, np, pool, cmName)
 	}
 
 	facts := c.facts(np, pool)
@@ -71,7 +70,7 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 			_, err := c.writeStatus(ctx, np, pool, published, d)
 			return err
 		}
-		err := c.publish(ctx, pool, cmName, cm, d.Version, facts)
+		err := c.publish(ctx, pool, cmName, cm, d)
 		reason := reasonOf(err)
 		c.mu.Lock()
 		delete(c.failed, pool)
@@ -85,7 +84,7 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 			msg := fmt.Sprintf("published config version %s to ConfigMap %s/%s in the guest cluster", d.Version, c.cfg.GuestNamespace, cmName)
 			switch {
 			case d.Drift:
-				msg += fmt.Sprintf(" (management-side drift over the completed config version %s)", facts.Completed)
+				msg += fmt.Sprintf(" (management-side drift over the completed config version %s)", d.Baseline)
 			case d.Adopt:
 				msg += " (the rollout that delivered it has completed)"
 			}
@@ -117,16 +116,19 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 // deleting handles a NodePool being deleted (HyperShift's finalizer holds it while its nodes go):
 // its ConfigMap is withdrawn, Progressing says so, and one Warning Event tells why nothing will be
 // published for it any more.
-func (c *Controller) deleting(ctx context.Context, np *unstructured.Unstructured, pool, cmName, published string) error {
-	withdrawn, err := c.withdraw(ctx, pool, cmName, np)
-	if err != nil {
+func (c *Controller) deleting(ctx context.Context, np *unstructured.Unstructured, pool, cmName string) error {
+	if err := c.withdraw(ctx, pool, cmName, np); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("NodePool is being deleted: nothing published, ConfigMap %s/%s withdrawn from the guest cluster", c.cfg.GuestNamespace, cmName)
-	wrote, err := c.writeStatus(ctx, np, pool, "", Decision{Action: Wait, Reason: ReasonNodePoolDeleting, Message: msg})
-	if withdrawn || wrote {
+	c.mu.Lock()
+	first := !c.deleted[np.GetUID()]
+	c.deleted[np.GetUID()] = true
+	c.mu.Unlock()
+	if first {
 		c.recorder.Event(np, corev1.EventTypeWarning, EventWithdrawn, msg)
 	}
+	_, err := c.writeStatus(ctx, np, pool, "", Decision{Action: Wait, Reason: ReasonNodePoolDeleting, Message: msg})
 	return err
 }
 
@@ -221,7 +223,8 @@ func (c *Controller) configMap(name string) (*corev1.ConfigMap, error) {
 }
 
 // publish reads the token Secret of a config version and writes the pool's ConfigMap.
-func (c *Controller) publish(ctx context.Context, pool, cmName string, cm *corev1.ConfigMap, version string, f Facts) error {
+func (c *Controller) publish(ctx context.Context, pool, cmName string, cm *corev1.ConfigMap, d Decision) error {
+	version := d.Version
 	secretName := TokenSecretName(pool, version)
 	ref := c.cfg.Namespace + "/" + secretName
 	secret, err := c.dyn.Resource(GVRSecret).Namespace(c.cfg.Namespace).Get(ctx, secretName, metav1.GetOptions{})
@@ -246,7 +249,7 @@ func (c *Controller) publish(ctx context.Context, pool, cmName string, cm *corev
 	}
 	meta := metav1.ObjectMeta{Name: cmName, Namespace: c.cfg.GuestNamespace,
 		Labels:      map[string]string{LabelManagedBy: ManagedBy, api.LabelNodePool: pool},
-		Annotations: map[string]string{AnnotationBaseline: f.Completed}}
+		Annotations: map[string]string{AnnotationBaseline: d.Baseline}}
 	if cm == nil {
 		err = c.guest.CreateConfigMap(ctx, &corev1.ConfigMap{ObjectMeta: meta, Data: data})
 		if apierrors.IsAlreadyExists(err) {
@@ -268,26 +271,30 @@ func (c *Controller) publish(ctx context.Context, pool, cmName string, cm *corev
 
 // withdraw removes the ConfigMap of a pool whose NodePool is gone or going: its nodes are being
 // deleted, and nothing should be published for them any more.
-// It reports whether it deleted one. For a NodePool already gone it records the Event itself.
-func (c *Controller) withdraw(ctx context.Context, pool, cmName string, np *unstructured.Unstructured) (bool, error) {
+// For a NodePool already gone whose deletion was not reported yet, it records the Event itself.
+func (c *Controller) withdraw(ctx context.Context, pool, cmName string, np *unstructured.Unstructured) error {
 	c.mu.Lock()
 	last := c.gone[pool]
 	delete(c.gone, pool)
+	reported := last != nil && c.deleted[last.GetUID()]
+	if np == nil && last != nil {
+		delete(c.deleted, last.GetUID())
+	}
 	c.mu.Unlock()
 	cm, err := c.configMap(cmName)
 	if err != nil || cm == nil {
-		return false, err
+		return err
 	}
 	err = c.guest.REST().Delete().Namespace(c.cfg.GuestNamespace).Resource("configmaps").Name(cmName).Do(ctx).Error()
 	if err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("ConfigMap %s/%s: %w", c.cfg.GuestNamespace, cmName, err)
+		return fmt.Errorf("ConfigMap %s/%s: %w", c.cfg.GuestNamespace, cmName, err)
 	}
 	c.log.Info("NodePool deleted: withdrew its ConfigMap", "pool", pool, "configMap", cmName)
-	if np == nil && last != nil {
+	if np == nil && last != nil && !reported {
 		c.recorder.Event(last, corev1.EventTypeWarning, EventWithdrawn,
 			fmt.Sprintf("NodePool deleted: ConfigMap %s/%s withdrawn from the guest cluster", c.cfg.GuestNamespace, cmName))
 	}
-	return true, nil
+	return nil
 }
 
 // writeStatus sets the three conditions through the status subresource when they differ from the

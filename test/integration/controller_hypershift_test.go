@@ -150,6 +150,12 @@ func TestControllerDriftDuringRolloutWaits(t *testing.T) {
 func TestControllerTodaysHyperShiftNeverPublishesANewVersion(t *testing.T) {
 	e := newCtlEnv(t, "hstoday")
 	const pool = "today"
+	// A pool whose first rollout is still in progress when the controller starts.
+	late := e.hyperShift("late", false, false, false)
+	_, err := late.Create(e.ctx, base().JSON())
+	require.NoError(t, err)
+	l2, err := late.SpecChange(e.ctx, mirrors("late"))
+	require.NoError(t, err)
 	hs, _, h1, ctl := settled(t, e, pool, 3, false, false)
 
 	h2, err := hs.Drift(e.ctx, mirrors("h2"), true) // today: a new bootstrap Secret and a rollout
@@ -167,12 +173,7 @@ func TestControllerTodaysHyperShiftNeverPublishesANewVersion(t *testing.T) {
 		assert.NotContains(t, ev.Message, h2)
 	}
 
-	// A pool seen first in the middle of a rollout: nothing until it settles, then its baseline.
-	late := e.hyperShift("late", false, false, false)
-	_, err = late.Create(e.ctx, base().JSON())
-	require.NoError(t, err)
-	l2, err := late.SpecChange(e.ctx, mirrors("late"))
-	require.NoError(t, err)
+	// The pool seen first in the middle of a rollout: nothing until it completes, then its baseline.
 	e.waitCondition("late", fleet.ConditionProgressing, metav1.ConditionFalse, controller.ReasonLeftToRollout)
 	assert.Nil(t, e.configMap("late"))
 	require.NoError(t, late.Complete(e.ctx))

@@ -234,9 +234,9 @@ func TestControllerBadInput(t *testing.T) {
 
 	// A ConfigMap of the same name that the controller does not own is left alone.
 	const other = "foreign"
-	_, err = e.hyperShift(other, true, false, false).Create(e.ctx, base().JSON())
-	require.NoError(t, err)
 	_, err = e.guestCS.CoreV1().ConfigMaps(e.guestNS).Create(e.ctx, configMapOf(e.guestNS, api.ConfigMapName("", other)), metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = e.hyperShift(other, true, false, false).Create(e.ctx, base().JSON())
 	require.NoError(t, err)
 	e.waitCondition(other, fleet.ConditionProgressing, metav1.ConditionFalse, controller.ReasonNotManaged)
 	assert.Equal(t, "someone else's", e.configMap(other).Data["hash"])
