@@ -246,7 +246,7 @@ func TestControllerBadInput(t *testing.T) {
 	e.guestNode("bad-b", pool)
 	v2, err := hs.Drift(e.ctx, mirrors("v2"), true)
 	require.NoError(t, err)
-	e.waitCondition(pool, fleet.ConditionProgressing, metav1.ConditionTrue, "toward "+v2)
+	e.waitPublished(pool, v2)
 	_, err = e.res(controller.GVRNodePool).Patch(e.ctx, pool, "application/merge-patch+json", []byte(`{"metadata":{"finalizers":["hypershift.openshift.io/finalizer"]}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	require.NoError(t, e.res(controller.GVRNodePool).Delete(e.ctx, pool, metav1.DeleteOptions{}))
