@@ -58,24 +58,33 @@ type driftWatch struct {
 	kick    chan struct{}
 }
 
+// newDriftWatch makes the watcher at once, so that a directory is watched from the moment load
+// returns: a change right after it is never missed (run only delivers the events).
 func newDriftWatch(log *slog.Logger, notify func(), found func([]string)) *driftWatch {
-	return &driftWatch{log: log, notify: notify, found: found, dirs: map[string]bool{}, kick: make(chan struct{}, 1)}
-}
-
-// run delivers file events to debounced checks until ctx ends.
-func (d *driftWatch) run(ctx context.Context) {
+	d := &driftWatch{log: log, notify: notify, found: found, dirs: map[string]bool{}, kick: make(chan struct{}, 1)}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		d.log.Warn("drift watch unavailable", "err", err)
+		log.Warn("drift watch unavailable", "err", err)
+		return d
+	}
+	d.w = w
+	return d
+}
+
+// run delivers file events to debounced checks until ctx ends, then closes the watcher.
+func (d *driftWatch) run(ctx context.Context) {
+	d.mu.Lock()
+	w := d.w
+	d.mu.Unlock()
+	if w == nil {
 		return
 	}
-	defer w.Close()
-	d.mu.Lock()
-	d.w = w
-	for dir := range d.dirs {
-		d.addDir(dir)
-	}
-	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.w = nil
+		d.mu.Unlock()
+		w.Close()
+	}()
 	var timer <-chan time.Time
 	for {
 		select {

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -41,34 +42,44 @@ func (a *Agent) Readyz(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// Serve runs the metrics and health endpoints until ctx ends. An empty address disables one.
+// Serve serves the metrics and health endpoints until ctx ends. An empty address disables one. It
+// returns once both listen (or with the error that kept one from listening): the listener is bound
+// before Serve returns, so a probe right after finds the port open.
 func (a *Agent) Serve(ctx context.Context, metricsAddr, healthAddr string) error {
-	errs := make(chan error, 2)
-	serve := func(addr string, h http.Handler) {
+	var ls []net.Listener
+	serve := func(addr string, h http.Handler) error {
 		if addr == "" {
-			return
+			return nil
 		}
-		srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		l, err := new(net.ListenConfig).Listen(ctx, "tcp", addr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", addr, err)
+		}
+		ls = append(ls, l)
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 		go func() { <-ctx.Done(); _ = srv.Close() }()
 		go func() {
-			if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
-				errs <- fmt.Errorf("%s: %w", addr, err)
+			if err := srv.Serve(l); err != nil && err != http.ErrServerClosed {
+				a.log.Error("serving stopped", "addr", addr, "err", err)
 			}
 		}()
+		return nil
 	}
 	if a.cfg.Metrics != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(a.cfg.Metrics.Registry, promhttp.HandlerOpts{}))
-		serve(metricsAddr, mux)
+		if err := serve(metricsAddr, mux); err != nil {
+			return err
+		}
 	}
 	hmux := http.NewServeMux()
 	hmux.HandleFunc("/healthz", a.Healthz)
 	hmux.HandleFunc("/readyz", a.Readyz)
-	serve(healthAddr, hmux)
-	select {
-	case err := <-errs:
+	if err := serve(healthAddr, hmux); err != nil {
+		for _, l := range ls {
+			_ = l.Close()
+		}
 		return err
-	case <-time.After(200 * time.Millisecond):
-		return nil // listening
 	}
+	return nil
 }

@@ -31,14 +31,14 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	if r.Applied {
 		for _, a := range r.Actions {
-			target, why := a.Unit, "--systemd none"
+			why := "--systemd none"
 			if a.Pod != "" {
-				target, why = "static pod "+a.Pod, "--cri-socket none"
+				why = "--cri-socket none"
 			}
 			if r.ActionsSkipped {
-				fmt.Fprintf(&b, "%s: skipped %s %s (%s)\n", r.Outcome, strings.ToLower(string(a.Action)), target, why)
+				fmt.Fprintf(&b, "%s: skipped %s %s (%s)\n", r.Outcome, a.Verb(), a.Target(), why)
 			} else {
-				fmt.Fprintf(&b, "%s: %s %s\n", r.Outcome, strings.ToLower(string(a.Action))+"ed", target)
+				fmt.Fprintf(&b, "%s: %sed %s\n", r.Outcome, a.Verb(), a.Target())
 			}
 		}
 	}
@@ -91,11 +91,7 @@ func (r *Result) writeDryRun(w io.Writer) error {
 		}
 	}
 	for _, a := range r.Actions {
-		if a.Pod != "" {
-			fmt.Fprintf(&b, "would restart static pod %s (through the CRI)\n", a.Pod)
-			continue
-		}
-		fmt.Fprintf(&b, "would %s %s\n", strings.ToLower(string(a.Action)), a.Unit)
+		fmt.Fprintf(&b, "would %s\n", a)
 	}
 	for _, wr := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wr)

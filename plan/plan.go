@@ -87,6 +87,35 @@ type UnitAction struct {
 	Action allowlist.Action `json:"action"`
 }
 
+// Verb is what the action does, as every printer says it: reload, restart, daemon-reload.
+func (a UnitAction) Verb() string {
+	if a.Action == allowlist.ActionDaemonReload {
+		return "daemon-reload"
+	}
+	return strings.ToLower(string(a.Action))
+}
+
+// Target is what the action acts on: a unit, "static pod NS/NAME", or "systemd" (a daemon-reload).
+func (a UnitAction) Target() string {
+	switch {
+	case a.Action == allowlist.ActionDaemonReload:
+		return "systemd"
+	case a.Pod != "":
+		return "static pod " + a.Pod
+	}
+	return a.Unit
+}
+
+// String is the action as diff, apply --dry-run and apply print it ("reload crio.service",
+// "daemon-reload systemd", "restart static pod kube-system/x (through the CRI)").
+func (a UnitAction) String() string {
+	s := a.Verb() + " " + a.Target()
+	if a.Pod != "" {
+		s += " (through the CRI)"
+	}
+	return s
+}
+
 // FileOp is a file to write (Remove false) or delete. Its contents are decoded when they are written,
 // one file at a time, so a large payload's files are never all held decoded at once.
 type FileOp struct {

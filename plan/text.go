@@ -48,15 +48,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "would drain the node first and uncordon it after: %s\n", strings.Join(p.DrainReasons, "; "))
 	}
 	for _, a := range p.Actions {
-		if a.Action == allowlist.ActionDaemonReload {
-			b.WriteString("would daemon-reload systemd\n")
-			continue
-		}
-		if a.Pod != "" {
-			fmt.Fprintf(&b, "would restart static pod %s (through the CRI)\n", a.Pod)
-			continue
-		}
-		fmt.Fprintf(&b, "would %s %s\n", strings.ToLower(string(a.Action)), a.Unit)
+		fmt.Fprintf(&b, "would %s\n", a)
 	}
 	for _, w := range p.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)
