@@ -332,9 +332,10 @@ func (a *Agent) decideAndReport() (Decision, Snapshot) {
 		}
 		a.cfg.Pacer.Settle(context.Background(), a.pool, snap.Hash, shown)
 	}
-	// Paced, a refresh says Working only once it holds a slot (refreshStart): the API never shows
-	// more nodes refreshing than slots.
-	if d.Report != nil && (a.cfg.Pacer == nil || d.Action != ActRefresh) {
+	// A refresh says Working only once its plan writes (refresh), and paced only once it holds a
+	// slot: a no-op, a refusal or an invalid payload shows its outcome in one patch, and the API
+	// never shows more nodes refreshing than slots.
+	if d.Report != nil && d.Action != ActRefresh {
 		a.report(*d.Report)
 	}
 	return d, snap

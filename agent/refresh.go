@@ -35,6 +35,9 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 		Delegated: delegated(node)})
 	if err == nil {
 		var gate apply.Gate
+		if a.cfg.Pacer == nil && prep.Writes() {
+			a.report(*d.Report) // Working, only now that the plan writes
+		}
 		if a.cfg.Pacer != nil && prep.Writes() && rctx.Err() == nil {
 			if !a.takeSlot(rctx, snap, d) {
 				prep.Close()
