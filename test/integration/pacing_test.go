@@ -157,9 +157,11 @@ func pacedPool(t *testing.T, ns, pool string, size, slots int, ttl time.Duration
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = admin.CoreV1().Nodes().Delete(context.Background(), n.name, metav1.DeleteOptions{}) })
 
-		client, err := kube.New(kubeSrv.Config(kubetest.AgentUser))
+		agentCfg := kubeSrv.Config(kubetest.AgentUser)
+		agentCfg.UserAgent = "refresh-agent/" + n.name // tells the agents apart in the audit log
+		client, err := kube.New(agentCfg)
 		require.NoError(t, err)
-		leases, err := kube.NewLeases(kubeSrv.Config(kubetest.AgentUser))
+		leases, err := kube.NewLeases(agentCfg)
 		require.NoError(t, err)
 		log := slog.New(slog.NewTextHandler(n.logs, nil)).With("node", n.name)
 		limit, _ := pacing.ParseLimit(fmt.Sprint(slots))

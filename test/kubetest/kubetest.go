@@ -244,9 +244,11 @@ current-context: test
 
 // AuditEvent is one line of the audit log.
 type AuditEvent struct {
-	Verb       string `json:"verb"`
-	Stage      string `json:"stage"`
-	RequestURI string `json:"requestURI"`
+	Verb       string    `json:"verb"`
+	Stage      string    `json:"stage"`
+	RequestURI string    `json:"requestURI"`
+	Received   time.Time `json:"requestReceivedTimestamp"`
+	UserAgent  string    `json:"userAgent"`
 	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
