@@ -23,6 +23,9 @@ import (
 // ignored: this is an optimisation.
 func Release() {
 	debug.FreeOSMemory()
+	if !dropExecutable {
+		return
+	}
 	for _, m := range exeMappings() {
 		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_DONTNEED)
 	}

@@ -39,6 +39,7 @@ func BenchmarkPlan(b *testing.B) {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(desRaw)))
 			b.ReportAllocs()
+			b.ReportMetric(float64(len(desRaw)), "payload-bytes")
 			for b.Loop() {
 				des, err := diff.DecodeAgainst(desRaw, cur)
 				if err != nil {
@@ -61,6 +62,7 @@ func BenchmarkBaselineUnmarshal(b *testing.B) {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(desRaw)))
 			b.ReportAllocs()
+			b.ReportMetric(float64(len(desRaw)), "payload-bytes")
 			for b.Loop() {
 				var c types.Config
 				if err := json.Unmarshal(desRaw, &c); err != nil {
