@@ -62,8 +62,7 @@ SCALE_NODES ?= 100
 bench: build
 	$(GO) test -run '^$$' -bench 'BenchmarkPlan|BenchmarkBaselineUnmarshal' -benchmem -count 5 -benchtime 5x ./plan | tee docs/bench-raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkTransaction|BenchmarkBaselineWriteFsyncRename' -benchmem -count 5 -benchtime 5x ./actions | tee -a docs/bench-raw.txt
-	CGO_ENABLED=0 $(GO) build -tags norelease -trimpath -ldflags "$(LDFLAGS)" -o bin/refresh-agent-norelease ./cmd/refresh-agent
-	$(GO) run ./test/bench -go-bench docs/bench-raw.txt -bin $(BIN) -bin-norelease bin/refresh-agent-norelease
+	$(GO) run ./test/bench -go-bench docs/bench-raw.txt -bin $(BIN)
 	CGO_ENABLED=0 $(GO) build -tags refreshtest -trimpath -ldflags "$(LDFLAGS)" -o bin/refresh-agent-test ./cmd/refresh-agent
 	$(GO) run ./test/scale -bin $(BIN) -test-bin bin/refresh-agent-test -nodes $(SCALE_NODES)
 

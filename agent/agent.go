@@ -19,7 +19,6 @@ import (
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/kube"
-	"github.com/openshift/refresh-agent/memory"
 	"github.com/openshift/refresh-agent/pacing"
 )
 
@@ -197,9 +196,10 @@ func (a *Agent) warm() {
 	_, _ = a.cfg.Node.LoadCurrent()
 }
 
-// releaseSoon gives memory back to the node (memory.Release) once the agent stayed idle for a
-// moment, with the process's GC target back: never between a refresh and the report of its
-// outcome.
+// releaseSoon gives the heap's free pages back to the node (debug.FreeOSMemory) once the agent
+// stayed idle for a moment, with the process's GC target back: never between a refresh and the
+// report of its outcome. (The executable's own pages are left alone: dropping them from the process
+// lowered RSS, not the working set the kubelet sees, which never counted them; docs/performance.md.)
 func (a *Agent) releaseSoon() {
 	a.releaseMu.Lock()
 	defer a.releaseMu.Unlock()
@@ -217,7 +217,7 @@ func (a *Agent) releaseNow() {
 		a.gcBase = 0
 	}
 	a.releaseMu.Unlock()
-	memory.Release()
+	debug.FreeOSMemory()
 }
 
 // busy begins a refresh: no release while it runs (a pending one waits for the next releaseSoon),
@@ -233,7 +233,7 @@ func (a *Agent) busy(payload int) {
 	}
 }
 
-// releaseDelay is how long the agent waits after a refresh (or its start) before memory.Release.
+// releaseDelay is how long the agent waits after a refresh (or its start) before FreeOSMemory.
 const releaseDelay = 2 * time.Second
 
 // follow points a pool-following source at the Node's NodePool. A snapshot of the pool followed
