@@ -125,6 +125,19 @@ func (s *Systemd) Run(ctx context.Context, a plan.UnitAction) error {
 			return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
 		}
 	}
+	if allowlist.StateAction(a.Action) {
+		return s.runState(ctx, a)
+	}
+	if a.IfLoaded {
+		if gone, err := s.unloaded(ctx, a.Unit); err != nil || gone {
+			if err == nil {
+				// Gone again (added by the refresh) or masked again: it must not go on running
+				// from the definition the rollback took away.
+				err = s.stopIfActive(ctx, a.Unit)
+			}
+			return err
+		}
+	}
 	if a.Action == allowlist.ActionDaemonReload {
 		// Manager.Reload returns once the reload is complete.
 		if err := s.conn.ReloadContext(ctx); err != nil {

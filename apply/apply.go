@@ -190,7 +190,7 @@ func (n Node) rollback(ctx context.Context, txn *actions.Txn) error {
 	if err := txn.Rollback(); err != nil {
 		return fmt.Errorf("%w: %w", ErrRollbackPending, err)
 	}
-	if _, err := actions.RunAll(ctx, n.runner(), txn.Rerun()); err != nil {
+	if _, err := actions.RunAll(ctx, n.runner(), plan.Rollback(txn.Rerun())); err != nil {
 		return fmt.Errorf("%w: files restored, but the unit actions on them failed: %w", ErrRollbackPending, err)
 	}
 	if err := txn.Finish(); err != nil {

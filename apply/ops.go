@@ -40,7 +40,7 @@ func (n Node) ops(p *plan.Plan, des *diff.Payload) ([]actions.Op, error) {
 		}
 		ops = append(ops, op)
 	}
-	if len(ops) == 0 {
+	if len(ops) == 0 && !p.ChangesUnits() {
 		return nil, nil
 	}
 	mcd, err := n.mcdCurrentConfigOp(des)

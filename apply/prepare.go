@@ -155,7 +155,7 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	res.Plan = onNode(built, p.warnings, nil)
 	if req.DryRun {
 		res.Outcome, p.final = api.OutcomePlanned, true
-		if len(ops) == 0 {
+		if len(ops) == 0 && !built.ChangesUnits() {
 			res.Outcome = api.OutcomeNoop
 		}
 	}
@@ -205,7 +205,7 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 		}
 		p.unlock = late
 	}
-	if len(p.ops) == 0 {
+	if len(p.ops) == 0 && !p.built.ChangesUnits() {
 		// Nothing on the node changes; only the record moves to the new hash.
 		if err := n.record(req.Desired, p.hash); err != nil {
 			// Nothing on the node changed, and the record did not move either.
@@ -222,7 +222,8 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 		return res, nil
 	}
 	pl := p.built
-	meta := actions.Meta{Hash: p.hash, PayloadFile: payloadName(req.Desired), Actions: pl.Actions}
+	// Each unit state action's undo comes from the unit's state now, journaled with the actions.
+	meta := actions.Meta{Hash: p.hash, PayloadFile: payloadName(req.Desired), Actions: actions.WithUndo(ctx, n.Units, pl.Actions)}
 	if pl.Drain && n.Drainer != nil {
 		dctx, stop := context.WithCancel(ctx)
 		if gate != nil {
@@ -288,7 +289,9 @@ func refuseOnNode(res *Result, r plan.Refusal) *Result {
 }
 
 // fileRefusal is a refusal of the files for what the node holds.
-func fileRefusal(err error) plan.Refusal { return plan.Refusal{Kind: diff.KindFile, Reason: err.Error()} }
+func fileRefusal(err error) plan.Refusal {
+	return plan.Refusal{Kind: diff.KindFile, Reason: err.Error()}
+}
 
 // onNode is the plan as it applies to the node: built itself when the node adds nothing, else a
 // copy with the node's warnings and, when the node refuses it, that refusal, no files, no actions

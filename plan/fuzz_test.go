@@ -194,9 +194,24 @@ func FuzzPlan(f *testing.F) {
 				t.Fatalf("plan writes %s with mode %o", f.Path, f.Mode)
 			}
 		}
+		states := 0
+		for _, a := range p.Actions {
+			if allowlist.StateAction(a.Action) {
+				if a.Unit != ruledUnit && a.Unit != "iri-registry.service" || a.Action == allowlist.ActionStart {
+					t.Fatalf("plan runs %s on %q", a.Action, a.Unit)
+				}
+				states++
+			}
+		}
 		for i, a := range p.Actions {
+			if allowlist.StateAction(a.Action) {
+				if i >= states {
+					t.Fatalf("state action %s after the others", a.Action)
+				}
+				continue
+			}
 			if a.Action == allowlist.ActionDaemonReload {
-				if i != 0 || a.Unit != "" || !unitFiles {
+				if i != states || a.Unit != "" || !unitFiles && states == 0 {
 					t.Fatalf("daemon-reload at %d (unit %q, unit files written: %v)", i, a.Unit, unitFiles)
 				}
 				continue

@@ -148,9 +148,6 @@ func TestNDPUnitRule(t *testing.T) {
 	}{
 		"not listed":   {withUnits(unit("x.service", str("a"))), withUnits(unit("x.service", str("b"))), "systemd units and dropins are not changed"},
 		"reboot rule":  {withUnits(unit("other.service", str("a"))), withUnits(unit("other.service", str("b"))), "units[1] (other.service) says Reboot"},
-		"enabled":      {cur, withUnits(types.Unit{Name: "myapp.service", Contents: str("[Service]\nExecStart=/bin/a\n"), Enabled: boolp(true), Dropins: cur.Systemd.Units[0].Dropins}), "enabling, disabling or masking"},
-		"masked":       {cur, withUnits(types.Unit{Name: "myapp.service", Contents: str("[Service]\nExecStart=/bin/a\n"), Mask: boolp(true), Dropins: cur.Systemd.Units[0].Dropins}), "enabling, disabling or masking"},
-		"removed":      {cur, plain(), "a refresh never stops or removes a unit"},
 		"dropin slash": {cur, withUnits(unit("myapp.service", str("[Service]\nExecStart=/bin/a\n"), types.Dropin{Name: "../../x.conf", Contents: str("x")})), ""},
 	}
 	for name, tc := range refused {
@@ -173,6 +170,76 @@ func TestNDPUnitRule(t *testing.T) {
 }
 
 func boolp(b bool) *bool { return &b }
+
+// Unit state changes under a unit rule are applied as the machine-config daemon applies them
+// (issue 25; they were refused before): state actions first, each with its undo, then
+// daemon-reload, then the rule's actions on what still runs.
+func TestNDPUnitStates(t *testing.T) {
+	const svc = "[Service]\nExecStart=/bin/a\n[Install]\nWantedBy=multi-user.target\n"
+	u := func(enabled, mask *bool, contents *string) types.Unit {
+		return types.Unit{Name: "myapp.service", Contents: contents, Enabled: enabled, Mask: mask}
+	}
+	dr := plan.UnitAction{Action: allowlist.ActionDaemonReload}
+	restart := plan.UnitAction{Unit: "myapp.service", Action: allowlist.ActionRestart}
+	state := func(a, undo allowlist.Action) plan.UnitAction {
+		return plan.UnitAction{Unit: "myapp.service", Action: a, Undo: undo}
+	}
+	cases := map[string]struct {
+		cur, des *fixture.Config
+		actions  []plan.UnitAction
+		files    []string // written (+) or removed (-)
+	}{
+		"enabled": {withUnits(u(boolp(false), nil, str(svc))), withUnits(u(boolp(true), nil, str(svc))),
+			[]plan.UnitAction{state(allowlist.ActionEnable, allowlist.ActionDisable), dr, restart}, nil},
+		"disabled": {withUnits(u(boolp(true), nil, str(svc))), withUnits(u(boolp(false), nil, str(svc))),
+			[]plan.UnitAction{state(allowlist.ActionDisable, allowlist.ActionEnable), dr, restart}, nil},
+		"added enabled": {plain(), withUnits(u(boolp(true), nil, str(svc))),
+			[]plan.UnitAction{state(allowlist.ActionEnable, allowlist.ActionDisable), dr, restart}, []string{"+/etc/systemd/system/myapp.service"}},
+		"masked": {withUnits(u(nil, nil, str(svc))), withUnits(u(nil, boolp(true), nil)),
+			[]plan.UnitAction{state(allowlist.ActionMask, allowlist.ActionUnmask), dr}, []string{"-/etc/systemd/system/myapp.service"}},
+		"unmasked": {withUnits(u(nil, boolp(true), nil)), withUnits(u(nil, boolp(false), nil)),
+			[]plan.UnitAction{state(allowlist.ActionUnmask, allowlist.ActionMask), dr, restart}, nil},
+		"removed": {withUnits(u(boolp(true), nil, str(svc))), plain(),
+			[]plan.UnitAction{state(allowlist.ActionStop, allowlist.ActionStart), state(allowlist.ActionDisable, allowlist.ActionEnable), dr},
+			[]string{"-/etc/systemd/system/myapp.service"}},
+		"removed masked": {withUnits(u(nil, boolp(true), nil)), plain(),
+			[]plan.UnitAction{state(allowlist.ActionUnmask, allowlist.ActionMask), dr}, nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := ndpBuild(t, ndpPolicy, tc.cur, tc.des)
+			require.True(t, p.Eligible, "%+v", p.Refused)
+			assert.Equal(t, tc.actions, p.Actions)
+			var files []string
+			for _, f := range p.Files {
+				files = append(files, map[bool]string{true: "-", false: "+"}[f.Remove]+f.Path)
+			}
+			assert.Equal(t, tc.files, files)
+		})
+	}
+	refused := map[string]struct {
+		cur, des *fixture.Config
+		want     string
+	}{
+		"unmask with contents": {withUnits(u(nil, boolp(true), nil)), withUnits(u(nil, nil, str(svc))), "unmasking a unit and writing its file in one refresh"},
+		"enabled unset":        {withUnits(u(boolp(true), nil, str(svc))), withUnits(u(nil, nil, str(svc))), "a refresh does not apply presets"},
+		"mask and enable":      {withUnits(u(nil, nil, str(svc))), withUnits(u(boolp(true), boolp(true), nil)), "a masked unit cannot be enabled"},
+		"no rule":              {withUnits(types.Unit{Name: "x.service", Enabled: boolp(false)}), withUnits(types.Unit{Name: "x.service", Enabled: boolp(true)}), "systemd units and dropins are not changed"},
+	}
+	for name, tc := range refused {
+		t.Run(name, func(t *testing.T) {
+			p := ndpBuild(t, ndpPolicy, tc.cur, tc.des)
+			require.False(t, p.Eligible)
+			assert.Empty(t, p.Files)
+			assert.Contains(t, p.Refused[0].Reason, tc.want)
+		})
+	}
+	assert.Equal(t, []plan.UnitAction{{Unit: "a.service", Action: allowlist.ActionMask}, dr, {Unit: "b.service", Action: allowlist.ActionStart},
+		{Unit: "c.service", Action: allowlist.ActionRestart, IfLoaded: true}},
+		plan.Rollback([]plan.UnitAction{{Unit: "b.service", Action: allowlist.ActionStop, Undo: allowlist.ActionStart},
+			{Unit: "a.service", Action: allowlist.ActionUnmask, Undo: allowlist.ActionMask}, {Unit: "d.service", Action: allowlist.ActionEnable},
+			dr, {Unit: "c.service", Action: allowlist.ActionRestart}}), "undos, daemon-reload, starts, then the rest")
+}
 
 const regBase = `unqualified-search-registries = ["registry.access.redhat.com"]
 [[registry]]

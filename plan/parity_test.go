@@ -126,6 +126,16 @@ var parityCases = map[string]parityCase{
 	"ndp-unit-daemon-reload": {des: unitEdit(func(u *types.Unit) { u.Contents = ptrTo("[Service]\nExecStart=/bin/sleep 2\n") }),
 		ndp: "units:\n- name: myapp.service\n  actions: [{type: DaemonReload}, {type: Restart, restart: {serviceName: myapp.service}}]\n"},
 
+	// Unit state under a unit rule (the base has myapp.service enabled, with contents).
+	"unit-disabled": {des: unitEdit(func(u *types.Unit) { u.Enabled = ptrTo(false) }), ndp: myappRule},
+	"unit-enabled": {cur: unitEdit(func(u *types.Unit) { u.Enabled = ptrTo(false) }),
+		des: parityBase, ndp: myappRule},
+	"unit-masked":        {des: unitEdit(func(u *types.Unit) { u.Mask, u.Contents, u.Enabled = ptrTo(true), nil, nil }), ndp: myappRule},
+	"unit-removed":       {des: with(func(c *fixture.Config) { c.Systemd.Units = nil }), ndp: myappRule},
+	"unit-enabled-unset": {des: unitEdit(func(u *types.Unit) { u.Enabled = nil }), ndp: myappRule},
+	"unit-unmasked-with-contents": {cur: unitEdit(func(u *types.Unit) { u.Mask, u.Contents, u.Enabled = ptrTo(true), nil, nil }),
+		des: parityBase, ndp: myappRule},
+
 	// The silent differences.
 	"trailing-slash-registries": {des: file(registries, regUnsafe),
 		ndp: "files:\n- path: /etc/containers/registries.conf/\n  actions: [{type: None}]\n"},

@@ -36,6 +36,8 @@ type Plan struct {
 	steps        []allowlist.Step
 	pods         []string
 	daemonReload bool
+	// states are the unit state actions (enable, disable, mask, unmask, stop), run before the rest.
+	states []UnitAction
 	// corePassword says the desired config gives core a password hash (core can log in without a key).
 	corePassword bool
 }
@@ -52,10 +54,12 @@ type Change struct {
 	Services []string  `json:"services,omitempty"`
 	Pods     []string  `json:"pods,omitempty"`
 	// Rule names the node policy's NodeDisruptionPolicy rule that decided the change, if any.
-	Rule         string `json:"rule,omitempty"`
-	DaemonReload bool   `json:"daemonReload,omitempty"`
-	Drain        bool   `json:"drain,omitempty"`
-	Detail       string `json:"detail,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// States are a unit change's state actions (Stop, Disable, Enable, Mask, Unmask), in order.
+	States       []allowlist.Action `json:"states,omitempty"`
+	DaemonReload bool               `json:"daemonReload,omitempty"`
+	Drain        bool               `json:"drain,omitempty"`
+	Detail       string             `json:"detail,omitempty"`
 	// Skipped is set, with the reason, for a change a refresh leaves alone without refusing the
 	// payload (a first-boot-only file): it is neither written nor a refusal.
 	Skipped string `json:"skipped,omitempty"`
@@ -85,6 +89,13 @@ type UnitAction struct {
 	Unit   string           `json:"unit,omitempty"`
 	Pod    string           `json:"pod,omitempty"`
 	Action allowlist.Action `json:"action"`
+	// Undo is what a rollback runs instead for a state action (Enable, Disable, Mask, Unmask, Stop):
+	// what puts the unit back as it was ("" when it already was as the action leaves it).
+	Undo allowlist.Action `json:"undo,omitempty"`
+	// IfLoaded runs the action only on a unit the manager has (not missing, not masked): set on the
+	// reloads and restarts a rollback runs again, which must not fail on a unit the refresh added or
+	// the rollback masked again.
+	IfLoaded bool `json:"ifLoaded,omitempty"`
 }
 
 // Verb is what the action does, as every printer says it: reload, restart, daemon-reload.
@@ -259,14 +270,18 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 		p.SSHKeys = &SSHKeysOp{User: c.User, Keys: c.Keys}
 		p.take(&out, pol.SSHKey, "SSH authorized keys of core")
 	case diff.KindUnit:
-		ops, eff, reason := planUnit(c, pol)
+		ops, state, eff, reason := planUnit(c, pol)
 		if reason != "" {
 			refuse(reason)
 			return nil
 		}
 		out.Eligible = true
 		out.Action, out.Services = summary(eff)
+		for _, a := range state {
+			out.States = append(out.States, a.Action)
+		}
 		p.Files = append(p.Files, ops...)
+		p.states = append(p.states, state...)
 		p.take(&out, eff, "unit "+c.Unit)
 	default:
 		refuse(refusalReason(c))
@@ -450,7 +465,7 @@ func rank(u string) int {
 // reload first, so that restarts see the new unit files, then units, then static pods, which may
 // depend on them (a pod restart needs crio).
 func (p *Plan) orderActions() []UnitAction {
-	out := []UnitAction{}
+	out := orderStates(p.states)
 	if p.daemonReload {
 		out = append(out, UnitAction{Action: allowlist.ActionDaemonReload})
 	}

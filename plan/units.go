@@ -16,39 +16,93 @@ import (
 // UnitDir is where the machine-config daemon writes units and their dropins (<unit>.d/<name>).
 const UnitDir = "/etc/systemd/system"
 
-// planUnit plans a unit change the node policy has a unit rule for: the unit file and its dropins
-// are written (or removed) in the same file transaction, systemd reloads its unit files, then the
-// rule's actions run. Enabling, disabling, masking or removing a unit stays refused: a refresh
-// changes files and reloads or restarts what already runs; it never starts, stops or enables a unit
-// (the NodeDisruptionPolicy has no action that would say so). reason is non-empty when refused.
-func planUnit(c *diff.Change, pol *allowlist.Policy) ([]FileOp, allowlist.Effects, string) {
+// planUnit plans a unit change the node policy has a unit rule for, as the machine-config daemon
+// applies one (writeUnits, writeUnit, deleteStaleData in machine-config-operator pkg/daemon): the
+// unit file and its dropins are written (or removed) in the same file transaction as every other
+// file; then, over D-Bus, a removed unit is stopped and disabled, a unit whose entry says so is
+// enabled, disabled, masked or unmasked; systemd reloads its unit files; then the rule's actions
+// run (none on a unit that is removed or masked: it cannot run). Each state action carries its undo
+// for a rollback. reason is non-empty when refused.
+func planUnit(c *diff.Change, pol *allowlist.Policy) ([]FileOp, []UnitAction, allowlist.Effects, string) {
 	rule, ok := pol.UnitRule(c.Unit)
 	if !ok {
-		return nil, allowlist.Effects{}, refusalReason(c)
+		return nil, nil, allowlist.Effects{}, refusalReason(c)
+	}
+	refuse := func(format string, args ...any) ([]FileOp, []UnitAction, allowlist.Effects, string) {
+		return nil, nil, rule.Effects, fmt.Sprintf("unit %s: ", c.Unit) + fmt.Sprintf(format, args...)
 	}
 	if rule.Reboot {
-		return nil, rule.Effects, fmt.Sprintf("unit %s: node policy rule %s says Reboot, and a refresh never reboots", c.Unit, rule.Name)
+		return refuse("node policy rule %s says Reboot, and a refresh never reboots", rule.Name)
 	}
-	if c.NewUnit == nil {
-		return nil, rule.Effects, fmt.Sprintf("unit %s removed: a refresh never stops or removes a unit", c.Unit)
+	unitPath := path.Join(UnitDir, c.Unit)
+	if path.Base(unitPath) != c.Unit || path.Dir(unitPath) != UnitDir {
+		return refuse("not a plain unit name")
 	}
 	old := types.Unit{Name: c.Unit}
 	if c.OldUnit != nil {
 		old = *c.OldUnit
 	}
-	des := *c.NewUnit
-	if !sameBool(old.Enabled, des.Enabled) || !sameBool(old.Mask, des.Mask) {
-		return nil, rule.Effects, fmt.Sprintf("unit %s: enabling, disabling or masking a unit is not changed by a refresh", c.Unit)
+	removed := c.NewUnit == nil
+	des := types.Unit{Name: c.Unit}
+	if !removed {
+		des = *c.NewUnit
+		if why := judgeUnitFile(des); why != "" {
+			return nil, nil, rule.Effects, why
+		}
 	}
-	if why := judgeUnitFile(des); why != "" {
-		return nil, rule.Effects, why
+	oldMasked, desMasked := isTrue(old.Mask), isTrue(des.Mask)
+	var state []UnitAction
+	act := func(a allowlist.Action) {
+		state = append(state, UnitAction{Unit: c.Unit, Action: a, Undo: allowlist.Inverse(a)})
 	}
-	unitPath := path.Join(UnitDir, c.Unit)
-	if path.Base(unitPath) != c.Unit || path.Dir(unitPath) != UnitDir {
-		return nil, rule.Effects, fmt.Sprintf("unit %s: not a plain unit name", c.Unit)
+	// The unit file itself: gone when removed or masked (the mask is a link where it was).
+	desContents := des.Contents
+	if desMasked || removed {
+		desContents = nil
+	}
+	oldContents := old.Contents
+	if oldMasked {
+		oldContents = nil // the link to /dev/null, not a file of the transaction
+	}
+	switch {
+	case removed && oldMasked:
+		act(allowlist.ActionUnmask)
+	case removed && hasContents(old):
+		// Stopped while its definition is still loaded, and its [Install] links removed: a unit
+		// whose file is gone must not go on running or be pulled in at boot.
+		act(allowlist.ActionStop)
+		act(allowlist.ActionDisable)
+	case removed:
+		// Only dropins on a unit the OS provides: the unit stays; its dropins go.
+	case desMasked && !oldMasked:
+		if isTrue(des.Enabled) {
+			return refuse("a masked unit cannot be enabled")
+		}
+		act(allowlist.ActionMask)
+	case oldMasked && !desMasked:
+		if hasContents(des) {
+			return refuse("unmasking a unit and writing its file in one refresh is not supported: the transaction never " +
+				"replaces the mask's link to /dev/null; unmask it first (mask: false, no contents), then give its contents")
+		}
+		act(allowlist.ActionUnmask)
+	}
+	if !removed && !desMasked && !sameBool(old.Enabled, des.Enabled) {
+		switch {
+		case des.Enabled == nil:
+			return refuse("enabled unset: the unit's preset would decide, and a refresh does not apply presets; say enabled: true or false")
+		case *des.Enabled:
+			act(allowlist.ActionEnable)
+		default:
+			act(allowlist.ActionDisable)
+		}
+	}
+	if len(state) > 0 {
+		if err := allowlist.ActOn(c.Unit); err != nil {
+			return refuse("only services are enabled, disabled, masked or stopped by a refresh: %v", err)
+		}
 	}
 	var ops []FileOp
-	if op, changed := unitFileOp(unitPath, c.Unit, old.Contents, des.Contents); changed {
+	if op, changed := unitFileOp(unitPath, c.Unit, oldContents, desContents); changed {
 		ops = append(ops, op)
 	}
 	oldDropins := map[string]*string{}
@@ -58,13 +112,13 @@ func planUnit(c *diff.Change, pol *allowlist.Policy) ([]FileOp, allowlist.Effect
 	desDropins := map[string]*string{}
 	for _, d := range des.Dropins {
 		if why := checkDropinName(d.Name); why != "" {
-			return nil, rule.Effects, fmt.Sprintf("unit %s: dropin %q %s", c.Unit, d.Name, why)
+			return refuse("dropin %q %s", d.Name, why)
 		}
 		desDropins[d.Name] = d.Contents
 	}
 	for _, name := range unionNames(oldDropins, desDropins) {
 		if why := checkDropinName(name); why != "" {
-			return nil, rule.Effects, fmt.Sprintf("unit %s: dropin %q %s", c.Unit, name, why)
+			return refuse("dropin %q %s", name, why)
 		}
 		p := path.Join(UnitDir, c.Unit+".d", name)
 		if op, changed := unitFileOp(p, c.Unit, oldDropins[name], desDropins[name]); changed {
@@ -72,15 +126,25 @@ func planUnit(c *diff.Change, pol *allowlist.Policy) ([]FileOp, allowlist.Effect
 		}
 	}
 	eff := rule.Effects
-	if len(ops) > 0 {
-		// systemd reads unit files only on daemon-reload: always before the rule's actions.
+	if removed && (hasContents(old) || oldMasked) || desMasked {
+		// Nothing of a unit that is gone or masked is reloaded or restarted (a unit that was masked
+		// and leaves the config is not started either).
+		eff.Steps = slices.DeleteFunc(slices.Clone(eff.Steps), func(s allowlist.Step) bool { return s.Unit == c.Unit })
+	}
+	if len(ops) > 0 || len(state) > 0 {
+		// systemd reads unit files and links only on daemon-reload: always before the rule's actions.
 		eff.DaemonReload = true
 	}
 	for i := range ops {
 		ops[i].Action, ops[i].Services = allowlist.Action(firstOr(summary(eff))), nil
 	}
-	return ops, eff, ""
+	return ops, state, eff, ""
 }
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// hasContents is the daemon's unitHasContent: contents that are not empty.
+func hasContents(u types.Unit) bool { return u.Contents != nil && *u.Contents != "" }
 
 func firstOr(a string, _ []string) string { return a }
 

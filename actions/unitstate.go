@@ -1,0 +1,168 @@
+package actions
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/plan"
+)
+
+// runState runs a unit state action over D-Bus, as systemctl enable, disable, mask, unmask, stop
+// and start would (the machine-config daemon runs those commands): the install links change on
+// disk in /etc/systemd/system (never at runtime only), and a stop or start waits for its job.
+func (s *Systemd) runState(ctx context.Context, a plan.UnitAction) error {
+	files := []string{a.Unit}
+	var err error
+	switch a.Action {
+	case allowlist.ActionEnable:
+		_, _, err = s.conn.EnableUnitFilesContext(ctx, files, false, false)
+	case allowlist.ActionDisable:
+		_, err = s.conn.DisableUnitFilesContext(ctx, files, false)
+	case allowlist.ActionMask:
+		// force: a link already there (an old mask) is replaced; a regular file never is.
+		_, err = s.conn.MaskUnitFilesContext(ctx, files, false, true)
+	case allowlist.ActionUnmask:
+		_, err = s.conn.UnmaskUnitFilesContext(ctx, files, false)
+	case allowlist.ActionStop, allowlist.ActionStart:
+		return s.job(ctx, a)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
+	}
+	return nil
+}
+
+// job runs a stop or start job and requires the state it leads to.
+func (s *Systemd) job(ctx context.Context, a plan.UnitAction) error {
+	ch := make(chan string, 1) // buffered: see Run
+	var err error
+	want := []string{"active"}
+	if a.Action == allowlist.ActionStop {
+		_, err = s.conn.StopUnitContext(ctx, a.Unit, "replace", ch)
+		want = []string{"inactive", "failed"}
+	} else {
+		_, err = s.conn.StartUnitContext(ctx, a.Unit, "replace", ch)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
+	}
+	select {
+	case result := <-ch:
+		if result != "done" {
+			return fmt.Errorf("%s %s: job result %q", a.Action, a.Unit, result)
+		}
+	case <-s.lost:
+		return fmt.Errorf("%s %s: D-Bus connection to systemd lost while waiting for the job", a.Action, a.Unit)
+	case <-ctx.Done():
+		return fmt.Errorf("%s %s: no job result within %s", a.Action, a.Unit, s.JobTimeout)
+	}
+	state, err := s.activeState(ctx, a.Unit)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
+	}
+	if !slices.Contains(want, state) {
+		return fmt.Errorf("%s %s: unit is %s after the job", a.Action, a.Unit, state)
+	}
+	return nil
+}
+
+func (s *Systemd) activeState(ctx context.Context, unit string) (string, error) {
+	p, err := s.conn.GetUnitPropertyContext(ctx, unit, "ActiveState")
+	if err != nil {
+		return "", fmt.Errorf("reading ActiveState: %w", err)
+	}
+	state, _ := p.Value.Value().(string)
+	return state, nil
+}
+
+// UnitStater reports what a unit is before a refresh changes it, so that a rollback can put it
+// back: its install state (UnitFileState: enabled, disabled, masked, static, "" when there is no
+// file) and whether it runs (ActiveState).
+type UnitStater interface {
+	UnitState(ctx context.Context, unit string) (file, active string, err error)
+}
+
+// UnitState reads UnitFileState and ActiveState over D-Bus.
+func (s *Systemd) UnitState(ctx context.Context, unit string) (string, string, error) {
+	props, err := s.conn.GetUnitPropertiesContext(ctx, unit)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: reading its state: %w", unit, err)
+	}
+	file, _ := props["UnitFileState"].(string)
+	active, _ := props["ActiveState"].(string)
+	return file, active, nil
+}
+
+// UnitState connects if needed (see Systemd.UnitState).
+func (l *LazyUnits) UnitState(ctx context.Context, unit string) (string, string, error) {
+	u, err := l.get()
+	if err != nil {
+		return "", "", err
+	}
+	if st, ok := u.(UnitStater); ok {
+		return st.UnitState(ctx, unit)
+	}
+	return "", "", fmt.Errorf("%s: the unit manager cannot report states", unit)
+}
+
+// WithUndo sets each state action's undo from the unit's state before the refresh, as u reports
+// it: none when the unit already is as the action leaves it (enabling an enabled unit is undone by
+// nothing), the inverse otherwise. When u cannot tell (no manager, an error) the plan's inverse
+// stays: undoing an action that changed nothing is harmless, leaving a change in place is not.
+func WithUndo(ctx context.Context, u Units, list []plan.UnitAction) []plan.UnitAction {
+	st, ok := u.(UnitStater)
+	if !ok || Skips(u) {
+		return list
+	}
+	out := slices.Clone(list)
+	for i, a := range out {
+		if !allowlist.StateAction(a.Action) {
+			continue
+		}
+		file, active, err := st.UnitState(ctx, a.Unit)
+		if err != nil {
+			continue
+		}
+		already := false
+		switch a.Action {
+		case allowlist.ActionEnable:
+			already = file == "enabled" || file == "static" || file == "alias" || file == "indirect" || file == "generated"
+		case allowlist.ActionDisable:
+			already = file == "disabled" || file == "" || file == "static"
+		case allowlist.ActionMask:
+			already = file == "masked"
+		case allowlist.ActionUnmask:
+			already = file != "masked"
+		case allowlist.ActionStop:
+			already = active != "active" && active != "activating" && active != "reloading"
+		}
+		if already {
+			out[i].Undo = ""
+		}
+	}
+	return out
+}
+
+// unloaded reports whether the manager has no unit to act on: no file for it, or masked.
+func (s *Systemd) unloaded(ctx context.Context, unit string) (bool, error) {
+	p, err := s.conn.GetUnitPropertyContext(ctx, unit, "LoadState")
+	if err != nil {
+		return false, fmt.Errorf("%s: reading LoadState: %w", unit, err)
+	}
+	state, _ := p.Value.Value().(string)
+	return state == "not-found" || state == "masked", nil
+}
+
+// stopIfActive stops a unit that still runs.
+func (s *Systemd) stopIfActive(ctx context.Context, unit string) error {
+	state, err := s.activeState(ctx, unit)
+	if err != nil {
+		return fmt.Errorf("%s: %w", unit, err)
+	}
+	if state != "active" && state != "activating" && state != "reloading" {
+		return nil
+	}
+	return s.job(ctx, plan.UnitAction{Unit: unit, Action: allowlist.ActionStop})
+}
