@@ -157,18 +157,8 @@ func (s *Systemd) Run(ctx context.Context, a plan.UnitAction) error {
 	default:
 		return fmt.Errorf("%s: unknown action %q", a.Unit, a.Action)
 	}
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
-	}
-	select {
-	case result := <-ch:
-		if result != "done" {
-			return fmt.Errorf("%s %s: job result %q", a.Action, a.Unit, result)
-		}
-	case <-s.lost:
-		return fmt.Errorf("%s %s: D-Bus connection to systemd lost while waiting for the job", a.Action, a.Unit)
-	case <-ctx.Done():
-		return fmt.Errorf("%s %s: no job result within %s", a.Action, a.Unit, s.JobTimeout)
+	if err := s.wait(ctx, a, ch, err); err != nil {
+		return err
 	}
 	p, err := s.conn.GetUnitPropertyContext(ctx, a.Unit, "ActiveState")
 	if err != nil {

@@ -45,18 +45,8 @@ func (s *Systemd) job(ctx context.Context, a plan.UnitAction) error {
 	} else {
 		_, err = s.conn.StartUnitContext(ctx, a.Unit, "replace", ch)
 	}
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
-	}
-	select {
-	case result := <-ch:
-		if result != "done" {
-			return fmt.Errorf("%s %s: job result %q", a.Action, a.Unit, result)
-		}
-	case <-s.lost:
-		return fmt.Errorf("%s %s: D-Bus connection to systemd lost while waiting for the job", a.Action, a.Unit)
-	case <-ctx.Done():
-		return fmt.Errorf("%s %s: no job result within %s", a.Action, a.Unit, s.JobTimeout)
+	if err := s.wait(ctx, a, ch, err); err != nil {
+		return err
 	}
 	state, err := s.activeState(ctx, a.Unit)
 	if err != nil {
@@ -165,4 +155,22 @@ func (s *Systemd) stopIfActive(ctx context.Context, unit string) error {
 		return nil
 	}
 	return s.job(ctx, plan.UnitAction{Unit: unit, Action: allowlist.ActionStop})
+}
+
+// wait waits for the result of the job a started (err is the start's error), which must be "done".
+func (s *Systemd) wait(ctx context.Context, a plan.UnitAction, ch <-chan string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
+	}
+	select {
+	case result := <-ch:
+		if result != "done" {
+			return fmt.Errorf("%s %s: job result %q", a.Action, a.Unit, result)
+		}
+	case <-s.lost:
+		return fmt.Errorf("%s %s: D-Bus connection to systemd lost while waiting for the job", a.Action, a.Unit)
+	case <-ctx.Done():
+		return fmt.Errorf("%s %s: no job result within %s", a.Action, a.Unit, s.JobTimeout)
+	}
+	return nil
 }

@@ -46,13 +46,7 @@ func dropinPayload(contents string) *fixture.Config {
 func unitNode(t *testing.T) (apply.Node, string, *systemdtest.Manager) {
 	mgr := systemdtest.Require(t)
 	mgr.StandIn(t, myapp, false)
-	dir := t.TempDir()
-	require.NoError(t, fixture.NodeRoot(dir))
-	unitDir := filepath.Join(dir, "etc/systemd/system")
-	require.NoError(t, os.MkdirAll(unitDir, 0o755))
-	require.NoError(t, syscall.Mount(mgr.UnitDir, unitDir, "", syscall.MS_BIND, ""))
-	t.Cleanup(func() {
-		_ = syscall.Unmount(unitDir, syscall.MNT_DETACH)
+	dir := unitRoot(t, mgr, func() {
 		_ = os.RemoveAll(filepath.Join(mgr.UnitDir, myapp+".d"))
 		_, _ = mgr.Systemctl("daemon-reload")
 	})
@@ -72,6 +66,21 @@ func unitNode(t *testing.T) (apply.Node, string, *systemdtest.Manager) {
 	pol, err := allowlist.ParsePolicy([]byte(unitRulePolicy))
 	require.NoError(t, err)
 	return apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd, Policy: pol}, mgr.UnitDir, mgr
+}
+
+// unitRoot is a node root whose /etc/systemd/system is mgr's unit directory (a bind mount in the
+// test's private mount namespace); cleanup runs after the unmount.
+func unitRoot(t *testing.T, mgr *systemdtest.Manager, cleanup func()) string {
+	dir := t.TempDir()
+	require.NoError(t, fixture.NodeRoot(dir))
+	unitDir := filepath.Join(dir, "etc/systemd/system")
+	require.NoError(t, os.MkdirAll(unitDir, 0o755))
+	require.NoError(t, syscall.Mount(mgr.UnitDir, unitDir, "", syscall.MS_BIND, ""))
+	t.Cleanup(func() {
+		_ = syscall.Unmount(unitDir, syscall.MNT_DETACH)
+		cleanup()
+	})
+	return dir
 }
 
 func environment(t *testing.T, mgr *systemdtest.Manager) string {

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
@@ -50,13 +49,7 @@ var statePolicy = `nodeDisruptionPolicy:
 // failingUnit, a oneshot whose start fails while the trigger file says "bad".
 func stateNode(t *testing.T, enabled bool) (apply.Node, *systemdtest.Manager) {
 	mgr := systemdtest.Require(t)
-	dir := t.TempDir()
-	require.NoError(t, fixture.NodeRoot(dir))
-	unitDir := filepath.Join(dir, "etc/systemd/system")
-	require.NoError(t, os.MkdirAll(unitDir, 0o755))
-	require.NoError(t, syscall.Mount(mgr.UnitDir, unitDir, "", syscall.MS_BIND, ""))
-	t.Cleanup(func() {
-		_ = syscall.Unmount(unitDir, syscall.MNT_DETACH)
+	dir := unitRoot(t, mgr, func() {
 		_, _ = mgr.Systemctl("stop", stateUnit)
 		_, _ = mgr.Systemctl("disable", stateUnit)
 		_, _ = mgr.Systemctl("unmask", stateUnit)
