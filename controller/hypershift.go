@@ -73,6 +73,20 @@ const (
 	labelSetName        = "cluster.x-k8s.io/set-name"
 )
 
+// validVersion reports whether a config version can name a Secret: a DNS label of lowercase letters
+// and digits (HyperShift's HashSimple is 8 hex digits; other lengths are tolerated).
+func validVersion(v string) bool {
+	if v == "" || len(v) > 63 {
+		return false
+	}
+	for _, r := range v {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
 // TokenSecretName is HyperShift's name for the token Secret of a pool's config version.
 func TokenSecretName(pool, configVersion string) string {
 	return fmt.Sprintf("token-%s-%s", pool, configVersion)

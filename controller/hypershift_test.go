@@ -90,6 +90,15 @@ func TestPoolOwnership(t *testing.T) {
 	assert.True(t, machineBelongs(m, "MachineSet", "workers-5f7d"))
 }
 
+func TestValidVersion(t *testing.T) {
+	for _, v := range []string{"5d1c2a9e", "0", "abcdef0123456789"} {
+		assert.True(t, validVersion(v), v)
+	}
+	for _, v := range []string{"", "../x", "A1", "a-b", "a b", "ä", string(make([]byte, 64))} {
+		assert.False(t, validVersion(v), "%q", v)
+	}
+}
+
 func TestTokenSecretName(t *testing.T) {
 	assert.Equal(t, "token-workers-1a2b", TokenSecretName("workers", "1a2b"))
 }

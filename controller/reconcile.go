@@ -225,6 +225,11 @@ func (c *Controller) configMap(name string) (*corev1.ConfigMap, error) {
 // publish reads the token Secret of a config version and writes the pool's ConfigMap.
 func (c *Controller) publish(ctx context.Context, pool, cmName string, cm *corev1.ConfigMap, d Decision) error {
 	version := d.Version
+	if !validVersion(version) {
+		// A NodePool annotation is input like any other: a name built from it is checked before use.
+		return payloadError(ReasonPayloadInvalid, "NodePool annotation %s=%q is not a config version (HyperShift's Hash(): lowercase hex)",
+			AnnotationRefreshConfigVersion, api.Truncate(version, 80))
+	}
 	secretName := TokenSecretName(pool, version)
 	ref := c.cfg.Namespace + "/" + secretName
 	secret, err := c.dyn.Resource(GVRSecret).Namespace(c.cfg.Namespace).Get(ctx, secretName, metav1.GetOptions{})

@@ -292,6 +292,13 @@ func TestControllerDriftWithoutPayload(t *testing.T) {
 	require.NoError(t, err)
 	np, err := e.res(controller.GVRNodePool).Get(e.ctx, pool, metav1.GetOptions{})
 	require.NoError(t, err)
-	e.waitPublished(pool, np.GetAnnotations()[controller.AnnotationRefreshConfigVersion])
+	h4 := np.GetAnnotations()[controller.AnnotationRefreshConfigVersion]
+	e.waitPublished(pool, h4)
 	assert.Len(t, e.events(pool, controller.EventNotPublished), 2)
+
+	// A refresh version no Secret can be named after: a condition, nothing read or published.
+	e.annotate(controller.GVRNodePool, pool, map[string]any{controller.AnnotationRefreshConfigVersion: "../../kube-system/x"})
+	e.waitCondition(pool, fleet.ConditionProgressing, metav1.ConditionFalse, controller.ReasonPayloadInvalid, "is not a config version")
+	e.stays(pool, h4)
+	assert.Len(t, e.events(pool, controller.EventNotPublished), 3)
 }
