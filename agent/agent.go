@@ -257,6 +257,7 @@ func (a *Agent) follow() {
 	a.desired.clear()
 	a.following, a.pool = true, pool
 	f.Follow(pool)
+	a.cfg.Metrics.setPool(pool)
 	a.log.Info("following the NodePool's payload", "pool", pool)
 }
 

@@ -23,6 +23,7 @@ type Metrics struct {
 	drift        prometheus.Counter
 	state        *prometheus.GaugeVec
 	lastSuccess  prometheus.Gauge
+	pool         *prometheus.GaugeVec
 }
 
 // NewMetrics registers every metric (prefix refresh_agent_) plus Go and process collectors.
@@ -45,12 +46,15 @@ func NewMetrics(version string) *Metrics {
 			Help: "1 for the node's current refresh state (Done, Working, Degraded, Unreconcilable)."}, []string{"state"}),
 		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Name: "refresh_agent_last_success_timestamp_seconds",
 			Help: "When the node last completed a refresh (applied or nothing to do); at start, when its record was written."}),
+		// The pool is the Node's label, which no scrape sees: dashboards join on this series.
+		pool: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "refresh_agent_pool_info",
+			Help: "1, labelled with the NodePool whose payload the node follows (its " + api.LabelNodePool + " label)."}, []string{"pool"}),
 	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "refresh_agent_build_info",
 		Help: "Build information."}, []string{"version"})
 	info.WithLabelValues(version).Set(1)
 	m.Registry.MustRegister(m.refreshes, m.duration, m.refused, m.unitActions, m.filesWritten, m.drift,
-		m.state, m.lastSuccess, info, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.state, m.lastSuccess, m.pool, info, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []api.Outcome{api.OutcomeApplied, api.OutcomeRefused, api.OutcomeFailed, api.OutcomeNoop, api.OutcomeDeferred} {
 		m.refreshes.WithLabelValues(string(r))
 	}
@@ -64,6 +68,17 @@ func (m *Metrics) setState(s string) {
 			v = 1
 		}
 		m.state.WithLabelValues(st).Set(v)
+	}
+}
+
+// setPool says which pool the node follows ("" for none: the series goes). Nil-safe.
+func (m *Metrics) setPool(pool string) {
+	if m == nil {
+		return
+	}
+	m.pool.Reset()
+	if pool != "" {
+		m.pool.WithLabelValues(pool).Set(1)
 	}
 }
 

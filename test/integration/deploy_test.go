@@ -109,6 +109,9 @@ func applyDeploy(t *testing.T, kube *kubetest.Server) []*unstructured.Unstructur
 	client, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 	installMonitoringCRDs(t, dyn)
+	// The console's dashboards live in openshift-config-managed, which every OpenShift cluster has.
+	_, err = client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "openshift-config-managed"}}, metav1.CreateOptions{})
+	require.True(t, err == nil || apierrors.IsAlreadyExists(err), "%v", err)
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
 	objs := render(t, "../../deploy")
 	for _, u := range objs {

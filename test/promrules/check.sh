@@ -4,19 +4,7 @@
 # (not installed: no service) into a cache outside the repository.
 set -euo pipefail
 cd "$(dirname "$0")"
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/refresh-agent/promtool
-promtool=$(command -v promtool || true)
-if [ -z "$promtool" ]; then
-  promtool=$cache/usr/bin/promtool
-  if [ ! -x "$promtool" ]; then
-    echo "promrules: unpacking Debian's prometheus package into $cache" >&2
-    tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
-    (cd "$tmp" && { apt-get download prometheus >/dev/null 2>&1 || { apt-get update -qq && apt-get download prometheus >/dev/null; }; })
-    mkdir -p "$cache"
-    dpkg-deb -x "$tmp"/prometheus_*.deb "$cache"
-  fi
-fi
+promtool=$(bash ./promtool.sh)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # spec.groups of the PrometheusRule is a Prometheus rule file once unindented under "groups:".
