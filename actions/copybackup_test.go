@@ -27,7 +27,7 @@ func TestCopyBackupWhereHardLinksAreRefused(t *testing.T) {
 	txn, err := Prepare(r, state, []Op{{Path: "/etc/containers/registries.conf", Data: []byte("new"), Mode: 0o644}}, Meta{})
 	require.NoError(t, err)
 	assert.True(t, txn.j.Entries[0].BackupCopy)
-	backup := filepath.Join(dir, "etc/containers/.registries.conf.refresh-agent-backup")
+	backup := filepath.Join(dir, sideName("/etc/containers/registries.conf", sideBackup))
 	fi, err := os.Stat(backup)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "the copy never has looser permissions than the original")

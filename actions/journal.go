@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -69,8 +71,10 @@ type journal struct {
 }
 
 const (
-	journalFile    = "journal.json"
-	journalVersion = 2
+	journalFile = "journal.json"
+	// journalVersion 3 names side files .refresh-agent-<hash>-<kind> (names.go); 2 named them
+	// .NAME.refresh-agent-<kind>; 1 kept backups in the state dir. Recovery reads all three.
+	journalVersion = 3
 	// backupDir held version 1 journals' backups in the state dir.
 	backupDir = "backup"
 )
@@ -107,23 +111,66 @@ func readJournal(stateDir string) (*journal, error) {
 // removes what the entries name, so an entry naming /etc/passwd as a backup or a temp file would
 // have recovery delete or overwrite it. Every name must be the managed path's own side file.
 func (j *journal) check() error {
+	if j.Version < 1 || j.Version > journalVersion {
+		return fmt.Errorf("version %d", j.Version)
+	}
 	for i, e := range j.Entries {
 		if _, err := rel(e.Path); err != nil || reservedName(e.Path) {
 			return fmt.Errorf("entry %d: path %q", i, e.Path)
 		}
-		if e.Temp != "" && e.Temp != tempName(e.Path) {
+		if e.Temp != "" && e.Temp != sideNameOf(j.Version, e.Path, sideTemp) {
 			return fmt.Errorf("entry %d: temp %q is not %s's", i, e.Temp, e.Path)
 		}
 		switch {
-		case j.Version >= 2 && e.Backup != "" && e.Backup != sideName(e.Path, backupSuffix):
+		case j.Version >= 2 && e.Backup != "" && e.Backup != sideNameOf(j.Version, e.Path, sideBackup):
 			return fmt.Errorf("entry %d: backup %q is not %s's", i, e.Backup, e.Path)
 		case j.Version < 2 && strings.ContainsAny(e.Backup, "/\\") || e.Backup == ".." || e.Backup == ".":
 			return fmt.Errorf("entry %d: backup %q is not a name in the backup directory", i, e.Backup)
 		}
 	}
 	for _, d := range j.CreatedDirs {
-		if _, err := rel(d); err != nil {
-			return fmt.Errorf("created dir %q", d)
+		if _, err := rel(d); err != nil || !slices.ContainsFunc(j.Entries, func(e Entry) bool { return strings.HasPrefix(e.Path, d+"/") }) {
+			return fmt.Errorf("created dir %q is no entry's parent", d)
+		}
+	}
+	if f := j.Meta.PayloadFile; f != "" && !payloadFileRE.MatchString(f) {
+		return fmt.Errorf("payload file %q is not payloads/<sha256>", f)
+	}
+	if len(j.Meta.Hash) > 253 || strings.ContainsFunc(j.Meta.Hash, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		return fmt.Errorf("hash %q", j.Meta.Hash)
+	}
+	return nil
+}
+
+var payloadFileRE = regexp.MustCompile(`^payloads/[0-9a-f]{64}$`)
+
+// Trust says what recovery may act on beyond the journal's own form: the managed paths a refresh
+// could have planned under the node's policy, and the unit actions it could have run. A journal
+// naming anything else (an entry for /etc/passwd with "no original" would have recovery delete it)
+// is refused whole, touching nothing.
+type Trust struct {
+	Path   func(p string) error
+	Action func(a plan.UnitAction) error
+}
+
+// ErrHostile marks a journal recovery refuses: not one this agent could have written.
+var ErrHostile = errors.New("the journal names what no refresh could have planned")
+
+func (j *journal) trusted(tr Trust) error {
+	for i, e := range j.Entries {
+		if tr.Path == nil {
+			break
+		}
+		if err := tr.Path(e.Path); err != nil {
+			return fmt.Errorf("%w: entry %d, %s: %v", ErrHostile, i, e.Path, err)
+		}
+	}
+	for _, a := range j.Meta.Actions {
+		if tr.Action == nil {
+			break
+		}
+		if err := tr.Action(a); err != nil {
+			return fmt.Errorf("%w: unit action %s %s: %v", ErrHostile, a.Action, a.Unit+a.Pod, err)
 		}
 	}
 	return nil

@@ -36,7 +36,7 @@ func TestHostileJournalIsNotFollowed(t *testing.T) {
 			root, err := actions.OpenRoot(dir)
 			require.NoError(t, err)
 			defer root.Close()
-			_, err = actions.Recover(root, state)
+			_, err = actions.Recover(root, state, actions.Trust{})
 			assert.ErrorContains(t, err, "is not one this agent wrote")
 			data, err := os.ReadFile(filepath.Join(dir, "etc/passwd"))
 			require.NoError(t, err)

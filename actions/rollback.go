@@ -93,7 +93,7 @@ func (t *Txn) restoreEntry(e Entry) error {
 	if t.isOriginal(e) == nil {
 		return nil // already back (a rollback resumed after a crash or a failure)
 	}
-	tr, _ := rel(sideName(e.Path, restoreSuffix))
+	tr, _ := rel(t.restoreName(e.Path))
 	switch {
 	case t.legacy():
 		data, err := os.ReadFile(t.legacyBackup(e))

@@ -46,7 +46,7 @@ func TestRollbackRelinksTheOriginalInode(t *testing.T) {
 		{Path: "/etc/containers/policy.json", Remove: true},
 	}, actions.Meta{})
 	require.NoError(t, err)
-	backup := filepath.Join(dir, "etc/containers/.registries.conf.refresh-agent-backup")
+	backup := filepath.Join(dir, backupOf("/etc/containers/registries.conf"))
 	assert.Equal(t, orig, ino(t, backup), "the backup is a hard link beside the target")
 	require.NoError(t, txn.Commit())
 	assert.NotEqual(t, orig, ino(t, reg))
@@ -89,7 +89,7 @@ func TestFailedRestoreKeepsBackupsAndJournal(t *testing.T) {
 
 	// The fault: a non-empty directory where the restore needs its temporary name (root can neither
 	// link over it nor remove it).
-	obstacle := filepath.Join(dir, "etc/containers/.registries.conf.refresh-agent-restore")
+	obstacle := filepath.Join(dir, restoreOf("/etc/containers/registries.conf"))
 	require.NoError(t, os.MkdirAll(filepath.Join(obstacle, "x"), 0o755))
 	err = txn.Rollback()
 	require.Error(t, err)
@@ -99,12 +99,12 @@ func TestFailedRestoreKeepsBackupsAndJournal(t *testing.T) {
 	assert.ErrorIs(t, txn.Finish(), actions.ErrUnfinished)
 	b, _ := os.ReadFile(reg)
 	assert.Equal(t, "new", string(b), "still new: and nothing claims otherwise")
-	assert.Equal(t, orig, ino(t, filepath.Join(dir, "etc/containers/.registries.conf.refresh-agent-backup")), "backup kept")
+	assert.Equal(t, orig, ino(t, filepath.Join(dir, backupOf("/etc/containers/registries.conf"))), "backup kept")
 	_, err = actions.Prepare(r, state, ops, actions.Meta{})
 	assert.ErrorIs(t, err, actions.ErrUnfinished, "nothing starts over a pending rollback")
 
 	// After a restart: recovery resumes the rollback, and still cannot finish while the fault lasts.
-	got, err := actions.Recover(r, state)
+	got, err := actions.Recover(r, state, actions.Trust{})
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	assert.Equal(t, actions.PhaseRollingBack, got.Phase())
@@ -185,7 +185,7 @@ func TestRollbackOfAVersion1Journal(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(state, "backup/0"), []byte("old"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(state, "journal.json"), []byte(`{"version":1,"phase":"rollingback","meta":{"actions":[]},
 		"entries":[{"path":"/etc/containers/registries.conf","temp":"/etc/containers/.registries.conf.refresh-agent-tmp","backup":"0","hadOriginal":true,"origMode":416,"origUID":1000,"origGID":1001}]}`), 0o600))
-	txn, err := actions.Recover(r, state)
+	txn, err := actions.Recover(r, state, actions.Trust{})
 	require.NoError(t, err)
 	require.NoError(t, txn.Rollback())
 	require.NoError(t, txn.Finish())

@@ -35,35 +35,6 @@ type Txn struct {
 	j        journal
 }
 
-// Files the transaction keeps beside a target, in the target's own directory (so on its filesystem):
-// the new contents, the original's backup (a hard link), and the original's new name while a restore
-// renames it into place. The suffixes keep them out of readers that pick files by extension (crio
-// reads *.yaml and *.conf from its directories).
-const (
-	tempSuffix    = ".refresh-agent-tmp"
-	backupSuffix  = ".refresh-agent-backup"
-	restoreSuffix = ".refresh-agent-restore"
-)
-
-func sideName(p, suffix string) string {
-	return path.Join(path.Dir(p), "."+path.Base(p)+suffix)
-}
-
-func tempName(p string) string { return sideName(p, tempSuffix) }
-
-// ErrReserved marks a managed path named like the agent's own side files.
-var ErrReserved = errors.New("the name is reserved for the agent's temp and backup files")
-
-// reservedName reports whether p could be a side file of some other target.
-func reservedName(p string) bool {
-	for _, s := range []string{tempSuffix, backupSuffix, restoreSuffix} {
-		if strings.HasSuffix(p, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // ErrUnfinished marks a state dir whose last transaction is not finished: it must be recovered (rolled
 // forward or back, and cleaned up) before another can start.
 var ErrUnfinished = errors.New("an unfinished transaction is pending")
@@ -87,22 +58,14 @@ func Peek(stateDir string) (Phase, Meta, error) {
 	return j.Phase, j.Meta, nil
 }
 
-// Check runs Prepare's checks on ops without writing anything: every path inside the root with no
-// symlinked component, each target absent or a regular file, no name reserved for the agent's side
-// files, one operation per path. Prepare checks again (the node may change in between).
+// Check runs Prepare's checks on ops without writing anything (checkOp): the dry run makes every
+// node check the real run makes. Prepare checks again (the node may change in between).
 func Check(root *Root, ops []Op) error {
-	seen := map[string]bool{}
+	c := newOpChecker(root)
 	for _, op := range ops {
-		if _, err := root.checkPath(op.Path); err != nil {
+		if _, err := c.check(op); err != nil {
 			return err
 		}
-		if seen[op.Path] {
-			return fmt.Errorf("%s: more than one operation on the path", op.Path)
-		}
-		if reservedName(op.Path) {
-			return fmt.Errorf("%s: %w", op.Path, ErrReserved)
-		}
-		seen[op.Path] = true
 	}
 	return nil
 }
@@ -120,22 +83,13 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 	}
 	t := &Txn{root: root, stateDir: stateDir, j: journal{Version: journalVersion, Phase: PhasePreparing, Meta: meta}}
 	dirs := map[string]Op{}
-	seen := map[string]bool{}
 	var kept []Op
+	c := newOpChecker(root)
 	for _, op := range ops {
-		missing, err := root.checkPath(op.Path)
+		missing, err := c.check(op)
 		if err != nil {
 			return nil, err
 		}
-		if seen[op.Path] {
-			return nil, fmt.Errorf("%s: more than one operation on the path", op.Path)
-		}
-		if reservedName(op.Path) {
-			// A managed file named like another's backup could overwrite it and a rollback would
-			// restore the wrong bytes.
-			return nil, fmt.Errorf("%s: %w", op.Path, ErrReserved)
-		}
-		seen[op.Path] = true
 		if op.Remove && len(missing) > 0 {
 			continue
 		}
@@ -145,9 +99,9 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 				t.j.CreatedDirs = append(t.j.CreatedDirs, d)
 			}
 		}
-		e := Entry{Path: op.Path, Remove: op.Remove, Backup: sideName(op.Path, backupSuffix)}
+		e := Entry{Path: op.Path, Remove: op.Remove, Backup: sideName(op.Path, sideBackup)}
 		if !op.Remove {
-			e.Temp = tempName(op.Path)
+			e.Temp = sideName(op.Path, sideTemp)
 		}
 		t.j.Entries = append(t.j.Entries, e)
 		kept = append(kept, op)
@@ -328,7 +282,7 @@ func (t *Txn) Finish() error {
 	}
 	var errs []error
 	for _, e := range t.j.Entries {
-		side := []string{e.Temp, sideName(e.Path, restoreSuffix)}
+		side := []string{e.Temp, t.restoreName(e.Path)}
 		if !t.legacy() {
 			side = append(side, e.Backup)
 		}
@@ -429,10 +383,16 @@ func (t *Txn) Paths() []string {
 // returned for the caller to settle: committed or done ones roll forward (unit actions, record, Finish);
 // prepared, rolling-back and rolled-back ones roll back (Rollback, unit actions again, Finish); a
 // finishing one only needs Finish.
-func Recover(root *Root, stateDir string) (*Txn, error) {
+//
+// Before anything is touched the journal is checked against trust: one naming a path or an action
+// that no refresh could have planned is refused with ErrHostile and left as it is.
+func Recover(root *Root, stateDir string, trust Trust) (*Txn, error) {
 	j, err := readJournal(stateDir)
 	if err != nil || j == nil {
 		return nil, err
+	}
+	if err := j.trusted(trust); err != nil {
+		return nil, fmt.Errorf("journal %s: %w; refusing it and touching nothing: inspect it, and remove it by hand once no refresh-agent runs", filepath.Join(stateDir, journalFile), err)
 	}
 	switch j.Phase {
 	case PhasePreparing, PhasePrepared, PhaseCommitted, PhaseDone, PhaseRollingBack, PhaseRolledBack:

@@ -163,14 +163,14 @@ func TestPrepareFailureTouchesNothing(t *testing.T) {
 	require.NoError(t, os.WriteFile(reg, []byte("old"), 0o644))
 	// The second op's temp file cannot be created (a directory is in the way): staging fails after
 	// the first temp file, a new parent directory and the first backup were written.
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "etc/containers/.policy.json.refresh-agent-tmp"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, tempOf("/etc/containers/policy.json")), 0o755))
 	_, err := actions.Prepare(r, state, []actions.Op{
 		{Path: "/etc/containers/registries.conf", Data: []byte("new"), Mode: 0o644},
 		{Path: "/etc/containers/new.d/x.conf", Data: []byte("x"), Mode: 0o644},
 		{Path: "/etc/containers/policy.json", Data: []byte("x"), Mode: 0o644},
 	}, actions.Meta{})
 	require.ErrorContains(t, err, "/etc/containers/policy.json")
-	require.NoError(t, os.RemoveAll(filepath.Join(dir, "etc/containers/.policy.json.refresh-agent-tmp")))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, tempOf("/etc/containers/policy.json"))))
 	_, err = os.Stat(filepath.Join(dir, "etc/containers/new.d"))
 	assert.True(t, os.IsNotExist(err), "created parent removed")
 	b, _ := os.ReadFile(reg)
@@ -202,7 +202,7 @@ func TestRecoverPhases(t *testing.T) {
 	state := t.TempDir()
 	_, err := actions.Prepare(r, state, ops, actions.Meta{Hash: "h1", Actions: crio})
 	require.NoError(t, err)
-	got, err := actions.Recover(r, state)
+	got, err := actions.Recover(r, state, actions.Trust{})
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	assert.Equal(t, actions.PhasePrepared, got.Phase())
@@ -218,7 +218,7 @@ func TestRecoverPhases(t *testing.T) {
 	txn, err := actions.Prepare(r, state, ops, actions.Meta{Hash: "h2", Actions: crio})
 	require.NoError(t, err)
 	require.NoError(t, txn.Commit())
-	got, err = actions.Recover(r, state)
+	got, err = actions.Recover(r, state, actions.Trust{})
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	assert.Equal(t, actions.PhaseCommitted, got.Phase())
@@ -234,7 +234,7 @@ func TestRecoverPhases(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(state, "journal.json"),
 		[]byte(`{"version":2,"phase":"preparing","entries":[{"path":"/etc/containers/registries.conf","temp":"/etc/containers/.registries.conf.refresh-agent-tmp","backup":"/etc/containers/.registries.conf.refresh-agent-backup"}]}`), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/containers/.registries.conf.refresh-agent-tmp"), []byte("half"), 0o600))
-	got, err = actions.Recover(r, state)
+	got, err = actions.Recover(r, state, actions.Trust{})
 	require.NoError(t, err)
 	assert.Nil(t, got)
 	assertNoLeftovers(t, dir, state)

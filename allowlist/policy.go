@@ -5,6 +5,8 @@
 package allowlist
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -170,4 +172,31 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "no-reboot-paths", ModeCeiling: mode, Owner: owner}
 	}
 	return Decision{Reason: "path is not in the node allowlist"}
+}
+
+// MayWrite says why no refresh could write or remove path under this policy, or nil when one could:
+// a node policy rule that does not reboot, or a ConfigMap entry within the configMapCeiling; never
+// a denied path. Recovery acts on a journal entry only for such a path (a journal naming anything
+// else was not written by the agent). Unit files written for a unit rule are the caller's to allow
+// (plan.UnitDir).
+func (p *Policy) MayWrite(path string) error {
+	if err := checkPathChars(path); err != nil {
+		return fmt.Errorf("path %w", err)
+	}
+	if d, ok := Denied(path); ok {
+		return fmt.Errorf("path is under denied prefix %s", d)
+	}
+	if r, ok := longestMatch(p.Rules, path); ok {
+		if r.Reboot {
+			return fmt.Errorf("node policy rule %s says Reboot", r.Name)
+		}
+		return nil
+	}
+	if _, denied := deniedUnder(path, true); denied {
+		return errors.New("path is not in the node allowlist")
+	}
+	if _, ok := p.ceilingFor(path); ok {
+		return nil
+	}
+	return errors.New("path is neither in the node allowlist nor within its configMapCeiling")
 }

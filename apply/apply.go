@@ -119,7 +119,7 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 	// Whatever happens next, no planned action runs when the node's manager is "none".
 	res.ActionsSkipped = n.skips(meta.Actions)
 	txn, err := actions.Prepare(n.Root, n.StateDir, ops, meta)
-	if errors.Is(err, actions.ErrSymlink) || errors.Is(err, actions.ErrReserved) {
+	if actions.IsRefusal(err) {
 		return refuseOnNode(res, fileRefusal(err)), nil // changed on the node since Prepare checked it
 	}
 	if err != nil {
@@ -280,7 +280,7 @@ func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
 	// else's under the lock).
 	defer n.sweepState()
 	phase, meta, _ := actions.Peek(n.StateDir)
-	txn, err := actions.Recover(n.Root, n.StateDir)
+	txn, err := actions.Recover(n.Root, n.StateDir, n.trust())
 	if err != nil {
 		// Said as found, when a journal is there: it stays, and recovery is retried.
 		rec := Recovery{Found: phase != "", Phase: phase, Hash: meta.Hash, Reason: err.Error()}

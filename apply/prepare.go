@@ -127,7 +127,7 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	res.Writes = writesOf(built, ops)
 	// A symlinked component or a reserved name is a refusal, shown by --dry-run as by a real run.
 	if err := actions.Check(n.Root, ops); err != nil {
-		if errors.Is(err, actions.ErrSymlink) || errors.Is(err, actions.ErrReserved) {
+		if actions.IsRefusal(err) {
 			p.refuse(fileRefusal(err))
 			return nil
 		}

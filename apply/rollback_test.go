@@ -83,7 +83,7 @@ func TestRollbackIncompleteWhenTheActionsFailAgain(t *testing.T) {
 func TestRollbackIncompleteWhenTheRestoreFails(t *testing.T) {
 	n := newNode(t)
 	before := n.treeHash(t)
-	obstacle := filepath.Join(n.dir, "etc/containers/.registries.conf.refresh-agent-restore")
+	obstacle := filepath.Join(n.dir, restoreOf("/etc/containers/registries.conf"))
 	n.units.hook = func(context.Context, plan.UnitAction) error {
 		// Between the commit and the restore.
 		require.NoError(t, os.MkdirAll(filepath.Join(obstacle, "x"), 0o755))

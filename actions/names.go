@@ -1,0 +1,151 @@
+package actions
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Files the transaction keeps beside a target, in the target's own directory (so on its
+// filesystem): the new contents (tmp), the original's backup (a hard link), and the original's new
+// name while a restore renames it into place. Their names are short and of a fixed length whatever
+// the target's (which may be up to the 255 bytes a name can have): ".refresh-agent-" and 24 hex
+// digits of the sha256 of the target's name, then the kind. They end in no extension a reader picks
+// files by (crio reads *.yaml and *.conf from its directories), and they are dot files.
+const (
+	sideTemp    = "tmp"
+	sideBackup  = "backup"
+	sideRestore = "restore"
+	sidePrefix  = ".refresh-agent-"
+)
+
+var sideKinds = []string{sideTemp, sideBackup, sideRestore}
+
+func sideName(p, kind string) string {
+	h := sha256.Sum256([]byte(path.Base(p)))
+	return path.Join(path.Dir(p), sidePrefix+hex.EncodeToString(h[:12])+"-"+kind)
+}
+
+// legacySideName is a version 2 journal's side file: the target's name with a suffix.
+func legacySideName(p, kind string) string {
+	return path.Join(path.Dir(p), "."+path.Base(p)+".refresh-agent-"+kind)
+}
+
+// sideNameOf is the side file name a journal of that version uses.
+func sideNameOf(version int, p, kind string) string {
+	if version <= 2 {
+		return legacySideName(p, kind)
+	}
+	return sideName(p, kind)
+}
+
+func (t *Txn) restoreName(p string) string { return sideNameOf(t.j.Version, p, sideRestore) }
+
+// ErrReserved marks a managed path named like the agent's own side files.
+var ErrReserved = errors.New("the name is reserved for the agent's temp and backup files")
+
+var sideRE = regexp.MustCompile(`^\.refresh-agent-[0-9a-f]{24}-(tmp|backup|restore)$`)
+
+// reservedName reports whether p could be a side file of some other target (of this version or of
+// a version 2 journal still to recover).
+func reservedName(p string) bool {
+	if sideRE.MatchString(path.Base(p)) {
+		return true
+	}
+	for _, k := range sideKinds {
+		if strings.HasSuffix(p, ".refresh-agent-"+k) {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrName marks a managed path the transaction cannot handle on this node: a name longer than a
+// filesystem holds, or side files it would share with another target.
+var ErrName = errors.New("a name the transaction cannot handle")
+
+// ErrSideTaken marks a side file name already taken by something that is not a regular file (a
+// directory, a symlink): the transaction would fail on it, so the plan refuses it first.
+var ErrSideTaken = errors.New("the agent's side file name is taken")
+
+// IsRefusal reports whether err from Check or Prepare refuses the plan for what the node holds (a
+// symlinked component, a reserved or unhandleable name, a side file name taken): retrying cannot
+// help, and nothing is written.
+func IsRefusal(err error) bool {
+	return errors.Is(err, ErrSymlink) || errors.Is(err, ErrReserved) || errors.Is(err, ErrName) || errors.Is(err, ErrSideTaken)
+}
+
+// Linux's limits: a name of at most 255 bytes, a path of at most 4095.
+const (
+	nameMax = 255
+	pathMax = 4095
+)
+
+// opChecker makes the node checks Check and Prepare share, op by op.
+type opChecker struct {
+	root  *Root
+	seen  map[string]bool
+	sides map[string]string // side file → the target it is beside
+}
+
+func newOpChecker(root *Root) *opChecker {
+	return &opChecker{root: root, seen: map[string]bool{}, sides: map[string]string{}}
+}
+
+// check refuses an op whose path leaves the root, passes through a symlink, names something other
+// than a regular file, is named like a side file, cannot be held by the filesystem, shares a side
+// file name with another op's, or whose side file names are taken by something the transaction
+// would fail on; it returns the parent directories that are missing, outermost first.
+func (c *opChecker) check(op Op) ([]string, error) {
+	if len(op.Path) > pathMax {
+		return nil, fmt.Errorf("%s: %w: the path is %d bytes long (at most %d)", op.Path[:64]+"...", ErrName, len(op.Path), pathMax)
+	}
+	for _, part := range strings.Split(op.Path, "/") {
+		if len(part) > nameMax {
+			return nil, fmt.Errorf("%s: %w: a name is %d bytes long (at most %d)", op.Path, ErrName, len(part), nameMax)
+		}
+	}
+	missing, err := c.root.checkPath(op.Path)
+	if err != nil {
+		return nil, err
+	}
+	if c.seen[op.Path] {
+		return nil, fmt.Errorf("%s: more than one operation on the path", op.Path)
+	}
+	if reservedName(op.Path) {
+		// A managed file named like another's backup could overwrite it and a rollback would
+		// restore the wrong bytes.
+		return nil, fmt.Errorf("%s: %w", op.Path, ErrReserved)
+	}
+	c.seen[op.Path] = true
+	for _, k := range sideKinds {
+		s := sideName(op.Path, k)
+		if other, ok := c.sides[s]; ok {
+			return nil, fmt.Errorf("%s: %w: its %s file %s would also be %s's", op.Path, ErrName, k, path.Base(s), other)
+		}
+		c.sides[s] = op.Path
+		if len(missing) > 0 {
+			continue // its directory does not exist yet
+		}
+		rp, _ := rel(s)
+		fi, err := c.root.root.Lstat(rp)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("%s: %s file %s: %w", op.Path, k, s, err)
+		case !fi.Mode().IsRegular():
+			return nil, fmt.Errorf("%s: %w: %s is a %s", op.Path, ErrSideTaken, s, kind(fi.Mode()))
+		}
+	}
+	return missing, nil
+}
+
+// SideFiles returns the temp, backup and restore file names the transaction uses beside p.
+func SideFiles(p string) (temp, backup, restore string) {
+	return sideName(p, sideTemp), sideName(p, sideBackup), sideName(p, sideRestore)
+}

@@ -1,0 +1,48 @@
+package apply_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openshift/refresh-agent/api"
+	"github.com/openshift/refresh-agent/apply"
+)
+
+// A journal the agent could not have written (issue 27, item 5): recovery refuses it whole and
+// touches nothing, whatever phase it claims; a refresh refuses to start over it.
+func TestHostileJournalRefusedTouchingNothing(t *testing.T) {
+	sha := strings.Repeat("ab", 32)
+	for name, j := range map[string]string{
+		"passwd with no original":     `{"version":3,"phase":"prepared","meta":{"hash":"x"},"entries":[{"path":"/etc/passwd","hadOriginal":false}]}`,
+		"shadow removed":              `{"version":3,"phase":"rollingback","meta":{"hash":"x"},"entries":[{"path":"/etc/shadow","remove":true,"hadOriginal":false}]}`,
+		"denied prefix":               `{"version":3,"phase":"preparing","meta":{"hash":"x"},"entries":[{"path":"/etc/kubernetes/kubelet.conf","hadOriginal":false}]}`,
+		"unit file without rule":      `{"version":3,"phase":"prepared","meta":{"hash":"x"},"entries":[{"path":"/etc/systemd/system/sshd.service","hadOriginal":false}]}`,
+		"reboot action":               `{"version":3,"phase":"committed","committed":true,"meta":{"hash":"x","actions":[{"unit":"reboot.target","action":"Restart"}]},"entries":[{"path":"/etc/containers/registries.conf","hadOriginal":true}]}`,
+		"payload file elsewhere":      `{"version":3,"phase":"prepared","meta":{"hash":"x","payloadFile":"current.json"},"entries":[]}`,
+		"created dir no parent":       `{"version":3,"phase":"preparing","meta":{"hash":"x"},"entries":[{"path":"/etc/containers/registries.conf"}],"createdDirs":["/var/lib/kubelet"]}`,
+		"unknown version":             `{"version":9,"phase":"preparing","meta":{"hash":"x"},"entries":[]}`,
+		"hash with a newline":         `{"version":3,"phase":"preparing","meta":{"hash":"x\ny"},"entries":[]}`,
+		"legit path, foreign payload": `{"version":3,"phase":"prepared","meta":{"hash":"x","payloadFile":"payloads/` + sha + `/../../current.json"},"entries":[]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			n := newNode(t)
+			require.NoError(t, os.WriteFile(filepath.Join(n.StateDir, "journal.json"), []byte(j), 0o600))
+			before := n.treeHash(t)
+			rec, err := apply.Recover(context.Background(), n.Node)
+			require.Error(t, err)
+			assert.True(t, strings.Contains(err.Error(), "touching nothing") || strings.Contains(err.Error(), "left as it is"), err.Error())
+			assert.Equal(t, before, n.treeHash(t), "nothing touched, the journal kept")
+			assert.Empty(t, n.units.ran, "no unit action run")
+			assert.NotEqual(t, api.OutcomeApplied, rec.Outcome)
+			_, err = apply.Run(context.Background(), n.Node, apply.Request{Desired: v2().JSON(), Hash: "v2"})
+			require.Error(t, err, "nothing starts over a hostile journal")
+			assert.Equal(t, before, n.treeHash(t))
+		})
+	}
+}
