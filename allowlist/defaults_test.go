@@ -1,6 +1,7 @@
 package allowlist_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -77,4 +78,27 @@ func TestMCODefaults(t *testing.T) {
 	}
 	assert.True(t, pol.CoreSSHKeys)
 	assert.False(t, pol.SSHKey.Drain || pol.SSHKey.Reboot || pol.SSHKey.DaemonReload || len(pol.SSHKey.Steps) > 0, "sshkey: None")
+}
+
+// The MCO's status (clusterPolicies) as `oc get machineconfiguration cluster -o yaml` shows it with
+// no user rules loads as a node policy, and decides as the built-in one: its one rule under a
+// denied prefix is skipped, not an error.
+func TestMCOStatusLoads(t *testing.T) {
+	status, err := json.Marshal(map[string]any{"clusterPolicies": mcdref.Defaults()})
+	require.NoError(t, err)
+	pol, err := allowlist.ParsePolicy(status)
+	require.NoError(t, err)
+	def := allowlist.Default()
+	for _, f := range mcdref.Defaults().Files {
+		for _, p := range []string{f.Path, f.Path + "/x"} {
+			if p != f.Path && f.Path == allowlist.Registries {
+				continue // see TestMCODefaults
+			}
+			a, b := pol.Resolve(p, nil), def.Resolve(p, nil)
+			assert.Equal(t, b.Allowed, a.Allowed, p)
+			assert.Equal(t, steps(b), steps(a), p)
+		}
+	}
+	_, err = allowlist.ParsePolicy([]byte("files:\n- path: /usr/local/bin/load-registry-image.sh\n  actions: [{type: None}]\n"))
+	assert.ErrorContains(t, err, "denied prefix /usr", "a user's rule there is still an error")
 }

@@ -203,6 +203,11 @@ func (p *Policy) mergeNDP(l ndpLayer, explicitUnits bool) error {
 			return fmt.Errorf("%sfiles[%d] and files[%d] both name path %s", l.where, j, i, key)
 		}
 		seen[key] = i
+		if l.status && MCODefaultNotApplied(key) != "" {
+			// The MCO's own default rule, as its status shows it: never applied here (its path
+			// stays refused), and no reason to refuse the MCO's status as a policy.
+			continue
+		}
 		if d, ok := deniedUnder(key, false); ok {
 			return fmt.Errorf("%s: path is under denied prefix %s", name, d)
 		}
