@@ -70,6 +70,7 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 			_, err := c.writeStatus(ctx, np, pool, published, d)
 			return err
 		}
+		version := d.Version
 		err := c.publish(ctx, pool, cmName, cm, d)
 		reason := reasonOf(err)
 		c.mu.Lock()
@@ -106,7 +107,7 @@ func (c *Controller) reconcile(ctx context.Context, pool string) error {
 			// NodePool to change (the informers say when).
 			d = Decision{Action: Wait, Reason: reason, Message: api.Truncate(err.Error(), 900) + ": nothing published"}
 			c.recorder.Event(np, corev1.EventTypeWarning, EventNotPublished, api.Truncate(d.Message, 1024))
-			c.log.Warn("not published", "pool", pool, "configVersion", d.Version, "err", err)
+			c.log.Warn("not published", "pool", pool, "configVersion", api.Truncate(version, 80), "err", err)
 		}
 	}
 	_, err = c.writeStatus(ctx, np, pool, published, d)

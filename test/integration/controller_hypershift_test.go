@@ -259,7 +259,7 @@ func TestControllerConditionsSurviveStaleWrites(t *testing.T) {
 func TestControllerDriftWithoutPayload(t *testing.T) {
 	e := newCtlEnv(t, "hsnopay")
 	const pool = "nopay"
-	hs, _, h1, ctl := settled(t, e, pool, 2, true, false)
+	hs, nodes, h1, ctl := settled(t, e, pool, 2, true, false)
 	before := writesOf(ctl, pool)
 
 	h2, err := hs.Drift(e.ctx, nil, true)
@@ -295,6 +295,8 @@ func TestControllerDriftWithoutPayload(t *testing.T) {
 	h4 := np.GetAnnotations()[controller.AnnotationRefreshConfigVersion]
 	e.waitPublished(pool, h4)
 	assert.Len(t, e.events(pool, controller.EventNotPublished), 2)
+	confirm(e, nodes, h4)
+	e.waitCondition(pool, fleet.ConditionComplete, metav1.ConditionTrue, "All 2 nodes run "+h4)
 
 	// A refresh version no Secret can be named after: a condition, nothing read or published.
 	e.annotate(controller.GVRNodePool, pool, map[string]any{controller.AnnotationRefreshConfigVersion: "../../kube-system/x"})
