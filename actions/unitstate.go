@@ -3,7 +3,10 @@ package actions
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
+
+	sd "github.com/coreos/go-systemd/v22/dbus"
 
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/plan"
@@ -17,7 +20,15 @@ func (s *Systemd) runState(ctx context.Context, a plan.UnitAction) error {
 	var err error
 	switch a.Action {
 	case allowlist.ActionEnable:
-		_, _, err = s.conn.EnableUnitFilesContext(ctx, files, false, false)
+		var changes []sd.EnableUnitFileChange
+		_, changes, err = s.conn.EnableUnitFilesContext(ctx, files, false, false)
+		for _, c := range changes {
+			// [Install] Also= in a unit file the OS provides: other units enabled with it. The
+			// rollback's Disable of this unit follows Also= too.
+			if err == nil && path.Base(c.Filename) != a.Unit && path.Base(c.Destination) != a.Unit {
+				err = fmt.Errorf("%w: enabling it also changed %s (its [Install] Also=), a unit no rule names", ErrUnitRefused, c.Filename)
+			}
+		}
 	case allowlist.ActionDisable:
 		_, err = s.conn.DisableUnitFilesContext(ctx, files, false)
 	case allowlist.ActionMask:

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/coreos/go-systemd/v22/unit"
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 
 	"github.com/openshift/refresh-agent/allowlist"
@@ -96,6 +97,12 @@ func planUnit(c *diff.Change, pol *allowlist.Policy) ([]FileOp, []UnitAction, al
 			act(allowlist.ActionDisable)
 		}
 	}
+	if slices.ContainsFunc(state, func(a UnitAction) bool { return a.Action == allowlist.ActionEnable }) {
+		// Enabling (and disabling) follows [Install] Also=: units no rule names would be enabled.
+		if also := installAlso(des); len(also) > 0 {
+			return refuse("its [Install] Also= (%s) would enable units no unit rule names", strings.Join(also, " "))
+		}
+	}
 	if len(state) > 0 {
 		if err := allowlist.ActOn(c.Unit); err != nil {
 			return refuse("only services are enabled, disabled, masked or stopped by a refresh: %v", err)
@@ -139,6 +146,25 @@ func planUnit(c *diff.Change, pol *allowlist.Policy) ([]FileOp, []UnitAction, al
 		ops[i].Action, ops[i].Services = allowlist.Action(firstOr(summary(eff))), nil
 	}
 	return ops, state, eff, ""
+}
+
+// installAlso lists the units a unit file's [Install] Also= names (an unreadable file names none:
+// judgeUnitFile refuses it).
+func installAlso(u types.Unit) []string {
+	if u.Contents == nil {
+		return nil
+	}
+	opts, err := unit.DeserializeOptions(strings.NewReader(*u.Contents))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, o := range opts {
+		if o.Section == "Install" && o.Name == "Also" {
+			out = append(out, strings.Fields(o.Value)...)
+		}
+	}
+	return out
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

@@ -256,3 +256,26 @@ func actionNames(list []plan.UnitAction) []string {
 	}
 	return out
 }
+
+// Enabling a unit the OS provides whose [Install] Also= names another unit would enable a unit no
+// rule names: the executor refuses it, and the rollback's disable takes both links away again.
+func TestEnableWithAlsoIsRolledBack(t *testing.T) {
+	n, mgr := stateNode(t, false)
+	// The unit the OS provides ($XDG_RUNTIME_DIR/systemd/user stands in for /usr/lib/systemd/system).
+	vendorDir := filepath.Join(mgr.RuntimeDir, "systemd/user")
+	require.NoError(t, os.MkdirAll(vendorDir, 0o755))
+	require.NoError(t, os.Remove(filepath.Join(mgr.UnitDir, stateUnit)))
+	for name, contents := range map[string]string{stateUnit: stateUnitFile + "Also=mcdother.service\n", "mcdother.service": stateUnitFile} {
+		require.NoError(t, os.WriteFile(filepath.Join(vendorDir, name), []byte(contents), 0o644))
+		t.Cleanup(func() { _ = os.Remove(filepath.Join(vendorDir, name)) })
+	}
+	t.Cleanup(func() { _, _ = mgr.Systemctl("disable", "mcdother.service") })
+	_, err := mgr.Systemctl("daemon-reload")
+	require.NoError(t, err)
+	res := runState(t, n, statePayload(stateUnitEntry(bp(false), nil, nil), false), statePayload(stateUnitEntry(bp(true), nil, nil), false))
+	require.Equal(t, api.OutcomeFailed, res.Outcome, res.Reason)
+	assert.True(t, res.RolledBack, res.Reason)
+	assert.Contains(t, res.Reason, "Also=")
+	assert.Equal(t, "disabled", systemctl(t, mgr, "is-enabled", stateUnit))
+	assert.Equal(t, "disabled", systemctl(t, mgr, "is-enabled", "mcdother.service"), "the unit no rule names is not left enabled")
+}
