@@ -72,7 +72,7 @@ bench: build
 # size and by inodes at every step, read-only remounts and ext4 power cuts (loop device,
 # EXT4_IOC_SHUTDOWN) at every step, and two processes racing on one root. `make test` runs a subset.
 crash-test:
-	REFRESH_AGENT_CRASH_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'TestCrashAtEveryStep|TestAgentCrashAndRestart|TestFault(TmpfsFull|ReadOnly|PowerCut)AtEveryStep|TestCrashDuringRecover|TestTwoProcesses' -v ./test/integration/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok)|trials|by (size|inodes)'
+	REFRESH_AGENT_CRASH_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'TestCrashAtEveryStep|TestAgentCrashAndRestart|TestFault(TmpfsFull|ReadOnly|PowerCut)AtEveryStep|TestCrashDuringRecover|TestSecondFaultDuringRecovery|TestTwoProcesses' -v ./test/integration/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok)|trials|by (size|inodes)'
 
 # Each fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s

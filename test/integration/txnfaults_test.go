@@ -448,3 +448,36 @@ func TestTwoProcessesOnOneRoot(t *testing.T) {
 		require.Empty(t, leftovers(dir, stateOf(dir), false), trial)
 	}
 }
+
+// TestSecondFaultDuringRecovery: apply killed mid-commit, then the recover that rolls it back is
+// stopped at each restore and the root remounted read-only under it. That recover must say what it
+// found and that the rollback is incomplete, keep the journal and every original; once writable
+// again, recover brings back every original.
+func TestSecondFaultDuringRecovery(t *testing.T) {
+	requireMountNS(t)
+	n := 5
+	f := newFaultNode(t, n)
+	for _, k := range picks(n + 1) {
+		dir := t.TempDir()
+		f.copyTo(t, dir)
+		mount(t, "--bind", dir, dir)
+		t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+		trial := fmt.Sprintf("read-only during recover at restore:%d", k)
+		p := runProc(t, []string{crashEnv + "=rename:3"}, applyArgs(dir, f.v2File, "v2")...)
+		require.True(t, p.killed, trial)
+		r := startProc(t, []string{stopEnv + "=restore:" + strconv.Itoa(k)}, recoverArgs(dir)...)
+		require.True(t, r.waitStop(t), trial)
+		mount(t, "-o", "remount,bind,ro", dir)
+		r.wait(t)
+		require.Equal(t, 1, r.code, "%s: %s", trial, r.out())
+		var o outcome
+		require.NoError(t, jsonOut(r.out(), &o), trial)
+		require.True(t, o.Found, "%s: %s", trial, r.out())
+		require.True(t, o.RollbackIncomplete, "%s: %s", trial, r.out())
+		require.NotEmpty(t, o.Reason, trial)
+		_, err := os.Stat(filepath.Join(stateOf(dir), "journal.json"))
+		require.NoError(t, err, "%s: the journal is kept", trial)
+		mount(t, "-o", "remount,bind,rw", dir)
+		require.Equal(t, "old", f.settle(t, trial, dir, outcome{}), trial)
+	}
+}
