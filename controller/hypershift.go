@@ -207,17 +207,19 @@ func unsettled(obj *unstructured.Unstructured, what string) string {
 	return ""
 }
 
-// condition returns a NodePool condition's status and reason ("" when absent).
-func condition(np *unstructured.Unstructured, typ string) (status, reason string) {
+// condition returns a NodePool condition's status and reason ("" when absent), and its
+// observedGeneration (0 when absent).
+func condition(np *unstructured.Unstructured, typ string) (status, reason string, observed int64) {
 	list, _, _ := unstructured.NestedSlice(np.Object, "status", "conditions")
 	for _, item := range list {
 		if m, ok := item.(map[string]any); ok && m["type"] == typ {
 			s, _ := m["status"].(string)
 			r, _ := m["reason"].(string)
-			return s, r
+			g, _ := int64At(&unstructured.Unstructured{Object: m}, "observedGeneration")
+			return s, r, g
 		}
 	}
-	return "", ""
+	return "", "", 0
 }
 
 // int64Field reads an integer field of an unstructured object (0 when absent).

@@ -154,8 +154,13 @@ func (c *Controller) facts(np *unstructured.Unstructured, pool string) Facts {
 	_, contract := ann[AnnotationCurrentRolloutConfig]
 	f := Facts{Pool: pool, Completed: ann[AnnotationCurrentConfigVersion], Contract: contract,
 		InProgress: ann[AnnotationInProgressRolloutConfig], Refresh: ann[AnnotationRefreshConfigVersion]}
-	if s, r := condition(np, ConditionConfigUpdatePending); s == "True" && r == ReasonManagementConfigDrift {
-		f.Drift = true
+	s, r, observed := condition(np, ConditionConfigUpdatePending)
+	f.Drift = s == "True" && r == ReasonManagementConfigDrift
+	if f.Drift && observed > 0 && observed < np.GetGeneration() {
+		// HyperShift has not reconciled the NodePool's latest spec: the drift it reported may be
+		// about to become part of a rollout. It writes the condition again when it has.
+		f.Unsettled = fmt.Sprintf("NodePool generation %d not observed by HyperShift yet (%s observedGeneration %d)",
+			np.GetGeneration(), ConditionConfigUpdatePending, observed)
 	}
 	upgradeType, _, _ := unstructured.NestedString(np.Object, "spec", "management", "upgradeType")
 	w, kind := c.workload(pool, upgradeType)
@@ -164,7 +169,9 @@ func (c *Controller) facts(np *unstructured.Unstructured, pool string) Facts {
 	}
 	f.Workload = fmt.Sprintf("%s %s/%s", kind, w.GetNamespace(), w.GetName())
 	f.Deployed = configVersionOf(w, pool)
-	f.Unsettled = unsettled(w, f.Workload)
+	if f.Unsettled == "" {
+		f.Unsettled = unsettled(w, f.Workload)
+	}
 	if kind == "MachineSet" && f.Unsettled == "" {
 		wann := w.GetAnnotations()
 		target, current := wann[AnnotationTargetConfigVersion], wann[AnnotationCurrentConfigVersion]
@@ -175,7 +182,7 @@ func (c *Controller) facts(np *unstructured.Unstructured, pool string) Facts {
 		}
 	}
 	for _, t := range []string{ConditionUpdatingConfig, ConditionUpdatingVersion} {
-		if s, _ := condition(np, t); s == "True" && f.Unsettled == "" {
+		if s, _, _ := condition(np, t); s == "True" && f.Unsettled == "" {
 			f.Unsettled = fmt.Sprintf("NodePool condition %s=True", t)
 		}
 	}

@@ -45,6 +45,9 @@ type Pool struct {
 	Contract  bool  // HyperShift's rollout-hash design (nodePoolCurrentRolloutConfig, ConfigUpdatePending)
 	V1Beta2   bool  // Cluster API v1beta2 status (upToDateReplicas), else v1beta1 (updatedReplicas)
 	Replicas  int64 // default 3
+	// Observed, when set, is the NodePool generation HyperShift's condition writes say they observed
+	// (a reconcile of an older spec landing after an edit); else the current generation.
+	Observed int64
 
 	done   inputs // the completed rollout's
 	target inputs // what the workload deploys (done, unless a rollout is in progress)
@@ -368,10 +371,34 @@ func (p *Pool) StaleStatusWrite(ctx context.Context) error {
 	return err
 }
 
+// EditSpec changes the NodePool's spec in a way that starts no rollout (its node labels): the
+// generation moves, and HyperShift's conditions say the older one until Touch reconciles it.
+func (p *Pool) EditSpec(ctx context.Context, labels map[string]string) error {
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"nodeLabels": labels}})
+	_, err := p.Dyn.Resource(controller.GVRNodePool).Namespace(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
 // Touch is one of HyperShift's frequent NodePool status writes that changes none of the
 // controller's inputs (its Ready condition's message, as replicas become ready).
 func (p *Pool) Touch(ctx context.Context, n int) error {
-	return p.setConditions(ctx, map[string]cond{"Ready": {"True", "AsExpected", fmt.Sprintf("%d/%d machines ready (%d)", p.Replicas, p.Replicas, n)}})
+	set := map[string]cond{"Ready": {"True", "AsExpected", fmt.Sprintf("%d/%d machines ready (%d)", p.Replicas, p.Replicas, n)}}
+	r := p.Dyn.Resource(controller.GVRNodePool).Namespace(p.Namespace)
+	if cur, err := r.Get(ctx, p.Name, metav1.GetOptions{}); err == nil {
+		// Each reconcile sets every condition of HyperShift's again, with the generation it observed.
+		list, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
+		for _, c := range list {
+			m, _ := c.(map[string]any)
+			t, _ := m["type"].(string)
+			if _, ok := set[t]; !ok && !isRefresh(t) {
+				st, _ := m["status"].(string)
+				rs, _ := m["reason"].(string)
+				msg, _ := m["message"].(string)
+				set[t] = cond{st, rs, msg}
+			}
+		}
+	}
+	return p.setConditions(ctx, set)
 }
 
 func isRefresh(t any) bool {
@@ -391,18 +418,22 @@ func (p *Pool) setConditions(ctx context.Context, set map[string]cond) error {
 			return err
 		}
 		list, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
+		generation := cur.GetGeneration()
+		if p.Observed > 0 {
+			generation = p.Observed
+		}
 		done := map[string]bool{}
 		for i, c := range list {
 			m, _ := c.(map[string]any)
 			t, _ := m["type"].(string)
 			if v, ok := set[t]; ok {
-				list[i] = p.condition(t, v, m)
+				list[i] = p.condition(t, v, m, generation)
 				done[t] = true
 			}
 		}
 		for t, v := range set {
 			if !done[t] {
-				list = append(list, p.condition(t, v, nil))
+				list = append(list, p.condition(t, v, nil, generation))
 			}
 		}
 		if err := unstructured.SetNestedSlice(cur.Object, list, "status", "conditions"); err != nil {
@@ -414,13 +445,13 @@ func (p *Pool) setConditions(ctx context.Context, set map[string]cond) error {
 	})
 }
 
-func (p *Pool) condition(t string, c cond, old map[string]any) map[string]any {
+func (p *Pool) condition(t string, c cond, old map[string]any, generation int64) map[string]any {
 	ltt := time.Now().UTC().Format(time.RFC3339)
 	if old != nil && old["status"] == c.status {
 		ltt, _ = old["lastTransitionTime"].(string)
 	}
 	return map[string]any{"type": t, "status": c.status, "severity": "", "lastTransitionTime": ltt,
-		"reason": c.reason, "message": c.message, "observedGeneration": int64(1)}
+		"reason": c.reason, "message": c.message, "observedGeneration": generation}
 }
 
 func (p *Pool) annotate(ctx context.Context, gvr schema.GroupVersionResource, ann map[string]any) error {

@@ -126,6 +126,22 @@ func TestControllerDriftDuringRolloutWaits(t *testing.T) {
 	confirm(e, nodes, h2)
 	e.waitCondition(pool, fleet.ConditionComplete, metav1.ConditionTrue, "All 3 nodes run "+h2)
 
+	// A spec edit HyperShift has not reconciled yet (its conditions speak of the older generation):
+	// the drift it reported waits for it.
+	np, err := e.res(controller.GVRNodePool).Get(e.ctx, pool, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, hs.EditSpec(e.ctx, map[string]string{"team": "a"}))
+	hs.Observed = np.GetGeneration() // its reconcile of the spec before the edit lands now
+	h2b, err := hs.Drift(e.ctx, mirrors("h2b"), true)
+	require.NoError(t, err)
+	e.waitCondition(pool, fleet.ConditionProgressing, metav1.ConditionFalse, controller.ReasonPaused, "not observed by HyperShift yet")
+	e.stays(pool, h2)
+	hs.Observed = 0
+	require.NoError(t, hs.Touch(e.ctx, 1))
+	e.waitPublished(pool, h2b)
+	confirm(e, nodes, h2b)
+	h2 = h2b
+
 	// A spec change, then management drift while it rolls (HyperShift's ContinuedRollout).
 	h3, err := hs.SpecChange(e.ctx, mirrors("h3"))
 	require.NoError(t, err)
@@ -135,7 +151,7 @@ func TestControllerDriftDuringRolloutWaits(t *testing.T) {
 	e.stays(pool, h2)
 	require.NoError(t, hs.Complete(e.ctx)) // completes h3, then announces the drift over it
 	require.Equal(t, h3, hs.Completed())
-	np, err := e.res(controller.GVRNodePool).Get(e.ctx, pool, metav1.GetOptions{})
+	np, err = e.res(controller.GVRNodePool).Get(e.ctx, pool, metav1.GetOptions{})
 	require.NoError(t, err)
 	h4 := np.GetAnnotations()[controller.AnnotationRefreshConfigVersion]
 	require.NotEmpty(t, h4)
