@@ -80,6 +80,7 @@ fuzz:
 	$(GO) test ./diff -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./diff -run '^$$' -fuzz '^FuzzDiff$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./plan -run '^$$' -fuzz '^FuzzPlan$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./plan -run '^$$' -fuzz '^FuzzTOMLBounds$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzParseRules$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzParsePolicy$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzNormalizeUnit$$' -fuzztime $(FUZZTIME)

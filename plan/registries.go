@@ -55,6 +55,12 @@ func registriesSafe(old, new []byte) (string, error) {
 		all  *map[string]any
 		side string
 	}{{old, &o, &oAll, "current"}, {new, &n, &nAll, "desired"}} {
+		if err := checkTOMLBounds(d.data); err != nil {
+			if d.side == "desired" {
+				return "", fmt.Errorf("desired registries.conf is not parsed: %w", err)
+			}
+			return "the current file is not judged (" + err.Error() + ")", nil
+		}
 		_, err := toml.Decode(string(d.data), d.conf)
 		if err == nil {
 			_, err = toml.Decode(string(d.data), d.all)

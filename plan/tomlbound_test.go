@@ -1,0 +1,153 @@
+package plan
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openshift/refresh-agent/diff"
+)
+
+func repeatLines(n int, f func(i int) string) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		b.WriteString(f(i))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// allocated returns the bytes f allocates (an upper bound of its peak heap).
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// Issue 27, class 1: the registries.conf the plan parses has a bounded cost. Inputs an adversary
+// writes (each a few tens of KB that cost gigabytes unbounded) are refused before parsing, naming
+// the file; the worst inputs within the bounds cost less than the payload budget.
+func TestRegistriesParseCostIsBounded(t *testing.T) {
+	over := map[string]string{
+		"nested inline tables": "a = " + strings.Repeat("{b = ", 5000) + "1" + strings.Repeat("}", 5000) + "\n",
+		"nested arrays":        "a = " + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "\n",
+		"dotted header":        "[" + strings.Repeat("a.", 10000) + "a]\n",
+		"dotted array header":  "[[" + strings.Repeat("a.", 100) + "a]]\n",
+		"dotted key":           strings.Repeat("a.", 20) + "k = 1\n",
+		"quoted dotted key":    strings.Repeat(`"a".`, 20) + "k = 1\n",
+		"inline dotted key":    "a = {" + strings.Repeat("b.", 20) + "c = 1}\n",
+		"many keys":            repeatLines(30000, func(i int) string { return fmt.Sprintf("k%d = 1", i) }),
+		"long array":           "a = [" + strings.Repeat("1,", 30000) + "1]\n",
+		"over the budget":      strings.Repeat("# a comment line that costs nothing but its bytes\n", 30000),
+	}
+	for name, doc := range over {
+		t.Run("refused/"+name, func(t *testing.T) {
+			var why string
+			var err error
+			cost := allocated(func() { why, err = registriesSafe([]byte("# current\n"), []byte(doc)) })
+			require.Error(t, err, "the desired file over a bound is refused")
+			assert.Empty(t, why)
+			assert.Contains(t, err.Error(), "desired registries.conf is not parsed")
+			assert.Less(t, cost, uint64(4*len(doc)+1<<20), "refused before parsing: %d bytes allocated", cost)
+			// The same file as the current one is not judged: the cautious path, a drain.
+			why, err = registriesSafe([]byte(doc), []byte("# desired\n"))
+			require.NoError(t, err)
+			assert.Contains(t, why, "the current file is not judged")
+		})
+	}
+	// The worst inputs within the bounds: every bound at its limit, as large as the file may be.
+	limit := int(diff.MaxPayloadSize / tomlByteCost)
+	fill := func(unit string) string { return strings.Repeat(unit, limit/len(unit)) }
+	within := map[string]string{
+		"nested inline tables": repeatLines(limit/60, func(i int) string { return fmt.Sprintf("k%d = {a = {b = {c = {d = {e = {f = {g = 1}}}}}}}", i) }),
+		"nested arrays":        fill("k = [[[[[[[[1]]]]]]]]\n"),
+		"dotted headers":       repeatLines(limit/40, func(i int) string { return fmt.Sprintf("[a.b.c.h%d]", i) }),
+		"dotted keys":          repeatLines(limit/40, func(i int) string { return fmt.Sprintf("a.b.c.k%d = 1", i) }),
+		"array tables":         fill("[[registry]]\n[[registry.mirror]]\n"),
+		"registries":           repeatLines(limit/120, func(i int) string { return fmt.Sprintf("[[registry]]\nprefix = \"r%d.io\"\nmirror = [{location = \"m%d.io\"}]", i, i) }),
+	}
+	for name, doc := range within {
+		t.Run("within/"+name, func(t *testing.T) {
+			doc = largestWithin(doc)
+			require.NoError(t, checkTOMLBounds([]byte(doc)), "%d bytes", len(doc))
+			require.Greater(t, len(doc), 10<<10)
+			cost := allocated(func() { _, _ = registriesSafe([]byte(doc), []byte(doc)) })
+			t.Logf("%d bytes, parsed twice on each side: %d MiB allocated", len(doc), cost>>20)
+			assert.Less(t, cost, uint64(diff.MaxPayloadSize), "the parse stays within the payload budget")
+		})
+	}
+}
+
+// largestWithin cuts doc to its longest prefix of whole lines within the bounds.
+func largestWithin(doc string) string {
+	lines := strings.SplitAfter(doc, "\n")
+	lo, hi := 0, len(lines)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if checkTOMLBounds([]byte(strings.Join(lines[:mid], ""))) == nil {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return strings.Join(lines[:lo], "")
+}
+
+// The scan reads TOML as its lexer does: brackets, dots and equals signs inside strings and
+// comments count for nothing, and real registries.conf files pass.
+func TestTOMLBoundsScanLikeTheLexer(t *testing.T) {
+	ok := []string{
+		"unqualified-search-registries = [\"registry.access.redhat.com\", \"docker.io\"]\n" +
+			"short-name-mode = \"enforcing\"\n[[registry]]\nprefix = \"\"\nlocation = \"quay.io/openshift-release-dev/ocp-release\"\n" +
+			"mirror-by-digest-only = true\n\n[[registry.mirror]]\nlocation = \"mirror.example.com:5000/ocp/release\"\npull-from-mirror = \"digest-only\"\n",
+		"a = \"[[[[[[[[[[{{{{{{{{{a.b.c.d.e.f.g.h.i.j\" # [[[[[[[[[[[ a.b.c.d.e.f.g.h.i.j\n",
+		"a = '''\n[[[[[[[[[[[[[[\na.b.c.d.e.f.g.h.i.j.k = 1\n'''\n",
+		"a = \"\"\"\n\\\"\"\" still inside [[[[[[[[[[ a.b.c.d.e.f.g.h.i.j\"\"\"\n",
+		"[registry.\"quay.io\".mirror]\nx = 1\n",
+		"a = [\n  [1, 2],\n  [3, 4],\n]\n",
+		"aliases = {\"a.b.c.d.e.f.g.h.i.j\" = \"x\"}\n",
+		"x = 1.5\ny = [1.5, 2.5, 3.5]\n",
+	}
+	for _, doc := range ok {
+		assert.NoError(t, checkTOMLBounds([]byte(doc)), doc)
+	}
+	for doc, want := range map[string]string{
+		"a = \"unterminated\n":                   "unterminated string",
+		"a = '''never closed\n":                  "unterminated multi-line string",
+		"a = ]\n":                                "unbalanced",
+		"[a.b.c.d.e]\n":                          "more than 4 parts",
+		"a = [[[[[[[[[1]]]]]]]]]\n":              "nested more than 8 deep",
+		"\"a\".\"b\".c.d.e = 1\n":                "more than 4 parts",
+		"[[a]]\n[[a.b.c.d.e]]\nx = 1\n":         "line 2",
+	} {
+		err := checkTOMLBounds([]byte(doc))
+		if assert.Error(t, err, doc) {
+			assert.Contains(t, err.Error(), want, doc)
+		}
+	}
+}
+
+// FuzzTOMLBounds: the scan never panics, and whatever it accepts the parser reads within the cost
+// the bounds promise (TotalAlloc is an upper bound of the peak).
+func FuzzTOMLBounds(f *testing.F) {
+	for _, s := range []string{"[[registry]]\nprefix = \"a\"\nmirror = [{location = \"b\"}]\n", "a = {b = {c = 1}}\n",
+		"[a.b.c]\nx = '''\n]]]\n'''\n", "a = \"\\\"[\"\n", "\"a\".b = 1\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if checkTOMLBounds(data) != nil {
+			return
+		}
+		cost := allocated(func() { _, _ = registriesSafe(data, data) })
+		if limit := uint64(diff.MaxPayloadSize); cost > limit {
+			t.Fatalf("%d bytes within the bounds allocated %d (more than %d)", len(data), cost, limit)
+		}
+	})
+}
