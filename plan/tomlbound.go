@@ -13,9 +13,9 @@ import (
 // real registries.conf nests 2 deep (mirror = [{…}]), names 2 parts (registry.mirror) and holds a
 // few hundred keys.
 const (
-	tomlMaxDepth = 8     // nested arrays and inline tables
-	tomlMaxParts = 4     // parts of one dotted key or table header
-	tomlMaxKeys  = 5000  // keys, table headers and array elements together
+	tomlMaxDepth = 8    // nested arrays and inline tables
+	tomlMaxParts = 4    // parts of one dotted key or table header
+	tomlMaxKeys  = 5000 // keys, table headers and array elements together
 	// tomlByteCost is what one byte of TOML may cost once parsed, at most (measured on the worst
 	// inputs within the other bounds: TestRegistriesParseCostIsBounded); the file's size times it
 	// must fit the payload budget.

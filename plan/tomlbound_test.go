@@ -71,7 +71,9 @@ func TestRegistriesParseCostIsBounded(t *testing.T) {
 		"dotted headers":       repeatLines(limit/40, func(i int) string { return fmt.Sprintf("[a.b.c.h%d]", i) }),
 		"dotted keys":          repeatLines(limit/40, func(i int) string { return fmt.Sprintf("a.b.c.k%d = 1", i) }),
 		"array tables":         fill("[[registry]]\n[[registry.mirror]]\n"),
-		"registries":           repeatLines(limit/120, func(i int) string { return fmt.Sprintf("[[registry]]\nprefix = \"r%d.io\"\nmirror = [{location = \"m%d.io\"}]", i, i) }),
+		"registries": repeatLines(limit/120, func(i int) string {
+			return fmt.Sprintf("[[registry]]\nprefix = \"r%d.io\"\nmirror = [{location = \"m%d.io\"}]", i, i)
+		}),
 	}
 	for name, doc := range within {
 		t.Run("within/"+name, func(t *testing.T) {
@@ -119,13 +121,13 @@ func TestTOMLBoundsScanLikeTheLexer(t *testing.T) {
 		assert.NoError(t, checkTOMLBounds([]byte(doc)), doc)
 	}
 	for doc, want := range map[string]string{
-		"a = \"unterminated\n":                   "unterminated string",
-		"a = '''never closed\n":                  "unterminated multi-line string",
-		"a = ]\n":                                "unbalanced",
-		"[a.b.c.d.e]\n":                          "more than 4 parts",
-		"a = [[[[[[[[[1]]]]]]]]]\n":              "nested more than 8 deep",
-		"\"a\".\"b\".c.d.e = 1\n":                "more than 4 parts",
-		"[[a]]\n[[a.b.c.d.e]]\nx = 1\n":         "line 2",
+		"a = \"unterminated\n":          "unterminated string",
+		"a = '''never closed\n":         "unterminated multi-line string",
+		"a = ]\n":                       "unbalanced",
+		"[a.b.c.d.e]\n":                 "more than 4 parts",
+		"a = [[[[[[[[[1]]]]]]]]]\n":     "nested more than 8 deep",
+		"\"a\".\"b\".c.d.e = 1\n":       "more than 4 parts",
+		"[[a]]\n[[a.b.c.d.e]]\nx = 1\n": "line 2",
 	} {
 		err := checkTOMLBounds([]byte(doc))
 		if assert.Error(t, err, doc) {
