@@ -23,7 +23,9 @@ func yamlToJSON(data []byte) ([]byte, error) {
 	}
 	dec := yamlv3.NewDecoder(bytes.NewReader(data))
 	var doc yamlv3.Node
-	if err := dec.Decode(&doc); err != nil {
+	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		return []byte("null"), nil // no document (empty, or comments only): as the strict conversion says
+	} else if err != nil {
 		return nil, fmt.Errorf("YAML: %s", oneLine(err))
 	}
 	if err := noAliases(&doc); err != nil {
@@ -52,8 +54,10 @@ func noAliases(n *yamlv3.Node) error {
 	return nil
 }
 
-// yamlNodeCost is a generous size of one parsed YAML node (yaml.v3's Node is about 200 bytes).
-const yamlNodeCost = 512
+// yamlNodeCost is what one YAML node costs to convert, at most: yaml.v3 parses it into a Node (about
+// 200 bytes), then the strict conversion and the JSON it yields allocate again (measured: 88 MiB for
+// 131 000 nodes of a block mapping, TestYAMLConversionCostIsBounded).
+const yamlNodeCost = 1024
 
 func countAny(b []byte, chars string) int {
 	n := 0
@@ -64,3 +68,13 @@ func countAny(b []byte, chars string) int {
 	}
 	return n
 }
+
+// YAMLToJSON converts one untrusted YAML (or JSON) document to JSON strictly, at a bounded cost: the
+// number of nodes it can hold is bounded by the payload budget (--max-payload-bytes) before it is
+// parsed, anchors and aliases are refused, a second document too. The node policy file goes
+// through it as payloads do.
+func YAMLToJSON(data []byte) ([]byte, error) { return yamlToJSON(data) }
+
+// YAMLNodes bounds how many nodes a YAML document can hold, counting what can start one, without
+// parsing it.
+func YAMLNodes(data []byte) int { return countAny(data, "\n-:,[{") }
