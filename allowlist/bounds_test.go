@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -13,16 +12,8 @@ import (
 
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/test/memtest"
 )
-
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // Issue 27, class 1: the policy file (and the NodeDisruptionPolicy in it) is parsed at a bounded
 // cost, under the payload budget: what would expand or nest without bound is an error naming the
@@ -46,7 +37,7 @@ func TestPolicyParseCostIsBounded(t *testing.T) {
 			file := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".yaml")
 			require.NoError(t, os.WriteFile(file, []byte(doc), 0o644))
 			var err error
-			cost := allocated(func() { _, err = allowlist.LoadPolicy(file) })
+			cost := memtest.Allocated(func() { _, err = allowlist.LoadPolicy(file) })
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), file, "the error names the file")
 			assert.Less(t, cost, uint64(diff.MaxPayloadSize), "refused within the budget: %d bytes", cost)
@@ -72,7 +63,7 @@ func TestPolicyParseCostIsBounded(t *testing.T) {
 	}
 	doc := gen(lo)
 	var err error
-	cost := allocated(func() { _, err = allowlist.ParsePolicy([]byte(doc)) })
+	cost := memtest.Allocated(func() { _, err = allowlist.ParsePolicy([]byte(doc)) })
 	require.NoError(t, err)
 	t.Logf("%d entries, %d bytes of policy: %d MiB allocated", lo, len(doc), cost>>20)
 	assert.Greater(t, lo, 1000)

@@ -2,11 +2,12 @@ package diff
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/openshift/refresh-agent/test/memtest"
 )
 
 // Issue 27, class 1: a YAML MachineConfig's conversion costs at most the payload budget. The worst
@@ -30,12 +31,8 @@ func TestYAMLConversionCostIsBounded(t *testing.T) {
 	for name, gen := range shapes {
 		t.Run(name, func(t *testing.T) {
 			doc := gen(max - 8)
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			_, err := yamlToJSON([]byte(doc))
-			runtime.ReadMemStats(&after)
-			cost := after.TotalAlloc - before.TotalAlloc
+			var err error
+			cost := memtest.Allocated(func() { _, err = yamlToJSON([]byte(doc)) })
 			t.Logf("%d bytes, %d nodes: %d MiB allocated (err %v)", len(doc), countAny([]byte(doc), "\n-:,[{"), cost>>20, err)
 			assert.Less(t, cost, uint64(MaxPayloadSize), "within the budget")
 			_, err = yamlToJSON([]byte(gen(2 * max)))

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/test/memtest"
 )
 
 func repeatLines(n int, f func(i int) string) string {
@@ -19,16 +19,6 @@ func repeatLines(n int, f func(i int) string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-// allocated returns the bytes f allocates (an upper bound of its peak heap).
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }
 
 // Issue 27, class 1: the registries.conf the plan parses has a bounded cost. Inputs an adversary
@@ -51,7 +41,7 @@ func TestRegistriesParseCostIsBounded(t *testing.T) {
 		t.Run("refused/"+name, func(t *testing.T) {
 			var why string
 			var err error
-			cost := allocated(func() { why, err = registriesSafe([]byte("# current\n"), []byte(doc)) })
+			cost := memtest.Allocated(func() { why, err = registriesSafe([]byte("# current\n"), []byte(doc)) })
 			require.Error(t, err, "the desired file over a bound is refused")
 			assert.Empty(t, why)
 			assert.Contains(t, err.Error(), "desired registries.conf is not parsed")
@@ -80,7 +70,7 @@ func TestRegistriesParseCostIsBounded(t *testing.T) {
 			doc = largestWithin(doc)
 			require.NoError(t, checkTOMLBounds([]byte(doc)), "%d bytes", len(doc))
 			require.Greater(t, len(doc), 10<<10)
-			cost := allocated(func() { _, _ = registriesSafe([]byte(doc), []byte(doc)) })
+			cost := memtest.Allocated(func() { _, _ = registriesSafe([]byte(doc), []byte(doc)) })
 			t.Logf("%d bytes, parsed twice on each side: %d MiB allocated", len(doc), cost>>20)
 			assert.Less(t, cost, uint64(diff.MaxPayloadSize), "the parse stays within the payload budget")
 		})
@@ -147,7 +137,7 @@ func FuzzTOMLBounds(f *testing.F) {
 		if checkTOMLBounds(data) != nil {
 			return
 		}
-		cost := allocated(func() { _, _ = registriesSafe(data, data) })
+		cost := memtest.Allocated(func() { _, _ = registriesSafe(data, data) })
 		if limit := uint64(diff.MaxPayloadSize); cost > limit {
 			t.Fatalf("%d bytes within the bounds allocated %d (more than %d)", len(data), cost, limit)
 		}
