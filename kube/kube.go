@@ -7,14 +7,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 )
@@ -37,8 +35,6 @@ func Scheme() *runtime.Scheme { return scheme }
 // Client talks to core/v1.
 type Client struct {
 	rest rest.Interface
-	// meta is the metadata-only client (Node follows), made on first use.
-	meta func() (metadata.Interface, error)
 }
 
 // New returns a core/v1 client for cfg.
@@ -54,7 +50,7 @@ func New(cfg *rest.Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{rest: rc, meta: sync.OnceValues(func() (metadata.Interface, error) { return metadata.NewForConfig(cfg) })}, nil
+	return &Client{rest: rc}, nil
 }
 
 // REST is the underlying client (a cache.Getter for informers' list-watches).
