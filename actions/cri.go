@@ -94,6 +94,49 @@ func (c *CRI) RestartPod(ctx context.Context, ref string) error {
 	}
 }
 
+// Version asks the runtime's Version: the CRI answers (a verified refresh's crio check).
+func (c *CRI) Version(ctx context.Context) error {
+	v, err := c.rt.Version(ctx, &cri.VersionRequest{})
+	if err != nil {
+		return fmt.Errorf("CRI Version: %w", err)
+	}
+	if v.GetRuntimeApiVersion() == "" {
+		return errors.New("CRI Version: no runtime API version in the answer")
+	}
+	return nil
+}
+
+// PodRunning says whether static pod ref ("namespace/name") has a ready sandbox whose containers
+// all run (a verified refresh's check of a restarted pod).
+func (c *CRI) PodRunning(ctx context.Context, ref string) error {
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return fmt.Errorf("pod %q: not namespace/name", ref)
+	}
+	sbs, err := c.ready(ctx, ns, name)
+	if err != nil {
+		return fmt.Errorf("listing sandboxes: %w", err)
+	}
+	if len(sbs) == 0 {
+		return errors.New("no ready sandbox")
+	}
+	for _, sb := range sbs {
+		resp, err := c.rt.ListContainers(ctx, &cri.ListContainersRequest{Filter: &cri.ContainerFilter{PodSandboxId: sb.Id}})
+		if err != nil {
+			return fmt.Errorf("listing containers: %w", err)
+		}
+		if len(resp.Containers) == 0 {
+			return fmt.Errorf("sandbox %s has no container", api.Short(sb.Id))
+		}
+		for _, ct := range resp.Containers {
+			if ct.State != cri.ContainerState_CONTAINER_RUNNING {
+				return fmt.Errorf("container %s of sandbox %s is %s", ct.GetMetadata().GetName(), api.Short(sb.Id), strings.TrimPrefix(ct.State.String(), "CONTAINER_"))
+			}
+		}
+	}
+	return nil
+}
+
 // ready lists the ready sandboxes of static pod ns/name on this node.
 func (c *CRI) ready(ctx context.Context, ns, name string) ([]*cri.PodSandbox, error) {
 	// Filtered here, by the sandbox's own metadata: labels are kubelet's convention, not the CRI's.

@@ -54,6 +54,9 @@ type Meta struct {
 	Hash        string            `json:"hash,omitempty"`
 	PayloadFile string            `json:"payloadFile,omitempty"` // in the state dir
 	Actions     []plan.UnitAction `json:"actions"`
+	// Verify keys the checks that answered healthy before the actions (verify.Baseline): what a
+	// verified refresh, or its recovery, must find healthy after them.
+	Verify []string `json:"verify,omitempty"`
 }
 
 type journal struct {

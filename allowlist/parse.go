@@ -52,6 +52,10 @@ func ParseRules(data []byte) ([]Rule, error) {
 		if err := checkRule(r); err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i, err)
 		}
+		if r.Probe != nil {
+			// What proves a node healthy is the node's to say, never the ConfigMap's.
+			return nil, fmt.Errorf("entry %d: path %q: probe is a node policy field, not a no-reboot-paths one", i, r.Path)
+		}
 		// Two entries for one path, equal or not, are ambiguous: which one the node honours would
 		// depend on their order.
 		if j, dup := seen[r.Path]; dup {
@@ -73,6 +77,9 @@ func checkRule(r Rule) error {
 		if err := checkPod(pod); err != nil {
 			return fmt.Errorf("path %q: %w", r.Path, err)
 		}
+	}
+	if err := r.Probe.check(r); err != nil {
+		return fmt.Errorf("path %q: %w", r.Path, err)
 	}
 	switch r.Action {
 	case ActionNone:

@@ -34,6 +34,9 @@ type Rule struct {
 	// root or Owner, "user:group"): node policy rules only; unset, DefaultMode and DefaultOwner.
 	Mode  Mode   `json:"mode,omitempty"`
 	Owner string `json:"owner,omitempty"`
+	// Probe, in the node policy only, is asked after this rule's actions until the verification
+	// window ends (package verify): a loopback URL that must answer with Expect (default 200).
+	Probe *Probe `json:"probe,omitempty"`
 	// Effects are set by NodeDisruptionPolicy rules of the node policy only.
 	Effects `json:"-"`
 }

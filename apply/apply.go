@@ -16,6 +16,7 @@ import (
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/plan"
+	"github.com/openshift/refresh-agent/verify"
 )
 
 // Node is what a refresh acts on.
@@ -37,6 +38,10 @@ type Node struct {
 	RollbackTimeout time.Duration
 	// Decoded keeps the recorded payload decoded between refreshes (nil: decode it every time).
 	Decoded *Decoded
+	// Verify says how a refresh proves the node healthy after its unit actions (package verify):
+	// the window (0: off) and the probe endpoints; VerifyEnv adds the agent's Node readiness.
+	Verify    verify.Options
+	VerifyEnv verify.Env
 	// LockWait bounds the wait for the node lock another process holds (zero: no wait); see
 	// actions.LockFile.
 	LockWait time.Duration
@@ -98,6 +103,10 @@ type Result struct {
 	// the next apply, recover or agent start finishes what is left (the unit actions when the journal
 	// still says committed, the record, the clean-up). Reason names the failure; the exit code is 1.
 	CleanupPending bool `json:"cleanupPending,omitempty"`
+	// Checks are what the refresh asks of the node after its actions before it says applied
+	// (package verify), for the verification window; also with --dry-run.
+	Checks       []verify.Check `json:"checks,omitempty"`
+	VerifyWindow string         `json:"verifyWindow,omitempty"`
 	// Desired is the decoded desired payload (the agent's drift watch reads its files from it rather
 	// than decoding the payload a second time).
 	Desired *diff.Payload `json:"-"`
@@ -118,6 +127,7 @@ func invalid(format string, args ...any) error {
 func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta actions.Meta, raw []byte) (*Result, error) {
 	// Whatever happens next, no planned action runs when the node's manager is "none".
 	res.ActionsSkipped = n.skips(meta.Actions)
+	meta.Verify = n.baseline(ctx, meta.Actions)
 	txn, err := actions.Prepare(n.Root, n.StateDir, ops, meta)
 	if actions.IsRefusal(err) {
 		return refuseOnNode(res, fileRefusal(err)), nil // changed on the node since Prepare checked it
@@ -136,6 +146,11 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 	ran, err := actions.RunAll(ctx, n.runner(), meta.Actions)
 	res.ActionsRun = ran
 	if err != nil {
+		return n.failed(ctx, res, txn, err), nil
+	}
+	// Done only once the node is seen healthy on the new content: a failed check is a failure like a
+	// failed reload (rolled back, the actions run again on the old content).
+	if err := n.verify(ctx, meta.Actions, meta.Verify); err != nil {
 		return n.failed(ctx, res, txn, err), nil
 	}
 	// The commit point is behind: whatever fails from here on, every file is new and stays new, and
@@ -315,7 +330,11 @@ func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
 	case actions.PhaseDone:
 		return n.rollForward(rec, txn)
 	case actions.PhaseCommitted:
+		// The actions may not all have run, or ran and were never verified: both again.
 		_, err := actions.RunAll(ctx, n.runner(), txn.Meta().Actions)
+		if err == nil {
+			err = n.verify(ctx, txn.Meta().Actions, txn.Meta().Verify)
+		}
 		if err == nil {
 			return n.rollForward(rec, txn)
 		}
@@ -367,6 +386,62 @@ func writesOf(p *plan.Plan, ops []actions.Op) []plan.Write {
 }
 
 // runner runs a plan's actions: unit jobs on n.Units, static pod restarts on n.Pods.
+// checks are what a refresh running acts asks of the node after them; notes say what it cannot ask.
+// Nothing is checked when the actions do not run (--systemd none).
+func (n Node) checks(acts []plan.UnitAction) ([]verify.Check, []string) {
+	if n.skips(acts) {
+		return nil, nil
+	}
+	var probes map[string][]allowlist.Probe
+	if n.Policy != nil {
+		probes = n.Policy.Probes()
+	}
+	o := n.Verify
+	if n.Pods == nil {
+		o.CRISocket = ""
+	}
+	return verify.For(acts, probes, o)
+}
+
+// baseline asks acts' checks before they run (verify.Baseline): the keys go into the journal, the
+// notes into the log (the plan already shows the checks).
+func (n Node) baseline(ctx context.Context, acts []plan.UnitAction) []string {
+	checks, _ := n.checks(acts)
+	if n.Verify.Window <= 0 || len(acts) == 0 {
+		return nil
+	}
+	_, keys, notes := verify.Baseline(ctx, checks, n.verifyEnv(true))
+	for _, note := range notes {
+		n.logger().Warn(note)
+	}
+	return keys
+}
+
+// verify runs, for the verification window, the checks of acts that the baseline kept (keys).
+func (n Node) verify(ctx context.Context, acts []plan.UnitAction, keys []string) error {
+	checks, _ := n.checks(acts)
+	checks, node := verify.Kept(checks, keys)
+	if len(checks) == 0 && !node {
+		return nil // nothing that worked before to prove working still, and no window to wait
+	}
+	start := time.Now()
+	err := verify.Run(ctx, checks, n.Verify.Window, n.verifyEnv(node))
+	n.logger().Info("refresh verified", "checks", verify.String(checks), "nodeReady", node, "window", n.Verify.Window.String(),
+		"took", time.Since(start).Round(time.Millisecond).String(), "ok", err == nil)
+	return err
+}
+
+func (n Node) verifyEnv(node bool) verify.Env {
+	env := n.VerifyEnv
+	if n.Pods != nil {
+		env.Runtime = n.Pods
+	}
+	if !node {
+		env.NodeReady, env.Changed = nil, nil
+	}
+	return env
+}
+
 func (n Node) runner() actions.Units { return actions.Runner{Units: n.Units, Pods: n.Pods} }
 
 // skips reports whether any of these actions will not run: unit jobs with --systemd none, pod

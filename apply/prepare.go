@@ -149,6 +149,12 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		p.warnings = append(p.warnings, "drain skipped: the plan asks for one ("+strings.Join(built.DrainReasons, "; ")+
 			") and apply has no API client to drain with (the agent drains; pass --drained once the node is drained)")
 	}
+	checks, notes := n.checks(built.Actions)
+	res.Checks = checks
+	if n.Verify.Window > 0 && len(built.Actions) > 0 {
+		res.VerifyWindow = n.Verify.Window.String()
+	}
+	p.warnings = append(p.warnings, notes...)
 	var drift []string
 	res.Drift, drift = n.drift(built, cur)
 	p.warnings = append(p.warnings, drift...)

@@ -28,12 +28,18 @@ type Runtime struct {
 	next      int
 	// Stops counts StopPodSandbox calls per pod name.
 	stops map[string]int
+	// exited marks sandboxes whose containers are exited.
+	exited map[string]bool
 	// NoRecreate makes "kubelet" leave stopped pods down (a pod that never comes back).
 	NoRecreate bool
 	// FailStop makes StopPodSandbox fail.
 	FailStop bool
 	// RecreateDelay is how long "kubelet" takes to bring a stopped static pod back.
 	RecreateDelay time.Duration
+	// FailVersion makes the Version call fail (a runtime that no longer answers).
+	FailVersion bool
+	// Exited makes the containers of sandboxes created from now on (a restarted pod's) exited.
+	Exited bool
 }
 
 // Start serves a runtime on a socket in a temp dir until the test ends.
@@ -49,7 +55,7 @@ func Start(t testing.TB) *Runtime {
 
 // Serve serves a runtime on socket until stop is called (for the demo; tests use Start).
 func Serve(socket string) (r *Runtime, stop func(), err error) {
-	r = &Runtime{Socket: socket, stops: map[string]int{}, RecreateDelay: 50 * time.Millisecond}
+	r = &Runtime{Socket: socket, stops: map[string]int{}, exited: map[string]bool{}, RecreateDelay: 50 * time.Millisecond}
 	l, err := net.Listen("unix", r.Socket)
 	if err != nil {
 		return nil, nil, err
@@ -74,6 +80,7 @@ func (r *Runtime) add(ns, name string, static bool, attempt uint32) string {
 	if static {
 		ann["kubernetes.io/config.source"] = "file"
 	}
+	r.exited[id] = r.Exited
 	r.sandboxes = append(r.sandboxes, &cri.PodSandbox{Id: id, State: cri.PodSandboxState_SANDBOX_READY,
 		Metadata:    &cri.PodSandboxMetadata{Name: name, Namespace: ns, Uid: "uid-" + name, Attempt: attempt},
 		Labels:      map[string]string{"io.kubernetes.pod.namespace": ns, "io.kubernetes.pod.name": name},
@@ -103,6 +110,11 @@ func (r *Runtime) Ready(name string) []string {
 
 // Version answers the CRI handshake.
 func (r *Runtime) Version(context.Context, *cri.VersionRequest) (*cri.VersionResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.FailVersion {
+		return nil, status.Error(codes.Unavailable, "runtime not answering (injected)")
+	}
 	return &cri.VersionResponse{Version: "0.1.0", RuntimeName: "critest", RuntimeVersion: "0", RuntimeApiVersion: "v1"}, nil
 }
 
@@ -132,6 +144,29 @@ func (r *Runtime) ListPodSandbox(_ context.Context, req *cri.ListPodSandboxReque
 		out = append(out, sb)
 	}
 	return &cri.ListPodSandboxResponse{Items: out}, nil
+}
+
+// SetFailVersion and SetExited change the knobs under the runtime's lock.
+func (r *Runtime) SetFailVersion(v bool) { r.mu.Lock(); r.FailVersion = v; r.mu.Unlock() }
+func (r *Runtime) SetExited(v bool)      { r.mu.Lock(); r.Exited = v; r.mu.Unlock() }
+
+// ListContainers lists one container per sandbox, running unless its sandbox was made with Exited.
+func (r *Runtime) ListContainers(_ context.Context, req *cri.ListContainersRequest) (*cri.ListContainersResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*cri.Container
+	for _, sb := range r.sandboxes {
+		if f := req.GetFilter(); f != nil && f.PodSandboxId != "" && f.PodSandboxId != sb.Id {
+			continue
+		}
+		st := cri.ContainerState_CONTAINER_RUNNING
+		if r.exited[sb.Id] || sb.State != cri.PodSandboxState_SANDBOX_READY {
+			st = cri.ContainerState_CONTAINER_EXITED
+		}
+		out = append(out, &cri.Container{Id: "c" + sb.Id[1:], PodSandboxId: sb.Id, State: st,
+			Metadata: &cri.ContainerMetadata{Name: sb.Metadata.Name}})
+	}
+	return &cri.ListContainersResponse{Containers: out}, nil
 }
 
 // StopPodSandbox marks the sandbox not ready; "kubelet" then creates a new one for a static pod.
