@@ -93,6 +93,9 @@ func (r *Result) writeDryRun(w io.Writer) error {
 	for _, a := range r.Actions {
 		fmt.Fprintf(&b, "would %s\n", a)
 	}
+	for _, c := range r.Checks {
+		fmt.Fprintf(&b, "would verify %s for %s (if healthy before the actions)\n", c, r.VerifyWindow)
+	}
 	for _, wr := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wr)
 	}

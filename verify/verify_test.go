@@ -174,10 +174,10 @@ func TestForDerivesChecksFromTheActions(t *testing.T) {
 
 func TestPolicyProbesAreLoopbackOnlyAndNodeSideOnly(t *testing.T) {
 	for doc, want := range map[string]string{
-		`{"paths":[{"path":"/etc/x.conf","action":"Restart","services":["crio.service"],"probe":{"http":"http://10.1.2.3/healthz"}}]}`:                "host must be a loopback address",
+		`{"paths":[{"path":"/etc/x.conf","action":"Restart","services":["crio.service"],"probe":{"http":"http://10.1.2.3/healthz"}}]}`:               "host must be a loopback address",
 		`{"paths":[{"path":"/etc/x.conf","action":"Restart","services":["crio.service"],"probe":{"http":"file:///etc/shadow"}}]}`:                    "scheme must be http or https",
-		`{"paths":[{"path":"/etc/x.conf","action":"Restart","services":["crio.service"],"probe":{"http":"http://u:p@127.0.0.1/"}}]}`:               "no user info",
-		`{"paths":[{"path":"/etc/x.conf","action":"Restart","services":["crio.service"],"probe":{"http":"http://127.0.0.1/","expect":42}}]}`:       "not an HTTP status code",
+		`{"paths":[{"path":"/etc/x.conf","action":"Restart","services":["crio.service"],"probe":{"http":"http://u:p@127.0.0.1/"}}]}`:                 "no user info",
+		`{"paths":[{"path":"/etc/x.conf","action":"Restart","services":["crio.service"],"probe":{"http":"http://127.0.0.1/","expect":42}}]}`:         "not an HTTP status code",
 		`{"paths":[{"path":"/etc/x.conf","action":"None","probe":{"http":"http://127.0.0.1/"}}]}`:                                                    "action None runs nothing to verify",
 		`{"paths":[{"path":"/etc/x.conf","action":"Restart","services":["crio.service"],"probe":{"http":"http://localhost.evil.example/healthz"}}]}`: "host must be a loopback address",
 	} {

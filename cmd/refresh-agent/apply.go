@@ -19,6 +19,7 @@ import (
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/verify"
 )
 
 // EnvRoot names the environment variable that gives --root its default.
@@ -27,7 +28,8 @@ const EnvRoot = "REFRESH_AGENT_ROOT"
 // nodeFlags are the flags every command acting on a node shares.
 type nodeFlags struct {
 	root, stateDir, policy, systemd, cri, nodeName *string
-	lockTimeout                                    *time.Duration
+	lockTimeout, verifyWindow                      *time.Duration
+	kubeletHealthz                                 *string
 }
 
 func addNodeFlags(fs *pflag.FlagSet) nodeFlags {
@@ -41,6 +43,9 @@ func addNodeFlags(fs *pflag.FlagSet) nodeFlags {
 		cri:         fs.String("cri-socket", actions.DefaultCRISocket, "CRI runtime socket for static pod restarts, or none"),
 		nodeName:    fs.String("node-name", os.Getenv("NODE_NAME"), "the node's name, to find its static pods' sandboxes (default $NODE_NAME)"),
 		lockTimeout: fs.Duration("lock-timeout", time.Minute, "how long to wait for the node lock another refresh-agent process holds (0: do not wait)"),
+		verifyWindow: fs.Duration("verify-window", verify.DefaultWindow, "after the unit actions, how long crio, kubelet, restarted static pods and the policy's probes must stay healthy "+
+			"(and, for run, the Node Ready) before the refresh is applied; a failure rolls back (0: off)"),
+		kubeletHealthz: fs.String("kubelet-healthz", verify.DefaultKubeletHealthz, "kubelet's healthz URL (a loopback address), asked after a kubelet restart"),
 	}
 }
 
@@ -86,7 +91,14 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, erro
 			return apply.Node{}, err
 		}
 	}
-	return apply.Node{Root: root, StateDir: stateDir, Units: units, Pods: pods, Policy: pol, Log: log, LockWait: *f.lockTimeout}, nil
+	if *f.verifyWindow < 0 {
+		return apply.Node{}, fmt.Errorf("--verify-window must not be negative, not %s", *f.verifyWindow)
+	}
+	if err := allowlist.LoopbackURL(*f.kubeletHealthz); err != nil {
+		return apply.Node{}, fmt.Errorf("--kubelet-healthz: %w", err)
+	}
+	vo := verify.Options{Window: *f.verifyWindow, CRISocket: *f.cri, KubeletHealthz: *f.kubeletHealthz}
+	return apply.Node{Root: root, StateDir: stateDir, Units: units, Pods: pods, Policy: pol, Log: log, LockWait: *f.lockTimeout, Verify: vo}, nil
 }
 
 func runApply(args []string, stdout, stderr io.Writer) int {
