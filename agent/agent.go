@@ -154,11 +154,21 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.cfg.Metrics.lastSuccess.Set(float64(t.UnixNano()) / 1e9)
 	}
 	a.reporter = newReporter(a.cfg.Client, a.cfg.NodeName, a.log, func() *corev1.Node { return a.nodes.get() })
-	nodes, err := watchNode(ctx, a.cfg.Client.REST(), a.cfg.NodeName, a.enqueue, a.reporter.poke)
+	nodeChanged := make(chan struct{}, 1)
+	observed := func() {
+		a.reporter.poke()
+		select { // wakes a verification window at once when the Node changes (its Ready condition)
+		case nodeChanged <- struct{}{}:
+		default:
+		}
+	}
+	nodes, err := watchNode(ctx, a.cfg.Client.REST(), a.cfg.NodeName, a.enqueue, observed)
 	if err != nil {
 		return fmt.Errorf("watching node %s: %w", a.cfg.NodeName, err)
 	}
 	a.nodes = nodes
+	a.cfg.Node.VerifyEnv.NodeReady = func() error { return nodeReady(a.nodes.get()) }
+	a.cfg.Node.VerifyEnv.Changed = nodeChanged
 	if a.cfg.Pacer != nil {
 		a.cfg.Pacer.Start(ctx, a.enqueue)
 	}

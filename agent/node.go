@@ -89,3 +89,20 @@ func (w *nodeWatch) get() *corev1.Node {
 	}
 	return w.last.Load()
 }
+
+// nodeReady says whether n's Ready condition is True (nil) or what it shows: what a verified refresh
+// asks of the Node during its window.
+func nodeReady(n *corev1.Node) error {
+	if n == nil {
+		return fmt.Errorf("the Node is gone")
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if c.Status == corev1.ConditionTrue {
+				return nil
+			}
+			return fmt.Errorf("Ready is %s (%s: %s)", c.Status, c.Reason, api.Truncate(c.Message, 200))
+		}
+	}
+	return fmt.Errorf("the Node has no Ready condition")
+}

@@ -88,7 +88,7 @@ func Run(ctx context.Context, checks []Check, window time.Duration, env Env) err
 			}
 			for i, c := range checks {
 				if !healthy[i] {
-					return &Failure{Check: c, Saw: fmt.Sprintf("not healthy within %s: %s", window, last[i])}
+					return &Failure{Check: c, Saw: fmt.Sprintf("not healthy within %s after the actions: %s", window, last[i])}
 				}
 			}
 			return nil

@@ -63,7 +63,7 @@ func TestNeverHealthyFailsAtTheWindowsEnd(t *testing.T) {
 	healthy.Store(false)
 	checks := []verify.Check{{Name: "kubelet", Kind: verify.KindHTTP, Target: url, Expect: 200}}
 	err := verify.Run(context.Background(), checks, 150*time.Millisecond, fast)
-	require.ErrorContains(t, err, "verification failed: kubelet: not healthy within 150ms: GET")
+	require.ErrorContains(t, err, "verification failed: kubelet: not healthy within 150ms after the actions: GET")
 }
 
 func TestSlowToComeUpIsHealthy(t *testing.T) {
@@ -95,14 +95,14 @@ func TestCRIChecks(t *testing.T) {
 
 	rt.SetFailVersion(true)
 	err = verify.Run(context.Background(), checks, 100*time.Millisecond, env)
-	require.ErrorContains(t, err, "verification failed: crio: not healthy within 100ms: CRI Version")
+	require.ErrorContains(t, err, "verification failed: crio: not healthy within 100ms after the actions: CRI Version")
 	rt.SetFailVersion(false)
 
 	// A restarted pod whose new sandbox's containers exited.
 	rt.SetExited(true)
 	require.NoError(t, c.RestartPod(context.Background(), "kube-system/haproxy"))
 	err = verify.Run(context.Background(), checks, 100*time.Millisecond, env)
-	require.ErrorContains(t, err, "verification failed: pod kube-system/haproxy: not healthy within 100ms: container haproxy of sandbox")
+	require.ErrorContains(t, err, "verification failed: pod kube-system/haproxy: not healthy within 100ms after the actions: container haproxy of sandbox")
 	require.ErrorContains(t, err, "is EXITED")
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -36,8 +37,10 @@ type Runtime struct {
 	FailStop bool
 	// RecreateDelay is how long "kubelet" takes to bring a stopped static pod back.
 	RecreateDelay time.Duration
-	// FailVersion makes the Version call fail (a runtime that no longer answers).
-	FailVersion bool
+	// FailVersion makes the Version call fail (a runtime that no longer answers); so does the
+	// existence of the file FailVersionIf names (a stand-in crio unit breaks its runtime on reload).
+	FailVersion   bool
+	FailVersionIf string
 	// Exited makes the containers of sandboxes created from now on (a restarted pod's) exited.
 	Exited bool
 }
@@ -112,7 +115,7 @@ func (r *Runtime) Ready(name string) []string {
 func (r *Runtime) Version(context.Context, *cri.VersionRequest) (*cri.VersionResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.FailVersion {
+	if _, err := os.Stat(r.FailVersionIf); r.FailVersion || (r.FailVersionIf != "" && err == nil) {
 		return nil, status.Error(codes.Unavailable, "runtime not answering (injected)")
 	}
 	return &cri.VersionResponse{Version: "0.1.0", RuntimeName: "critest", RuntimeVersion: "0", RuntimeApiVersion: "v1"}, nil
