@@ -11,12 +11,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/test/critest"
+	"github.com/openshift/refresh-agent/test/kubetest"
 	"github.com/openshift/refresh-agent/verify"
 )
 
@@ -106,4 +109,40 @@ func TestVerifiedRefreshDoesNotBlameWhatWasBrokenBefore(t *testing.T) {
 	res := n.apply(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.NoFileExists(t, marker, "the reload on good content healed it")
+}
+
+func setReady(t *testing.T, e *agentEnv, status corev1.ConditionStatus, reason string) {
+	ctx := context.Background()
+	n, err := e.admin.CoreV1().Nodes().Get(ctx, e.node, metav1.GetOptions{})
+	require.NoError(t, err)
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: reason, Message: "set by the test",
+		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	_, err = e.admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+func TestAgentRollsBackWhenTheNodeTurnsNotReadyDuringTheWindow(t *testing.T) {
+	e := newAgentEnv(t, false)
+	e.agentNode.Verify = verify.Options{Window: 8 * time.Second}
+	setReady(t, e, corev1.ConditionTrue, "KubeletReady")
+	e.publish(t, base(), "v1")
+	e.start(t)
+	e.waitState(t, "v1", api.StateDone, 30*time.Second)
+
+	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
+	require.True(t, kubetest.WaitFor(context.Background(), 20*time.Second, func() bool {
+		return readMaybe(e.root, registries) == "# v2 mirrors" // committed: the window follows crio's reload
+	}), "v2 never written; agent log:\n%s", e.logText())
+	setReady(t, e, corev1.ConditionFalse, "KubeletNotReady")
+	ann := e.waitState(t, "v2", api.StateDegraded, 30*time.Second)
+	assert.Contains(t, ann[api.AnnotationReason], "verification failed: node Ready: Ready is False (KubeletNotReady")
+	assert.Contains(t, ann[api.AnnotationReason], "rolled back")
+	assert.Equal(t, "# v1 mirrors", readMaybe(e.root, registries), "the old content is back")
+	assert.Equal(t, "v1", apply.CurrentHash(e.stateDir))
+
+	// Ready again: new content is applied and verified.
+	setReady(t, e, corev1.ConditionTrue, "KubeletReady")
+	e.publish(t, base().File(registries, []byte("# v3 mirrors"), 0o644), "v3")
+	e.waitState(t, "v3", api.StateDone, 60*time.Second)
+	assert.Equal(t, "# v3 mirrors", readMaybe(e.root, registries))
 }
