@@ -93,6 +93,9 @@ func TestDashboardQueries(t *testing.T) {
 	e.publishTo(t, cmName, base().File(registries, []byte("# v4 mirrors"), 0o644), "v4") // failed, rolled back
 	e.waitState(t, "v4", api.StateDegraded, 30*time.Second)
 	mgr.StandIn(t, crio, false)
+	// The failed refresh is retried (with backoff) and now succeeds: only then is a hand edit drift
+	// (before, the retry would write over it).
+	e.waitState(t, "v4", api.StateDone, 60*time.Second)
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("# by hand"), 0o644)) // drift
 	e.waitAnnotations(t, "drift", 30*time.Second, func(a map[string]string) bool { return a[api.AnnotationDrift] != "" })
 
