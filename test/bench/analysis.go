@@ -7,56 +7,69 @@ const analysis = `
 - **decode + diff + plan.** A CPU profile (` + "`go test ./plan -run '^$' -bench 'Plan/files=500$' -cpuprofile cpu.out`" + `)
   showed, besides the ` + "`encoding/json`" + ` work the baseline also does: (1) the form/version probe unmarshalling
   the whole payload twice before the real decode, and (2) Ignition's validation decoding every file's
-  data URL (` + "`validateURL`" + `: ` + "`net/url.Parse`" + ` scans each 20 KiB string, then base64 decoding), which also
-  doubled the allocations and with them the GC time. Fixed: the probe streams the top-level keys and
-  stops at ` + "`ignition`" + ` (4.2x -> 3x); only file contents that differ from the current payload's are
-  data-URL validated (` + "`diff.DecodeAgainst`" + `: the others were validated when the current payload was
-  decoded); unchanged files are compared by their source strings, never decoded. Ignition's own
-  validation still runs on every payload, on purpose. Since then the payloads carry what the
-  machine-config server serves: the content MachineConfig embeds the whole rendered config, so the
-  payload is twice the size, and the refresh checks that embedded copy against the outer config
-  (the adversarial runs: a copy that disagrees must be refused). That made the row about 5x the
-  baseline (1.45 s for 500 files, profile: the embedded MachineConfig's data URL lexed and parsed
-  twice, once to read the reboot-class fields and once for the agreement check, then its config
-  decoded). The agreement check now reuses the decode's parse (1.45 s to 0.86 s per op in a quick
-  run; 4.6x the baseline in the table's run); what remains above the
-  baseline is that one parse of the embedded copy (lexing its data URL, two unmarshals of the
-  MachineConfig, the second case-sensitive as the MCO reads it) and the inner config's decode. The
-  goal of 2x is not met on these payloads; the next step would be to compare the embedded copy's
-  files by source string before decoding it, as the outer files are.
+  data URL, which also doubled the allocations and with them the GC time. Fixed: the probe streams the
+  top-level keys and stops at ` + "`ignition`" + `; only file contents that differ from the current payload's are
+  data-URL validated (` + "`diff.DecodeAgainst`" + `); unchanged files are compared by their source strings, never
+  decoded. Ignition's own validation still runs on every payload, on purpose.
+  The payloads are shaped as the machine-config server serves them: the content MachineConfig
+  (` + "`/etc/mcs-machine-config-content.json`" + `, a ` + "`data:,`" + ` URL with RFC 2396 escapes, as the server's
+  getEncodedContent writes it) embeds the whole rendered config again, and a refresh checks that copy
+  against the outer config (a copy that disagrees is refused). That made the row 4.6-5.2x the baseline
+  (at 500 files 139 MB allocated per op, for a 29 MB payload whose content file was then base64): the data URL parser (` + "`dataurl`" + `, which Ignition uses) lexes the
+  data rune by rune through a channel (~0.5 s for the 18 MB content URL, twice: validation and read),
+  the MachineConfig was unmarshalled twice (encoding/json, then case-sensitively as the MCO reads it)
+  with its config copied, and the embedded config was decoded whole. Now: data URLs are decoded in
+  one pass over a byte table, byte for byte and error for error as that parser (` + "`diff/dataurl.go`" + `,
+  FuzzDataURL), and validation is spared lexing those it accepts; the MachineConfig's own fields are
+  read from a copy without its config, whose place and syntax a walker as strict as encoding/json's
+  scanner checks (` + "`diff/jsonwalk.go`" + `, FuzzWalker); and the embedded config is walked once at decode time,
+  every file's contents source compared with the outer config's at the same path as it goes
+  (` + "`diff/streamed.go`" + `): CheckEmbedded decodes only the config with each agreeing source replaced by a
+  placeholder of a per-decode nonce (the paths, modes, owners, units, users, and whatever contents
+  differ), puts the sources back where the placeholders decoded before contents are checked, and
+  compares as before; anything the walk cannot settle is decoded whole, as before, and
+  FuzzStreamedEmbedded holds the two paths to the same reason on mutated payloads. At 500 files the
+  row went from 4.6x to the ratio in the table, and to 64 MB allocated per op for the 25 MB payload.
+  **What remains** (heap profile, ` + "`-memprofile`" + ` at 500 files, per op): the outer config's strings, as in
+  the baseline (25 MB); Ignition's validation of the outer config and again of the embedded one (vcontext's
+  reflection allocates ~10 KiB per file entry per validation: 21 MB), which stays, since it is what
+  refuses an embedded copy Ignition would not accept; and the decoded MachineConfig (12 MB) the walk
+  reads. The goals (1.5x time, allocations 2x the payload) are **not met**; the next step is to walk the
+  percent-encoded data URL in place, without decoding the MachineConfig: the server escapes every
+  structural character and every byte a JSON string must escape, so the runs between escapes are plain
+  string bytes, compared as they stand.
 - **apply** costs what a plain crash-safe writer costs: backups are hard links, the journal is a few
   small fsynced writes, and directory fsyncs are batched per directory. (fsync latency dominates both
   columns and is noisy on this disk.)
-- **Idle RSS.** The agent first idled at 27.2 MiB, of which only ~5.5 MiB was private memory: ~22 MiB
-  were the executable's own resident pages, because client-go's typed clientset imports
-  k8s.io/client-go/kubernetes/scheme, which registers every API group's types at start-up. The agent
-  now talks to core/v1 through a plain REST client with a core/v1-only scheme (package kube): the
-  binary shrank from 32 MB to 20 MB and idle RSS to ~20 MiB. Later features (pacing, CRI, metrics)
-  brought it back to ~26 MiB, again nearly all the executable's pages (RssFile ~20 MiB, RssAnon
-  ~5.5 MiB): starting a Go binary runs every linked package's initialisation, and the kernel maps a
-  file page with its neighbours (fault-around, 64 KiB per fault; MADV_RANDOM does not change that),
-  so the few hundred init functions scattered through the text leave most of it resident. None of
-  it runs again while the agent idles. Package memory now drops the executable's clean read-only
-  mappings from the process (madvise DONTNEED; mappings with a private copy, such as relocated
-  RELRO pages, are never touched) once the agent is idle, 2 s after start-up and after each
-  refresh, beside FreeOSMemory: the pages stay in the page cache, come back with a minor fault when
-  code runs, and are reclaimable meanwhile. Right after, idle RSS is ~7 MiB (RssFile ~1.6 MiB);
-  what the idle agent runs later (watch bookmarks, the forced GC every 2 minutes, whose stack scans
-  read the function tables) brings pages back, and one agent followed for 4 minutes settled at
-  17.0 MiB (RssFile 11.6 MiB) from 2.3 minutes on: hence the idle windows of 2.5 minutes here and
-  in the scale harness.
-- **Peak RSS.** Three fixes took the 13.4 MiB payload's peak from 4.2x its size above idle to about
+- **Idle memory as the kubelet sees it.** The kubelet, ` + "`oc adm top`" + ` and the OOM killer see the pod's
+  memory cgroup: its working set, usage minus inactive file pages. The bench runs each agent in a
+  memory cgroup of its own, started with the page cache dropped (as on a node that just pulled the
+  image), and reports the working set beside RSS. Idle RSS was ~26 MiB, nearly all the executable's
+  own pages (RssFile ~20 MiB): starting a Go binary runs every linked package's initialisation, and
+  the kernel maps file pages with their neighbours. Package memory used to drop the executable's
+  clean mappings from the process (madvise) once the agent was idle: RSS fell to ~17 MiB. Measured in
+  the same run (` + "`go run ./test/bench -bin bin/refresh-agent -bin-beside <agent built without that release>`" + `,
+  both agents idle 2m30s side by side, commit a3b8bca's -tags norelease build): working set 6.7 MiB
+  with it (RSS 17.5, cgroup usage 35.6, inactive file 28.9), 6.7 MiB without it (RSS 27.2, usage 35.8,
+  inactive file 29.1). The dropped pages stayed in the page cache, charged to the pod's cgroup as
+  inactive file, which the working set never counted: it changed RSS, not the node's memory
+  accounting, so package memory is **removed** with its caller; the agent still gives the heap's free
+  pages back (debug.FreeOSMemory) 2 s after a refresh. Idle RSS is therefore ~10 MiB higher than
+  before (clean, shared, reclaimable file pages); the working set, what the kubelet limits, is the
+  row above. ` + "`-bin-beside`" + ` stays for the next such comparison.
+- **Peak memory.** Three fixes took the 13.4 MiB payload's peak from 4.2x its size above idle to about
   2.7x: the agent runs with GOGC=25 (unless GOGC is set), returns a refresh's garbage to the OS when
-  the refresh ends, and decodes each file's contents only when it is staged instead of holding every
-  new file decoded at once. What remains is the payload itself (kept for retries) and its decoded
-  JSON strings. That was measured on payloads whose content MachineConfig embedded one file; the
-  payloads now embed the whole config, as the machine-config server serves it (a 15.8 MiB payload
-  is two ~8 MiB copies), and a refresh checks the embedded copy against the outer config: it holds
-  the outer config, the embedded MachineConfig's raw config and that config decoded at once, and
-  the decode keeps the parsed MachineConfig for the check (so it is not lexed and parsed twice).
-  The peak is 5.9x the payload above idle on this run: the goal of 3x is **not met**. The next step
-  is to check the embedded copy file by file against the outer config's source strings while
-  streaming it, instead of decoding it whole.
+  the refresh ends, and decodes each file's contents only when it is staged. Payloads shaped as the
+  server serves them (two copies of the config) then peaked at 5.9x (99 MiB for 15.8 MiB): the
+  embedded copy was decoded whole. It no longer is (above), and the peak is in the table, as RSS
+  (VmHWM; it includes the executable's pages a refresh runs, which are file pages) and as the
+  working set sampled every 5 ms in the agent's cgroup. What a refresh still holds at once: the
+  payload as read (kept for the record), its decoded config (its strings are as large: Go strings
+  are copies), the decoded MachineConfig while the decode walks it, the MachineConfig again for the
+  machine-config daemon's current-config file, and the GC's headroom (GOGC=25). The goal of 2x the
+  payload above idle is **not met** where the table says no; the next steps are the in-place walk
+  above (no decoded MachineConfig) and writing the daemon's current config from the payload's bytes
+  rather than a decoded copy.
 - **CPU per refresh across a pool.** 100 agents refreshing at once on 2 cores spent ~30 ms CPU
   each (~3 s summed), so the pool's last Done came at 2.1–2.9 s. A system profile (perf) showed the
   GC (the agent's GOGC=25) at ~15% of the agents' CPU, Ignition's translation of the 3.2 payloads

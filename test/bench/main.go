@@ -429,7 +429,7 @@ func measureAgent(bin, binBeside string, idle time.Duration, changes, outages in
 
 	rows := []row{
 		{figure: fmt.Sprintf("agent idle RSS after %s, real API server", idle), measured: fmt.Sprintf("%.1f MiB (anonymous %.1f, file-backed %.1f)", idleRSS, mem[0].anon, mem[0].file),
-			baseline: "—", ratio: "—", goal: "≤ 25 MiB", verdict: yes(idleRSS <= 25)},
+			baseline: "—", ratio: "—", goal: "— (reported beside the working set: the kubelet sees the working set)", verdict: ""},
 		{figure: fmt.Sprintf("agent idle working set after %s (its own memory cgroup, page cache dropped first: usage − inactive file, as the kubelet reads it)", idle),
 			measured: fmt.Sprintf("%.1f MiB (usage %.1f, inactive file %.1f)", mem[0].cg.workingSet, mem[0].cg.usage, mem[0].cg.inactiveFile),
 			baseline: "—", ratio: "—", goal: "≤ 25 MiB", verdict: yes(mem[0].cg.workingSet <= 25)},
