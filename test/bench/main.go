@@ -39,6 +39,7 @@ func main() {
 	outages := flag.Int("outages", 5, "API server outages for the pickup figure")
 	outage := flag.Duration("outage", 40*time.Second, "how long each API server outage lasts")
 	out := flag.String("out", "docs/performance.md", "where to write the table")
+	goOnly := flag.Bool("go-rows-only", false, "print the rows of -go-bench and stop (no agent run, no doc written)")
 	flag.Parse()
 	startLoad := loadAvg()
 	var rows []row
@@ -48,6 +49,10 @@ func main() {
 			fail(err)
 		}
 		rows = r
+	}
+	if *goOnly {
+		fmt.Print(render(rows))
+		return
 	}
 	agentRows, err := measureAgent(*bin, *binBeside, *idle, *changes, *outages, *outage)
 	if err != nil {
@@ -142,7 +147,7 @@ func goRows(file string) ([]row, error) {
 	defer f.Close()
 	re := regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+([\d.]+) ns/op`)
 	metric := func(line, unit string) (float64, bool) {
-		m := regexp.MustCompile(`([\d.]+) ` + regexp.QuoteMeta(unit)).FindStringSubmatch(line)
+		m := regexp.MustCompile(`([\d.]+(?:e[+-]?\d+)?) ` + regexp.QuoteMeta(unit)).FindStringSubmatch(line)
 		if m == nil {
 			return 0, false
 		}
@@ -163,6 +168,8 @@ func goRows(file string) ([]row, error) {
 		}
 		if b, ok := metric(sc.Text(), "payload-bytes"); ok {
 			payload[m[1]] = append(payload[m[1]], b)
+		} else if mbs, ok := metric(sc.Text(), "MB/s"); ok {
+			payload[m[1]] = append(payload[m[1]], mbs*v/1e3) // SetBytes' size, from its throughput
 		}
 	}
 	ms := func(name string) float64 { return median(ns[name]) / 1e6 }
