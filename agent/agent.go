@@ -81,6 +81,11 @@ type Agent struct {
 	last      LastRefresh
 	lastEvent string
 	lastHeal  string
+	// counted holds the metrics of the refresh that concluded last until publish counts them.
+	counted *refreshMetrics
+	// unsettled counts refreshes in a row that concluded applied or no-op for the same content
+	// while the decision still asked for one.
+	unsettled int
 	following bool   // follow ran once
 	pool      string // the NodePool followed
 	started   atomic.Bool
@@ -191,7 +196,8 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	}
 	// Stopping: the last refresh (if any) has concluded. Say so on the Node before exiting.
-	a.decideAndReport()
+	in, _ := a.observe()
+	a.publish(in, Decide(in))
 	if err := a.reporter.flush(10 * time.Second); err != nil {
 		a.log.Warn("the final node state could not be patched", "err", err)
 	}
@@ -271,39 +277,77 @@ func (a *Agent) follow() {
 	a.log.Info("following the NodePool's payload", "pool", pool)
 }
 
-// work handles the work item once; false when the queue shut down.
+// work takes the work item and reconciles once; false when the queue shut down. The queue's
+// limiter is the loop's one backoff: a reconcile that failed comes back when the limiter says, and
+// the failure's next attempt is when it said (Decide holds a retry back until then, whatever else
+// wakes the loop).
 func (a *Agent) work(ctx context.Context) bool {
 	key, shutdown := a.queue.Get()
 	if shutdown {
 		return false
 	}
 	defer a.queue.Done(key)
-	a.follow()
-	for i := 0; ; i++ { // decide, refresh, decide again on the outcome
-		d, snap := a.decideAndReport()
-		if d.Wait > 0 {
-			a.queue.AddAfter(key, d.Wait)
-		}
-		if d.Action == ActHeal && ctx.Err() == nil {
-			a.heal(ctx, snap, d)
-			continue
-		}
-		if d.Action != ActRefresh || ctx.Err() != nil {
-			return true
-		}
-		if i == 2 {
-			a.queue.AddRateLimited(key) // still not settled: come back later rather than spin
-			return true
-		}
-		if !a.refresh(ctx, snap, d) { // the snapshot decided on, even if a newer one arrived meanwhile
-			return true // waiting for a pacing slot: the pacer wakes the loop
-		}
+	requeueAfter, err := a.reconcile(ctx)
+	switch {
+	case err != nil:
+		delay := a.limiter.When(key)
+		a.last.NextAttempt = time.Now().Add(delay)
+		a.queue.AddAfter(key, delay)
+	case requeueAfter > 0:
+		a.queue.AddAfter(key, requeueAfter)
 	}
+	return true
 }
 
-// decideAndReport decides on the current state, emits the decision's Event once and sets the
-// report.
-func (a *Agent) decideAndReport() (Decision, Snapshot) {
+// errRefreshFailed makes a failed refresh's retry wait for the limiter.
+var errRefreshFailed = errors.New("the refresh failed")
+
+// errNotSettled: refreshes that concluded, yet the decision still asks for one (the record does not
+// follow): back off rather than spin.
+var errNotSettled = errors.New("refreshed twice and the decision still asks for a refresh")
+
+// reconcile decides from the observed state and converges one step: observe, decide (pure),
+// report (annotations, Events, metrics, pacing), then act at most once. After an act it asks for
+// another reconcile at once, which decides on the outcome.
+func (a *Agent) reconcile(ctx context.Context) (requeueAfter time.Duration, err error) {
+	a.follow()
+	in, snap := a.observe()
+	d := Decide(in)
+	a.publish(in, d)
+	if ctx.Err() != nil {
+		return 0, nil
+	}
+	switch d.Action {
+	case ActHeal:
+		a.heal(ctx, snap, d)
+		a.enqueue()
+		return 0, nil
+	case ActRefresh:
+		if a.last.Digest == snap.digest() && (a.last.Outcome == api.OutcomeApplied || a.last.Outcome == api.OutcomeNoop) {
+			if a.unsettled++; a.unsettled > 1 {
+				a.unsettled = 0
+				return 0, errNotSettled
+			}
+		}
+		switch a.refresh(ctx, snap, d) { // the snapshot decided on, even if a newer one arrived meanwhile
+		case waitingForSlot:
+			return 0, nil // the pacer wakes the loop
+		case slotLost:
+			return time.Second, nil // wait for a slot again
+		}
+		a.enqueue() // decide at once on the outcome (a failure is reported now, retried when work says)
+		if a.last.Outcome == api.OutcomeFailed {
+			return 0, errRefreshFailed
+		}
+		return 0, nil
+	}
+	a.unsettled = 0
+	return d.Wait, nil
+}
+
+// observe gathers what a decision depends on: the desired content, the node's record and pending
+// transaction, the Node as the watch has it, the drift watch's finding and the last outcome.
+func (a *Agent) observe() (Inputs, Snapshot) {
 	in := Inputs{RecordHash: apply.CurrentHash(a.cfg.Node.StateDir), Node: a.nodes.get(), Last: a.last,
 		MaxAttempts: a.cfg.MaxAttempts, Now: time.Now()}
 	if phase, err := actions.Pending(a.cfg.Node.StateDir); phase != "" || err != nil {
@@ -324,7 +368,13 @@ func (a *Agent) decideAndReport() (Decision, Snapshot) {
 		}
 		in.Heal, in.LastHeal = a.cfg.Drift == DriftHeal, a.lastHeal
 	}
-	d := Decide(in)
+	return in, snap
+}
+
+// publish is the one step that reports a decision: the Event (once per EventKey), the metrics of
+// the refresh that concluded last (once), the pacing slot settled by what the Node shows, and the
+// annotations.
+func (a *Agent) publish(in Inputs, d Decision) {
 	if d.Event != nil && d.EventKey != a.lastEvent {
 		a.event(d.Event.Type, d.Event.Reason, d.Event.Message)
 		if d.Event.Reason == EventDeferred {
@@ -335,13 +385,17 @@ func (a *Agent) decideAndReport() (Decision, Snapshot) {
 		}
 	}
 	a.lastEvent = d.EventKey
-	if a.cfg.Pacer != nil && ok {
+	if m := a.counted; m != nil {
+		a.counted = nil
+		m.count(a.cfg.Metrics)
+	}
+	if a.cfg.Pacer != nil && in.Snapshot != nil {
 		// The slot goes back only once the Node shows the outcome (see pacing).
 		shown := api.NodeStatus{}
 		if in.Node != nil {
 			shown = api.FromAnnotations(in.Node.Annotations)
 		}
-		a.cfg.Pacer.Settle(context.Background(), a.pool, snap.Hash, shown)
+		a.cfg.Pacer.Settle(context.Background(), a.pool, in.Snapshot.Hash, shown)
 	}
 	// A refresh says Working only once its plan writes (refresh), and paced only once it holds a
 	// slot: a no-op, a refusal or an invalid payload shows its outcome in one patch, and the API
@@ -349,7 +403,6 @@ func (a *Agent) decideAndReport() (Decision, Snapshot) {
 	if d.Report != nil && d.Action != ActRefresh {
 		a.report(*d.Report)
 	}
-	return d, snap
 }
 
 // takeSlot takes a pacing slot for a refresh that will write, or reports the wait: false when the

@@ -13,8 +13,17 @@ import (
 	"github.com/openshift/refresh-agent/apply"
 )
 
-// refresh applies one snapshot and records the outcome; false when it did not start (no pacing slot).
-func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
+// refreshStep is how far a refresh went.
+type refreshStep int
+
+const (
+	concludedStep  refreshStep = iota // it ran; a.last says how it ended
+	waitingForSlot                    // not started: no pacing slot yet (the pacer wakes the loop)
+	slotLost                          // stopped before its transaction: the slot was lost
+)
+
+// refresh applies one snapshot and records the outcome in a.last (and its metrics for publish).
+func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) refreshStep {
 	started := time.Now()
 	a.busySince.Store(started.UnixNano())
 	defer a.busySince.Store(0)
@@ -41,7 +50,7 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 		if a.cfg.Pacer != nil && prep.Writes() && rctx.Err() == nil {
 			if !a.takeSlot(rctx, snap, d) {
 				prep.Close()
-				return false // no pacing slot: nothing written; the pacer wakes the loop
+				return waitingForSlot // nothing written
 			}
 			gate = slotGate{pacer: a.cfg.Pacer, pool: a.pool, hash: snap.Hash}
 		}
@@ -49,8 +58,7 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 	}
 	if errors.Is(err, errLostSlot) {
 		a.log.Warn("refresh stopped before its transaction", "hash", snap.Hash, "reason", err.Error())
-		a.queue.AddAfter(workKey, time.Second) // wait for a slot again
-		return false
+		return slotLost
 	}
 	var inv *apply.InvalidError
 	var result api.Outcome
@@ -61,7 +69,6 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 	case err != nil:
 		result, reason = api.OutcomeFailed, err.Error()
 	default:
-		a.countResult(res)
 		switch res.Outcome {
 		case api.OutcomeApplied, api.OutcomeNoop:
 			result = res.Outcome
@@ -76,29 +83,61 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) bool {
 		a.drift.loadPayload(a.cfg.Node, snap.Hash, res.Desired, delegated(node))
 	}
 	out := concluded(a.last, snap.digest(), snap.Hash, result, reason, node)
-	if result == api.OutcomeFailed {
-		if out.Attempts == 1 {
-			a.limiter.Forget(workKey) // a new failure (or an operator's retry) starts the backoff over
-		}
-		out.NextAttempt = time.Now().Add(a.limiter.When(workKey))
-	} else {
+	if result != api.OutcomeFailed || out.Attempts == 1 {
+		// A success, or a new failure (or an operator's retry), starts the backoff over; work asks
+		// the limiter when a failure may be tried again.
 		a.limiter.Forget(workKey)
 	}
 	if result == api.OutcomeApplied || (result == api.OutcomeNoop && len(delegatedChanges(res)) > 0) {
 		out.Message = appliedMessage(res)
 	}
 	a.last = out
-	metric := result
-	if metric == api.OutcomeInvalid {
-		metric = api.OutcomeFailed
-	}
-	a.cfg.Metrics.observe(metric, started)
-	if (result == api.OutcomeApplied || result == api.OutcomeNoop) && a.cfg.Metrics != nil {
-		a.cfg.Metrics.lastSuccess.SetToCurrentTime()
-	}
+	a.counted = metricsOf(result, res, started)
 	a.log.Info("refresh concluded", "hash", snap.Hash, "result", result, "reason", reason, "attempt", out.Attempts,
 		"duration", time.Since(started).Round(time.Millisecond))
-	return true
+	return concludedStep
+}
+
+// refreshMetrics are what one concluded refresh adds to the metrics; publish counts them.
+type refreshMetrics struct {
+	result       api.Outcome
+	duration     time.Duration
+	refused      []string // the refused changes' kinds
+	files, drift int
+	success      bool
+	at           time.Time
+}
+
+func metricsOf(result api.Outcome, res *apply.Result, started time.Time) *refreshMetrics {
+	m := &refreshMetrics{result: result, duration: time.Since(started), at: time.Now(),
+		success: result == api.OutcomeApplied || result == api.OutcomeNoop}
+	if result == api.OutcomeInvalid {
+		m.result = api.OutcomeFailed
+	}
+	if res != nil {
+		for _, r := range res.Refused {
+			m.refused = append(m.refused, string(r.Kind))
+		}
+		m.files, m.drift = res.FilesWritten, res.Drift
+	}
+	return m
+}
+
+// count adds the refresh to the metrics (nil-safe: some tests run without them).
+func (r *refreshMetrics) count(m *Metrics) {
+	if m == nil {
+		return
+	}
+	for _, k := range r.refused {
+		m.refused.WithLabelValues(k).Inc()
+	}
+	m.filesWritten.Add(float64(r.files))
+	m.drift.Add(float64(r.drift))
+	m.refreshes.WithLabelValues(string(r.result)).Inc()
+	m.duration.Observe(r.duration.Seconds())
+	if r.success {
+		m.lastSuccess.Set(float64(r.at.UnixNano()) / 1e9)
+	}
 }
 
 // delegated lists the files someone else owns on this Node: on a Node labelled for HyperShift's
@@ -109,18 +148,6 @@ func delegated(n *corev1.Node) map[string]string {
 	}
 	return map[string]string{GlobalPullSecretPath: "owned by HyperShift's global pull-secret syncer (node label " +
 		api.LabelGlobalPullSecret + "=true)"}
-}
-
-func (a *Agent) countResult(res *apply.Result) {
-	m := a.cfg.Metrics
-	if m == nil {
-		return
-	}
-	for _, r := range res.Refused {
-		m.refused.WithLabelValues(string(r.Kind)).Inc()
-	}
-	m.filesWritten.Add(float64(res.FilesWritten))
-	m.drift.Add(float64(res.Drift))
 }
 
 func appliedMessage(r *apply.Result) string {
