@@ -40,7 +40,9 @@ func TestOperatingAPoolAsAnSRE(t *testing.T) {
 	require.NoError(t, err)
 	agentKC, err := kube.Kubeconfig(kubetest.AgentUser)
 	require.NoError(t, err)
-	const ns, pool = "ops-refresh", "ops-pool"
+	const pool = "ops-pool"
+	// A namespace of its own per run: a namespace deleted by an earlier run (-count) goes asynchronously.
+	ns := fmt.Sprintf("ops-refresh-%d", time.Now().UnixNano()%1e9)
 	ctx := context.Background()
 	dir := t.TempDir()
 	env := []string{"KUBECONFIG=" + adminKC}
