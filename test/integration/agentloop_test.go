@@ -219,6 +219,11 @@ func TestAgentReportsDrift(t *testing.T) {
 	// No refresh ran (the record is at v1): the last success comes from the record.
 	fi, err := os.Stat(filepath.Join(e.stateDir, "current.json"))
 	require.NoError(t, err)
+	// The Node shows Done from before the start, so the agent may still be in its start-up recovery
+	// (under the node lock) when waitState returns: the metric is set right after it.
+	require.True(t, kubetest.WaitFor(context.Background(), 10*time.Second, func() bool {
+		return e.metricValue(t, "refresh_agent_last_success_timestamp_seconds") != 0
+	}), "the last success never came from the record")
 	assert.InDelta(t, float64(fi.ModTime().Unix()), e.metricValue(t, "refresh_agent_last_success_timestamp_seconds"), 1.0)
 	require.NoError(t, os.WriteFile(filepath.Join(e.root, registries), []byte("edited by hand"), 0o644))
 	ann := e.waitAnnotations(t, "drift reported", 30*time.Second, func(a map[string]string) bool {
