@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -77,7 +78,7 @@ func UnitIdentity(name string) error {
 	if err := stopsSystem(name); err != nil {
 		return err
 	}
-	if slices.Contains(neverActedOn, name) {
+	if denied(neverActedOn, canonUnit(name)) {
 		return fmt.Errorf("unit %s is the boot's own target or one of the manager's essentials: never acted on", name)
 	}
 	if tmpl, inst, ok := template(name); ok {
@@ -93,6 +94,17 @@ func UnitIdentity(name string) error {
 
 // stopsSystem says why a job on the unit named stops the system, or nil.
 func stopsSystem(name string) error {
+	orig := name
+	name = canonUnit(name)
+	if denied(stopsTheSystem, name) {
+		return fmt.Errorf("unit %s reboots, halts, suspends, isolates or stops the system or its manager: never acted on", orig)
+	}
+	stem := unitStem(name)
+	for _, p := range rebootPatterns {
+		if p.match(stem) {
+			return fmt.Errorf("unit %s is named like a unit that reboots or updates the OS (%s): never acted on", orig, p.desc)
+		}
+	}
 	if slices.Contains(stopsTheSystem, name) {
 		return fmt.Errorf("unit %s reboots, halts, suspends, isolates or stops the system or its manager: never acted on", name)
 	}
@@ -105,6 +117,65 @@ func stopsSystem(name string) error {
 		return fmt.Errorf("unit %s is an instance of %s: never acted on", name, tmpl)
 	}
 	return nil
+}
+
+// canonUnit is the name as the deny lists compare it: systemd's \xNN escapes read, lower case (a
+// name that differs from a denied unit only by case is denied too), no trailing dot or blanks.
+func canonUnit(name string) string {
+	n := strings.TrimRight(strings.TrimSpace(name), ".")
+	var b strings.Builder
+	for i := 0; i < len(n); i++ {
+		if n[i] == '\\' && i+3 < len(n) && n[i+1] == 'x' {
+			if v, err := strconv.ParseUint(n[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(n[i])
+	}
+	return strings.ToLower(b.String())
+}
+
+// unitTypes are systemd's unit suffixes: a denied name is denied whatever its type (the .socket,
+// .path or .timer of a power service starts it).
+var unitTypes = []string{".service", ".socket", ".target", ".path", ".timer", ".device", ".mount",
+	".automount", ".swap", ".slice", ".scope"}
+
+// unitStem is the name without its type suffix (systemd-reboot.socket → systemd-reboot).
+func unitStem(n string) string {
+	for _, t := range unitTypes {
+		if strings.HasSuffix(n, t) {
+			return strings.TrimSuffix(n, t)
+		}
+	}
+	return n
+}
+
+// denied says whether the canonical name, or a unit of any type with the same stem, is in list.
+func denied(list []string, n string) bool {
+	stem := unitStem(n)
+	for _, d := range list {
+		if d == n || unitStem(d) == stem && stem != "-" {
+			return true
+		}
+	}
+	return false
+}
+
+// rebootPatterns deny by name the units whose job is to reboot the node or update its OS.
+var rebootPatterns = []struct {
+	desc  string
+	match func(stem string) bool
+}{
+	{"*-reboot*", func(s string) bool { return strings.Contains(s, "-reboot") || strings.HasPrefix(s, "reboot") }},
+	{"greenboot*", func(s string) bool { return strings.HasPrefix(s, "greenboot") }},
+	{"kexec*", func(s string) bool { return strings.HasPrefix(s, "kexec") || strings.Contains(s, "-kexec") }},
+	{"*sysupdate*", func(s string) bool { return strings.Contains(s, "sysupdate") }},
+	{"rpm-ostree*", func(s string) bool { return strings.HasPrefix(s, "rpm-ostree") }},
+	{"*-poweroff*, *-shutdown*", func(s string) bool {
+		return strings.Contains(s, "-poweroff") || strings.Contains(s, "-shutdown") || strings.HasPrefix(s, "poweroff")
+	}},
 }
 
 // template splits an instance (getty@tty1.service) into its template (getty@.service) and instance.
@@ -142,6 +213,8 @@ type UnitProps struct {
 	DefaultDependencies                                                                  bool
 	// What systemd does when a job of the unit ends ("none" or empty for nothing).
 	SuccessAction, FailureAction, JobTimeoutAction, StartLimitAction string
+	// What enabling the unit links and what its stop reaches (read from the unit file).
+	Alias, WantedBy, RequiredBy, UpheldBy, PropagatesStopTo, StopPropagatedFrom, PartOf []string
 	// Commands: ExecStart, ExecStartPre, ExecStartPost, ExecReload, ExecStop…, each an argv.
 	Exec [][]string
 }
@@ -222,11 +295,56 @@ func JudgeUnit(p UnitProps) error {
 		}
 	}
 	for _, argv := range p.Exec {
-		if why := powerCommand(argv); why != "" {
+		if why := judgeArgv(argv, 0); why != "" {
 			return fmt.Errorf("runs %s", why)
 		}
 	}
+	return judgeReach(p)
+}
+
+// judgeReach refuses a unit whose enabling or stop reaches units no rule names: an [Install]
+// Alias= (the unit would answer to another unit's name), WantedBy=/RequiredBy=/UpheldBy= naming
+// anything but an ordinary target, a stop propagated to another service, or a stop tied to one of
+// the node's essentials.
+func judgeReach(p UnitProps) error {
+	if len(p.Alias) > 0 {
+		return fmt.Errorf("[Install] Alias=%s: the unit would answer to a name no unit rule grants", strings.Join(p.Alias, " "))
+	}
+	for _, dep := range []struct {
+		key  string
+		list []string
+	}{{"WantedBy", p.WantedBy}, {"RequiredBy", p.RequiredBy}, {"UpheldBy", p.UpheldBy}} {
+		for _, u := range dep.list {
+			lu := strings.ToLower(u)
+			if !strings.HasSuffix(lu, ".target") || (stopsSystem(lu) != nil && lu != "default.target") {
+				return fmt.Errorf("[Install] %s=%s: enabling the unit would tie it to a unit no unit rule names", dep.key, u)
+			}
+		}
+	}
+	for _, dep := range []struct {
+		key  string
+		list []string
+	}{{"PropagatesStopTo", p.PropagatesStopTo}, {"StopPropagatedFrom", p.StopPropagatedFrom}, {"BindsTo", p.BindsTo}, {"PartOf", p.PartOf}} {
+		for _, u := range dep.list {
+			lu := strings.ToLower(u)
+			if dep.key == "PropagatesStopTo" && !strings.HasSuffix(lu, ".target") || isEssential(lu) {
+				return fmt.Errorf("%s=%s: a job on the unit would stop or restart a unit no unit rule names", dep.key, u)
+			}
+		}
+	}
 	return nil
+}
+
+// isEssential says whether the (lower-case) unit is one of the node's essentials.
+func isEssential(lu string) bool {
+	for _, e := range essential {
+		if strings.EqualFold(e, lu) {
+			return true
+		}
+	}
+	stem := unitStem(lu)
+	return slices.Contains(neverActedOn, lu) || stopsSystem(lu) != nil ||
+		strings.HasPrefix(stem, "crio") || strings.HasPrefix(stem, "kubelet")
 }
 
 // powerCommand says which command of argv stops the system, or "".
@@ -240,7 +358,10 @@ func powerCommand(argv []string) string {
 	}
 	if prog == "busctl" || prog == "dbus-send" || prog == "gdbus" {
 		for _, a := range argv[1:] {
-			if slices.Contains(powerMethods, a[strings.LastIndexByte(a, '.')+1:]) {
+			if strings.ContainsAny(a, "$`") {
+				return strings.Join(argv, " ") + " (an argument set by a variable cannot be judged)"
+			}
+			if slices.Contains(powerMethods, a[strings.LastIndexByte(a, '.')+1:]) || stopsSystem(withSuffix(a)) != nil && strings.Contains(a, ".") {
 				return strings.Join(argv, " ")
 			}
 		}
@@ -250,7 +371,10 @@ func powerCommand(argv []string) string {
 		return ""
 	}
 	for i, a := range argv[1:] {
-		if slices.Contains(powerVerbs, a) {
+		if strings.ContainsAny(a, "$`") {
+			return strings.Join(argv, " ") + " (an argument set by a variable cannot be judged)"
+		}
+		if slices.Contains(powerVerbs, strings.ToLower(a)) {
 			return strings.Join(argv, " ")
 		}
 		if a == "start" || a == "restart" || a == "try-restart" || a == "reload-or-restart" {

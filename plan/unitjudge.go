@@ -19,7 +19,10 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 	p := allowlist.UnitProps{ID: name, Names: []string{name}, DefaultDependencies: true}
 	lists := map[string]*[]string{"Requires": &p.Requires, "Requisite": &p.Requisite, "Wants": &p.Wants,
 		"BindsTo": &p.BindsTo, "Upholds": &p.Upholds, "OnSuccess": &p.OnSuccess, "OnFailure": &p.OnFailure,
-		"Conflicts": &p.Conflicts, "After": &p.After}
+		"Conflicts": &p.Conflicts, "After": &p.After, "PropagatesStopTo": &p.PropagatesStopTo,
+		"StopPropagatedFrom": &p.StopPropagatedFrom, "PartOf": &p.PartOf}
+	install := map[string]*[]string{"Alias": &p.Alias, "WantedBy": &p.WantedBy, "RequiredBy": &p.RequiredBy,
+		"UpheldBy": &p.UpheldBy}
 	single := map[string]*string{"SuccessAction": &p.SuccessAction, "FailureAction": &p.FailureAction,
 		"JobTimeoutAction": &p.JobTimeoutAction, "StartLimitAction": &p.StartLimitAction}
 	files := []*string{contents}
@@ -46,10 +49,21 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 				*single[o.Name] = o.Value
 			case o.Section == "Unit" && o.Name == "DefaultDependencies":
 				p.DefaultDependencies = !isFalse(o.Value)
-			case o.Section == "Install" && o.Name == "Alias":
-				p.Names = append(p.Names, strings.Fields(o.Value)...)
+			case o.Section == "Install" && install[o.Name] != nil:
+				if o.Value == "" {
+					*install[o.Name] = nil
+				} else {
+					*install[o.Name] = append(*install[o.Name], strings.Fields(o.Value)...)
+				}
+				if o.Name == "Alias" {
+					p.Names = append(p.Names, strings.Fields(o.Value)...)
+				}
 			case strings.HasPrefix(o.Name, "Exec") && o.Value != "":
-				p.Exec = append(p.Exec, execArgv(o.Value))
+				argvs, err := allowlist.SplitExec(strings.ReplaceAll(o.Value, "\\\n", " "))
+				if err != nil {
+					return p, fmt.Errorf("%s= cannot be judged: %v", o.Name, err)
+				}
+				p.Exec = append(p.Exec, argvs...)
 			}
 		}
 	}
@@ -62,16 +76,6 @@ func isFalse(v string) bool {
 		return true
 	}
 	return false
-}
-
-// execArgv splits an Exec= line into its argv: the prefixes (-@:+!) stripped, words split on
-// blanks (quoting is not needed to find the program and its verbs).
-func execArgv(v string) []string {
-	f := strings.Fields(v)
-	if len(f) > 0 {
-		f[0] = strings.TrimLeft(f[0], "-@:+!|")
-	}
-	return f
 }
 
 // judgeUnitFile says why the unit, as the desired payload defines it, would stop the system, or "".
