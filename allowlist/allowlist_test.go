@@ -248,7 +248,7 @@ coreSSHKeys: false
 const fooCeiling = `
 configMapCeiling:
   - {prefix: /etc/foo/, actions: [None, Reload], units: [crio]}
-  - {prefix: /var/lib/kubelet/extra.json, actions: [None]}
+  - {prefix: /var/lib/myapp/extra.json, actions: [None]}
 `
 
 func mustPolicy(t *testing.T, doc string) *allowlist.Policy {
@@ -272,7 +272,7 @@ func TestDefaultCeilingGrantsNothing(t *testing.T) {
 	assert.Empty(t, pol.Ceiling)
 	rules := mustRules(t, `[
 		{"path": "/etc/myapp/conf.yaml", "action": "Restart", "services": ["kubelet"]},
-		{"path": "/var/lib/kubelet/extra.json", "action": "None"},
+		{"path": "/var/lib/myapp/extra.json", "action": "None"},
 		{"path": "/etc/cron.d/", "action": "None"},
 		{"path": "/etc/ld.so.preload", "action": "None"},
 		{"path": "/etc/pam.d/sshd", "action": "None"},
@@ -316,15 +316,15 @@ func TestCeilingBoundsEachEntry(t *testing.T) {
 		{"path": "/etc/foobar/x", "action": "None"},
 		{"path": "/etc/", "action": "None"},
 		{"path": "/etc/foo/", "action": "Reload", "services": ["crio.service"]},
-		{"path": "/var/lib/kubelet/extra.json", "action": "None"},
-		{"path": "/var/lib/kubelet/extra.json.d/", "action": "None"},
+		{"path": "/var/lib/myapp/extra.json", "action": "None"},
+		{"path": "/var/lib/myapp/extra.json.d/", "action": "None"},
 		{"path": "/etc/foo/d.conf", "action": "Reload", "services": ["sshd"]}]`)
 	extra, warnings := pol.Extra(rules)
 	var honoured []string
 	for _, r := range extra {
 		honoured = append(honoured, r.Path)
 	}
-	assert.Equal(t, []string{"/etc/foo/a.conf", "/etc/foo/sub/", "/etc/foo/", "/var/lib/kubelet/extra.json"}, honoured)
+	assert.Equal(t, []string{"/etc/foo/a.conf", "/etc/foo/sub/", "/etc/foo/", "/var/lib/myapp/extra.json"}, honoured)
 	require.Len(t, warnings, 6)
 	assert.Equal(t, "no-reboot-paths entry 1 (/etc/foo/b.conf Restart kubelet): action Restart is not allowed under configMapCeiling prefix /etc/foo/ (allows None, Reload): ignored", warnings[0])
 	assert.Contains(t, warnings[1], "entry 2 (/etc/foo/c.conf Reload kubelet): unit kubelet.service is not allowed under configMapCeiling prefix /etc/foo/ (allows crio.service)")
@@ -343,7 +343,7 @@ func TestCeilingBoundsEachEntry(t *testing.T) {
 		// Covered by the /etc/foo/ entry instead: Reload crio, never what the ignored entry asked.
 		assert.Equal(t, allowlist.ActionReload, pol.Resolve(p, extra).Action, p)
 	}
-	for _, p := range []string{"/etc/foobar/x", "/etc/hosts", "/var/lib/kubelet/extra.json.d/a"} {
+	for _, p := range []string{"/etc/foobar/x", "/etc/hosts", "/var/lib/myapp/extra.json.d/a"} {
 		assert.False(t, pol.Resolve(p, extra).Allowed, p)
 	}
 	// Resolve checks the ceiling again: unfiltered entries grant nothing beyond it.
@@ -353,10 +353,10 @@ func TestCeilingBoundsEachEntry(t *testing.T) {
 
 // A ceiling over denied prefixes is allowed; the deny list still wins for every path under it.
 func TestDenyListIsASecondLayerUnderTheCeiling(t *testing.T) {
-	pol := mustPolicy(t, "configMapCeiling: [{prefix: /etc/, actions: [None]}, {prefix: /var/lib/kubelet/, actions: [None]}]")
+	pol := mustPolicy(t, "configMapCeiling: [{prefix: /etc/, actions: [None]}, {prefix: /var/lib/, actions: [None]}]")
 	extra, warnings := pol.Extra(mustRules(t, `[
 		{"path": "/etc/", "action": "None"},
-		{"path": "/var/lib/kubelet/", "action": "None"},
+		{"path": "/var/lib/", "action": "None"},
 		{"path": "/etc/cron.d/", "action": "None"},
 		{"path": "/etc/myapp.conf", "action": "Reload", "services": ["crio"]}]`))
 	assert.Len(t, extra, 2)
@@ -510,4 +510,16 @@ func TestCeilingErrors(t *testing.T) {
 	extra, warnings := p.Extra(mustRules(t, `[{"path": "/etc/node-exporter/web.yaml", "action": "Restart", "services": ["node-exporter"]}]`))
 	assert.Empty(t, warnings)
 	assert.Equal(t, []string{"node-exporter.service"}, p.Resolve("/etc/node-exporter/web.yaml", extra).Services)
+}
+
+func TestLoopbackURL(t *testing.T) {
+	for _, u := range []string{"http://localhost/", "http://127.0.0.1:8080/healthz", "https://[::1]:6443/readyz",
+		"http://127.1.2.3:1/", "http://localhost:65535/"} {
+		assert.NoError(t, allowlist.LoopbackURL(u), u)
+	}
+	for _, u := range []string{"http://[::ffff:127.0.0.1]/", "http://[::ffff:7f00:1]:80/", "http://localhost:99999/",
+		"http://localhost:0/", "http://127.0.0.1:65536/", "http://localhost:/", "http://10.0.0.1/", "file:///etc/passwd",
+		"http://u@localhost/"} {
+		assert.Error(t, allowlist.LoopbackURL(u), u)
+	}
 }

@@ -63,6 +63,17 @@ func TestWideCeilingNeverReachesRootOrTrust(t *testing.T) {
 		// Others that run code.
 		"/etc/tuned/x/tuned.conf", "/etc/kdump.conf", "/etc/logrotate.d/x", "/etc/rsyslog.d/x.conf",
 		"/etc/alternatives/iptables", "/etc/yum.repos.d/x.repo", "/etc/dbus-1/system.d/x.conf", "/etc/polkit-1/rules.d/x",
+		// The adversarial tester's (fix3): tools' rc files, upcalls, VPN, switching, boot, root daemons' state.
+		"/etc/request-key.d/x.conf", "/etc/request-key.conf", "/etc/virc", "/etc/vimrc", "/etc/vim/vimrc.local",
+		"/etc/nanorc", "/etc/gdbinit", "/etc/gdbinit.d/x.gdb", "/etc/gitconfig", "/etc/screenrc", "/etc/tmux.conf",
+		"/etc/ipsec.d/x.conf", "/etc/ipsec.conf", "/etc/strongswan/swanctl/x.conf", "/etc/openvswitch/conf.db",
+		"/etc/keepalived/keepalived.conf", "/etc/grub.d/40_custom", "/etc/system-fips", "/etc/securetty",
+		"/etc/xdg/autostart/x.desktop", "/etc/security/limits.conf", "/etc/selinux/config", "/etc/krb5.conf",
+		"/etc/sssd/sssd.conf", "/etc/audit/rules.d/x.rules", "/etc/default/grub", "/etc/kernel/cmdline",
+		"/etc/dracut.conf.d/x.conf", "/etc/modprobe.d/x.conf", "/etc/environment",
+		"/var/lib/openvswitch/pki/x.pem", "/var/lib/sss/db/x.ldb", "/var/lib/ovn-ic/etc/x.db", "/var/lib/ovnk/x",
+		"/var/lib/ovn/x", "/var/lib/rpm-ostree/x", "/var/lib/machine-config-daemon/x", "/var/lib/kubelet/x",
+		"/var/lib/kubelet/kubelet.conf", "/var/lib/polkit-1/x", "/var/lib/systemd/x",
 	}
 	for _, p := range paths {
 		for _, entry := range []string{p, p[:strings.LastIndex(p, "/")+1]} {

@@ -17,6 +17,7 @@ const (
 	// CRI-O's image credential provider.
 	credProviderDropin = "/etc/systemd/system/kubelet.service.d/40-kubelet-crio-image-credential-provider.conf"
 	kubeAPIServerProxy = "/etc/kubernetes/manifests/kube-apiserver-proxy.yaml"
+	kubeletAuthFile    = "/var/lib/kubelet/config.json" // KubeletAuthFile: the pull secret
 	// UnitIRIRegistry is the internal-release-image registry (IRIRegistryServiceName).
 	UnitIRIRegistry = "iri-registry.service"
 )
@@ -58,7 +59,7 @@ func Default() *Policy {
 			p.Rules = append(p.Rules, below)
 		}
 	}
-	mco("/var/lib/kubelet/config.json", false) // KubeletAuthFile: None
+	mco(kubeletAuthFile, false) // KubeletAuthFile: None
 	mco(containersGPGPK, false, reload(UnitCrio))
 	mco("/etc/containers/policy.json", false, reload(UnitCrio))
 	// ContainerRegistryConfPath: Special. Reload crio, after a drain unless the change is safe as

@@ -67,7 +67,7 @@ const (
 )
 
 // Files under a denied prefix that a refresh may write, by exact path only (the built-in rules).
-var deniedExceptions = []string{containersGPGPK, kubeAPIServerProxy, credProviderDropin}
+var deniedExceptions = []string{containersGPGPK, kubeAPIServerProxy, credProviderDropin, kubeletAuthFile}
 
 // deniedUnder returns the denied prefix that path (a file, or a directory prefix ending in "/") lies
 // under, if any. The exceptions are for the node policy's rules only: with forConfigMap they do not

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
+	"strings"
 )
 
 // Probe is a node policy's HTTP check of a rule: after the rule's actions, GET HTTP must answer
@@ -46,9 +48,19 @@ func LoopbackURL(u string) error {
 		return fmt.Errorf("probe URL %q: no user info", u)
 	}
 	if h := pu.Hostname(); h != "localhost" {
-		if ip := net.ParseIP(h); ip == nil || !ip.IsLoopback() {
+		// IPv4-mapped IPv6 forms (::ffff:127.0.0.1) are refused: one spelling per address keeps
+		// the check simple to reason about.
+		ip := net.ParseIP(h)
+		if ip == nil || !ip.IsLoopback() || (strings.Contains(h, ":") && ip.To4() != nil) {
 			return fmt.Errorf("probe URL %q: host must be a loopback address (127.0.0.0/8, ::1 or localhost)", u)
 		}
+	}
+	if port := pu.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("probe URL %q: port %q is not in 1-65535", u, port)
+		}
+	} else if strings.HasSuffix(pu.Host, ":") {
+		return fmt.Errorf("probe URL %q: empty port", u)
 	}
 	return nil
 }

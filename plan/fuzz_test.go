@@ -12,10 +12,10 @@ import (
 )
 
 // The fuzzed node policy: the built-in rules plus a ConfigMap ceiling wide enough that the deny list
-// has to do its work (all of /etc/ and /var/lib/kubelet/ with None; /etc/foo/ also Reload crio).
+// has to do its work (all of /etc/ and /var/lib/ with None; /etc/foo/ also Reload crio).
 const fuzzPolicy = `configMapCeiling:
   - {prefix: /etc/, actions: [None]}
-  - {prefix: /var/lib/kubelet/, actions: [None]}
+  - {prefix: /var/lib/, actions: [None]}
   - {prefix: /etc/foo/, actions: [None, Reload], units: [crio]}
 nodeDisruptionPolicy:
   units:
@@ -43,7 +43,7 @@ var (
 	// The kubelet dropin of the MCO's defaults, written as a storage file (exactly this path).
 	credProviderDropin = "/etc/systemd/system/kubelet.service.d/40-kubelet-crio-image-credential-provider.conf"
 	// Where the ConfigMap may add paths, and what it may ask there.
-	ceilingPrefixes = []string{"/etc/", "/var/lib/kubelet/"}
+	ceilingPrefixes = []string{"/etc/", "/var/lib/"}
 	reloadPrefix    = "/etc/foo/"
 	// A hard-coded sample of the deny list: never written, whatever the ceiling.
 	deniedSample = []string{

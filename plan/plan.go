@@ -251,9 +251,10 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 		p.Files = append(p.Files, op)
 		p.take(&out, eff, "file "+c.Path)
 	case diff.KindSSHKeys:
-		if len(c.Keys) == 0 && !p.corePassword {
+		if !hasRealKey(c.Keys) && !p.corePassword {
 			// As the machine-config daemon refuses it (verifyUserFields, machine-config-operator
-			// pkg/controller/common/reconcile.go: core must keep a key or a password hash).
+			// pkg/controller/common/reconcile.go: core must keep a key or a password hash). Blank
+			// entries and comments are no key: [""] or ["# none"] leaves core as locked out as [].
 			refuse("SSH authorized keys of core: the desired config removes every key of core and gives core no password hash, " +
 				"so no one could log in as core any more (the machine-config daemon refuses this too)")
 			return nil
@@ -289,6 +290,19 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 	}
 	p.Changes = append(p.Changes, out)
 	return nil
+}
+
+// hasRealKey reports whether keys hold at least one line that sshd could take as a key: not blank
+// and not a comment (an entry may hold several lines).
+func hasRealKey(keys []string) bool {
+	for _, k := range keys {
+		for _, line := range strings.Split(k, "\n") {
+			if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "#") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // corePassword reports whether the payload gives core a non-empty password hash.

@@ -348,3 +348,17 @@ func TestTextOutputIsADryRunWithoutContents(t *testing.T) {
 	assert.Contains(t, b.String(), "refused: FIPS mode change requires a reboot (false -> true)")
 	assert.Contains(t, b.String(), "nothing would be applied")
 }
+
+// Blank entries and comments are no key: a payload leaving core only those is refused as [] is.
+func TestCoreKeepsARealSSHKey(t *testing.T) {
+	for _, keys := range [][]string{{""}, {" "}, {"# nothing"}, {"", "  # c", "\t"}, {"# a\n\n# b"}} {
+		p := build(t, base(), base().SSHKeys(keys...), "")
+		assert.False(t, p.Eligible, "%q", keys)
+		if assert.Equal(t, []diff.Kind{diff.KindSSHKeys}, refusedKinds(p), "%q", keys) {
+			assert.Contains(t, p.Refused[0].Reason, "removes every key of core")
+		}
+	}
+	for _, keys := range [][]string{{"", "ssh-ed25519 CCCC three"}, {"# c\nssh-ed25519 CCCC three"}} {
+		assert.True(t, build(t, base(), base().SSHKeys(keys...), "").Eligible, "%q", keys)
+	}
+}
