@@ -169,10 +169,12 @@ func judgeArgv(argv []string, depth int) string {
 			if strings.Contains(argv[i], "Action=") {
 				return strings.Join(argv, " ")
 			}
-			if why := judgeArgv(argv[i:], depth+1); why != "" {
+			if strings.ContainsAny(argv[i], " \t\n$`") {
+				// A script or a variable is not the program a suffix runs: scripts are judged below.
+			} else if why := judgeArgv(argv[i:], depth+1); why != "" {
 				return why
 			}
-			if strings.ContainsAny(argv[i], " \t") {
+			if strings.ContainsAny(argv[i], " \t\n") {
 				if why := judgeScript(argv[i], depth+1); why != "" {
 					return why
 				}
