@@ -27,8 +27,8 @@ const KindMachineConfig Kind = "machineConfig"
 // every unit with the same contents, enablement, mask and dropins; every passwd user and group with
 // the same fields (core's SSH keys among them). The outer config may carry more: the machine-config
 // server adds files when serving (the kubeconfig, kubelet-ca.crt, node-annotations.json, the cloud
-// CA, /etc/docker/certs.d/*). The embedded Ignition kernelArguments are not compared: the server
-// moves them into the MachineConfig's spec.kernelArguments, which the reboot-class diff reads.
+// CA, /etc/docker/certs.d/*). The embedded Ignition kernelArguments and ignition.config must equal
+// the outer config's too (agreeAll), as must storage (disks, raid, filesystems, luks) and passwd.
 //
 // It returns "" when every embedded MachineConfig agrees, else a reason naming the metadata file and
 // the first disagreeing path, unit or user. A payload that is itself a MachineConfig is its own
@@ -119,7 +119,30 @@ func compareEmbedded(inner, p *Payload, path string) string {
 	if why := agree(&inner.Config, &p.Config); why != "" {
 		return why
 	}
-	return agreeAll(inner, p, path == MachineConfigContentPath)
+	return agreeAll(inner, p, path)
+}
+
+// movedKernelArgs reports Ignition kernelArguments an embedded config may carry that the outer one
+// lacks: the machine-config server, serving a spec older than 3.3.0 (which has none), moves them into
+// the MachineConfig's spec.kernelArguments (the rendered copy keeps them). So only when the outer
+// config has none, the embedded copy only adds arguments (shouldExist; no shouldNotExist), and
+// every one of them is in that MachineConfig's spec.kernelArguments, which diffMachine compares
+// current against desired. Anything else (mitigations=off in the embedded copy only) disagrees.
+func movedKernelArgs(inner, outer *Payload, path string) bool {
+	ok, ik := outer.Config.KernelArguments, inner.Config.KernelArguments
+	if len(ok.ShouldExist) > 0 || len(ok.ShouldNotExist) > 0 || len(ik.ShouldNotExist) > 0 {
+		return false
+	}
+	i := slices.IndexFunc(outer.Machine, func(v MachineView) bool { return v.Source == path })
+	if i < 0 {
+		return false
+	}
+	for _, a := range ik.ShouldExist {
+		if !slices.Contains(outer.Machine[i].KernelArguments, string(a)) {
+			return false
+		}
+	}
+	return true
 }
 
 // serverAdded reports the files the machine-config server adds to the rendered MachineConfig's
@@ -137,10 +160,14 @@ func serverAdded(path string) bool {
 // every field Ignition has is compared (see coverage.go), not only files, units and users: storage,
 // directories, links, ignition.config merge/replace, passwd. The only differences allowed are what
 // the outer config adds (the server adds files when serving; the encapsulated copy carries an empty
-// config) and Ignition kernelArguments the outer config lacks (the server moves them into
-// spec.kernelArguments when it serves an older spec). Anything the embedded copy carries that the
-// outer config does not, or carries differently, is a disagreement.
-func agreeAll(inner, outer *Payload, whole bool) string {
+// config). Anything the embedded copy carries that the outer config does not, or carries
+// differently, is a disagreement: its Ignition kernelArguments too, but for those the server moved
+// into spec.kernelArguments (movedKernelArgs). They were once let through whenever the outer config
+// had none, so a payload could set shouldExist/shouldNotExist in the embedded copy only and have
+// them land in the machine-config daemon's record. diffMachine also compares them per source,
+// current against desired.
+func agreeAll(inner, outer *Payload, path string) string {
+	whole := path == MachineConfigContentPath
 	changes, err := Diff(&Payload{Config: inner.Config}, &Payload{Config: outer.Config})
 	if err != nil {
 		return "cannot compare it: " + err.Error()
@@ -151,8 +178,7 @@ func agreeAll(inner, outer *Payload, whole bool) string {
 			// The content copy is the whole rendered config: the outer one may carry more only
 			// what the server adds when serving.
 		case c.Op == OpAdd && !whole: // the encapsulated copy carries no config at all
-		case c.Kind == KindKernelArguments && len(outer.Config.KernelArguments.ShouldExist) == 0 &&
-			len(outer.Config.KernelArguments.ShouldNotExist) == 0:
+		case c.Kind == KindKernelArguments && movedKernelArgs(inner, outer, path):
 		default:
 			what := c.Detail
 			if what == "" {

@@ -232,12 +232,17 @@ func (d *decoder) decodeIgnition(js []byte, version *string) (*Payload, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		p.Machine = append(p.Machine, mc.view(f.Path))
 		if p.embedded == nil {
 			p.embedded = map[string]embeddedMC{}
 		}
 		// What CheckEmbedded needs of it (the largest file by far), walked once, now.
-		p.embedded[f.Path] = embeddedMC{contents: contentsOf(f), config: reduceEmbedded(mc.Spec.Config, &cfg)}
+		reduced := reduceEmbedded(mc.Spec.Config, &cfg)
+		p.embedded[f.Path] = embeddedMC{contents: contentsOf(f), config: reduced}
+		view := mc.view(f.Path)
+		// The embedded config's own Ignition kernelArguments are reboot-class too: diffMachine
+		// compares them current against desired, per source, as spec.kernelArguments.
+		view.IgnitionKernelArguments = kargStrings(embeddedKernelArgs(mc.Spec.Config, reduced))
+		p.Machine = append(p.Machine, view)
 	}
 	return p, nil
 }

@@ -29,6 +29,9 @@ func diffMachine(cur, des []MachineView) []Change {
 		if !slices.Equal(c.KernelArguments, d.KernelArguments) {
 			add(KindKernelArguments, fmt.Sprintf("kernelArguments %q -> %q", c.KernelArguments, d.KernelArguments))
 		}
+		if !slices.Equal(c.IgnitionKernelArguments, d.IgnitionKernelArguments) {
+			add(KindKernelArguments, fmt.Sprintf("%s spec.config kernelArguments %q -> %q", d.Source, c.IgnitionKernelArguments, d.IgnitionKernelArguments))
+		}
 		if c.FIPS != d.FIPS {
 			add(KindFIPS, fmt.Sprintf("%t -> %t", c.FIPS, d.FIPS))
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/coreos/ignition/v2/config/v3_5/types"
 	k8sjson "sigs.k8s.io/json"
 )
 
@@ -47,6 +48,22 @@ type MachineView struct {
 	FIPS            bool
 	KernelType      string
 	Extensions      []string
+	// IgnitionKernelArguments is an embedded MachineConfig's spec.config kernelArguments, as
+	// "shouldExist: a" and "shouldNotExist: b" (none for the "spec" view: a MachineConfig payload's
+	// spec.config is the config the diff reads).
+	IgnitionKernelArguments []string
+}
+
+// kargStrings words Ignition kernelArguments for MachineView.IgnitionKernelArguments.
+func kargStrings(ka types.KernelArguments) []string {
+	var out []string
+	for _, a := range ka.ShouldExist {
+		out = append(out, "shouldExist: "+string(a))
+	}
+	for _, a := range ka.ShouldNotExist {
+		out = append(out, "shouldNotExist: "+string(a))
+	}
+	return out
 }
 
 // parseMachineConfig reads a MachineConfig, JSON or YAML, checking it for duplicate keys.

@@ -33,6 +33,28 @@ type embeddedConfig struct {
 	cost    int64          //
 	prefix  string         // a placeholder is prefix + the file's index
 	sources map[int]string // the source each placeholder stands for, by file index
+	kargs   []byte         // the config's kernelArguments value as given (nil when absent)
+}
+
+// embeddedKernelArgs reads the Ignition kernelArguments of an embedded MachineConfig's spec.config
+// raw, from the walk's span when it settled the config (e), else from the whole config. A config
+// they cannot be read from is refused by CheckEmbedded's whole decode; here it reads as none.
+func embeddedKernelArgs(raw []byte, e *embeddedConfig) types.KernelArguments {
+	var ka types.KernelArguments
+	switch {
+	case e != nil && e.none:
+	case e != nil:
+		if e.kargs != nil {
+			_ = json.Unmarshal(e.kargs, &ka)
+		}
+	default:
+		var cfg struct {
+			KernelArguments types.KernelArguments `json:"kernelArguments"`
+		}
+		_ = json.Unmarshal(raw, &cfg)
+		ka = cfg.KernelArguments
+	}
+	return ka
 }
 
 // reduceEmbedded walks an embedded MachineConfig's spec.config (already checked as JSON) against the
@@ -97,6 +119,14 @@ func reduceEmbedded(raw []byte, outer *types.Config) *embeddedConfig {
 		return nil
 	}
 	err = w.object(func(key []byte) error {
+		if keyFolds(key, "kernelArguments") {
+			// Kept for the reboot-class diff (embeddedKernelArgs): the last member wins, as in
+			// encoding/json.
+			start := w.pos
+			err := w.value()
+			e.kargs = raw[start:w.pos:w.pos]
+			return err
+		}
 		if !keyFolds(key, "storage") || w.peek() != '{' {
 			return w.value()
 		}
