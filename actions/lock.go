@@ -41,6 +41,7 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 // Lock is a held node lock.
 type Lock struct {
 	f         *os.File
+	dir       *os.File // the state dir, flocked too: see lockDir
 	exclusive bool
 }
 
@@ -98,7 +99,7 @@ func lockOnce(ctx context.Context, p string, how int, start, deadline time.Time)
 	}()
 	// The watch is set before the first attempt (a release in between is seen), and the file stays
 	// open while waiting: a waiter's own close would wake the other waiters.
-	w, werr := watchClose(p)
+	w, werr := watchClose(p, filepath.Dir(p))
 	defer w.Close()
 	for {
 		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
@@ -108,7 +109,14 @@ func lockOnce(ctx context.Context, p string, how int, start, deadline time.Time)
 			} else if !same {
 				return nil, true, nil
 			}
-			l := &Lock{f: f, exclusive: exclusive}
+			// The file's lock alone is defeated by removing or replacing the file while it is held
+			// (a second process then locks a new inode beside the holder's): the state dir itself is
+			// locked too, and it cannot be swapped under the holder as easily.
+			d, retry, err := lockDir(ctx, filepath.Dir(p), f, w, how, start, deadline)
+			if d == nil {
+				return nil, retry, err
+			}
+			l := &Lock{f: f, dir: d, exclusive: exclusive}
 			if exclusive {
 				l.writeHolder()
 			}
@@ -240,6 +248,12 @@ func (l *Lock) Unlock() error {
 	}
 	err := l.f.Close() // closing the descriptor releases the flock
 	l.f = nil
+	if l.dir != nil {
+		if derr := l.dir.Close(); err == nil {
+			err = derr
+		}
+		l.dir = nil
+	}
 	return err
 }
 
@@ -247,12 +261,18 @@ func (l *Lock) Unlock() error {
 // or replaced: inotify, read through the runtime's poller, so a wait costs nothing until then.
 type closeWatch struct{ f *os.File }
 
-func watchClose(p string) (*closeWatch, error) {
+func watchClose(p, dir string) (*closeWatch, error) {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := unix.InotifyAddWatch(fd, p, unix.IN_CLOSE_WRITE|unix.IN_CLOSE_NOWRITE|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_ATTRIB|unix.IN_DONT_FOLLOW); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	// The state dir's lock is released by closing the dir (IN_CLOSE_NOWRITE on the dir itself); its
+	// children's events wake the waiter too, which then only tries again.
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_CLOSE_NOWRITE|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_DONT_FOLLOW|unix.IN_ONLYDIR); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
@@ -275,4 +295,65 @@ func (w *closeWatch) Close() {
 	if w != nil {
 		w.f.Close()
 	}
+}
+
+// lockDir flocks the state dir (how as for the lock file, f already locked): a second process that
+// locked a new lock file (the holder's removed or replaced) still waits here, up to the same
+// deadline, and gives up naming the holder as /proc/locks shows it. retry says the lock file was
+// replaced while waiting.
+func lockDir(ctx context.Context, dir string, f *os.File, w *closeWatch, how int, start, deadline time.Time) (d *os.File, retry bool, err error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("node lock %s: %w", dir, err)
+	}
+	d = os.NewFile(uintptr(fd), dir)
+	for {
+		err := unix.Flock(fd, how|unix.LOCK_NB)
+		if err == nil {
+			return d, false, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			d.Close()
+			return nil, false, fmt.Errorf("node lock %s: %w", dir, err)
+		}
+		p := f.Name()
+		if w == nil || !time.Now().Before(deadline) {
+			h := dirHolder(d, f)
+			d.Close()
+			return nil, false, &LockedError{Path: p, Holder: h, Waited: time.Since(start)}
+		}
+		if err := w.wait(ctx, deadline); err != nil && ctx.Err() != nil {
+			h := dirHolder(d, f)
+			d.Close()
+			return nil, false, fmt.Errorf("node lock %s: held by %s: %w", p, h, ctx.Err())
+		}
+	}
+}
+
+// dirHolder names the holder of the state dir's lock: the lock file's line when it has one (a
+// replaced file may carry the holder's), else the pid /proc/locks gives for the dir's inode.
+func dirHolder(d, f *os.File) string {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(d.Fd()), &st); err == nil {
+		if data, err := os.ReadFile("/proc/locks"); err == nil {
+			want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+			for _, line := range strings.Split(string(data), "\n") {
+				fs := strings.Fields(line)
+				if len(fs) < 6 || fs[1] == "->" || fs[1] != "FLOCK" || !strings.EqualFold(fs[5], want) {
+					continue
+				}
+				pid := fs[4]
+				cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+				c := strings.Join(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " ")), " ")
+				if len(c) > 120 {
+					c = c[:120]
+				}
+				if c == "" {
+					c = "command unknown"
+				}
+				return fmt.Sprintf("pid %s (%s; the lock file was removed or replaced while it held the lock)", pid, c)
+			}
+		}
+	}
+	return readHolder(f)
 }

@@ -152,7 +152,14 @@ func TestLockFileReplacedWhileWaiting(t *testing.T) {
 		got <- l2
 	}()
 	require.NoError(t, os.Remove(filepath.Join(dir, LockFile)))
+	select {
+	case <-got:
+		t.Fatal("the waiter got the lock beside its holder (the lock file was removed while held)")
+	case <-time.After(200 * time.Millisecond):
+	}
+	require.NoError(t, l.Unlock())
 	l2 := <-got
+	require.NotNil(t, l2)
 	fi, err := l2.f.Stat()
 	require.NoError(t, err)
 	pi, err := os.Lstat(filepath.Join(dir, LockFile))
@@ -161,7 +168,6 @@ func TestLockFileReplacedWhileWaiting(t *testing.T) {
 	_, err = LockState(context.Background(), dir, 0)
 	require.ErrorIs(t, err, ErrLocked)
 	require.NoError(t, l2.Unlock())
-	require.NoError(t, l.Unlock())
 }
 
 func TestLockSharedCreatesNothing(t *testing.T) {
@@ -185,4 +191,35 @@ func TestLockSharedCreatesNothing(t *testing.T) {
 	assert.True(t, strings.Contains(err.Error(), "reader"), err.Error())
 	require.NoError(t, r1.Unlock())
 	require.NoError(t, r2.Unlock())
+}
+
+func TestLockFileRemovedOrReplacedWhileHeld(t *testing.T) {
+	for _, how := range []string{"deleted", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			l, err := LockState(context.Background(), dir, 0)
+			require.NoError(t, err)
+			p := filepath.Join(dir, LockFile)
+			require.NoError(t, os.Remove(p))
+			if how == "replaced" {
+				require.NoError(t, os.WriteFile(p, nil, 0o600))
+			}
+			_, err = LockState(context.Background(), dir, 50*time.Millisecond)
+			require.ErrorIs(t, err, ErrLocked, "a second locker must not get a lock beside the holder's")
+			assert.Contains(t, err.Error(), fmt.Sprintf("pid %d", os.Getpid()), "the holder is named")
+			_, err = LockStateShared(context.Background(), dir, 0)
+			require.ErrorIs(t, err, ErrLocked, "no reader beside the holder")
+
+			got := make(chan error, 1)
+			go func() {
+				l2, err := LockState(context.Background(), dir, time.Minute)
+				if err == nil {
+					err = l2.Unlock()
+				}
+				got <- err
+			}()
+			require.NoError(t, l.Unlock())
+			require.NoError(t, <-got, "the waiter gets the lock once the holder releases it")
+		})
+	}
 }
