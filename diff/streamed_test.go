@@ -61,10 +61,12 @@ func TestStreamedEmbeddedAsWhole(t *testing.T) {
 		"same contents, other encoding": func(c *fixture.Config) {
 			c.Storage.Files[0].Contents.Source = ptr("data:,mirrors")
 		},
-		"mode":     func(c *fixture.Config) { c.Storage.Files[0].Mode = ptr(0o755) },
-		"owner":    func(c *fixture.Config) { c.Owner("/var/lib/kubelet/config.json", "core", "root") },
-		"append":   func(c *fixture.Config) { c.Storage.Files[0].Append = []types.Resource{{Source: ptr("data:,more")}} },
-		"hash":     func(c *fixture.Config) { c.Storage.Files[0].Contents.Verification.Hash = ptr("sha256-" + fmt.Sprintf("%064d", 0)) },
+		"mode":   func(c *fixture.Config) { c.Storage.Files[0].Mode = ptr(0o755) },
+		"owner":  func(c *fixture.Config) { c.Owner("/var/lib/kubelet/config.json", "core", "root") },
+		"append": func(c *fixture.Config) { c.Storage.Files[0].Append = []types.Resource{{Source: ptr("data:,more")}} },
+		"hash": func(c *fixture.Config) {
+			c.Storage.Files[0].Contents.Verification.Hash = ptr("sha256-" + fmt.Sprintf("%064d", 0))
+		},
 		"smuggled": func(c *fixture.Config) { c.File("/etc/evil", []byte("x"), 0o644) },
 		"moved": func(c *fixture.Config) {
 			c.Storage.Files[0].Path, c.Storage.Files[1].Path = c.Storage.Files[1].Path, c.Storage.Files[0].Path
@@ -83,20 +85,20 @@ func TestStreamedEmbeddedAsWhole(t *testing.T) {
 	// Byte-level edits of the embedded MachineConfig: keys the walk must match as encoding/json
 	// does, escapes, duplicate and case-variant keys, a source given twice.
 	edits := map[string][2]string{
-		"escaped source":      {`"source":"data:`, `"source":"\u0064ata:`},
-		"escaped slash":       {`base64,`, `base64\/`},
-		"case-variant source": {`"source":`, `"SOURCE":`},
-		"folded source":       {`"source":`, "\"\u017fource\":"},
-		"case-variant path":   {`"path":"/etc/containers/registries.conf"`, `"Path":"/etc/containers/registries.conf"`},
-		"folded storage":      {`"storage":`, "\"\u017ftorage\":"},
-		"second source":       {`"source":`, `"source":"data:,evil","Source":`},
-		"second contents":     {`"contents":{`, `"contents":{"source":"data:,evil"},"contents":{`},
+		"escaped source":       {`"source":"data:`, `"source":"\u0064ata:`},
+		"escaped slash":        {`base64,`, `base64\/`},
+		"case-variant source":  {`"source":`, `"SOURCE":`},
+		"folded source":        {`"source":`, "\"\u017fource\":"},
+		"case-variant path":    {`"path":"/etc/containers/registries.conf"`, `"Path":"/etc/containers/registries.conf"`},
+		"folded storage":       {`"storage":`, "\"\u017ftorage\":"},
+		"second source":        {`"source":`, `"source":"data:,evil","Source":`},
+		"second contents":      {`"contents":{`, `"contents":{"source":"data:,evil"},"contents":{`},
 		"contents before path": {`"path":"/etc/containers/registries.conf",`, ``},
-		"invalid JSON":        {`"mode":`, `"mode":+`},
-		"control character":   {`"path":"/etc/containers/registries.conf"`, "\"path\":\"/etc/containers/registries.conf\x01\""},
-		"invalid UTF-8":       {`base64,`, "base64,\xff"},
-		"config a string":     {`"config":{`, `"config":"x","x":{`},
-		"config null":         {`"config":{`, `"config":null,"x":{`},
+		"invalid JSON":         {`"mode":`, `"mode":+`},
+		"control character":    {`"path":"/etc/containers/registries.conf"`, "\"path\":\"/etc/containers/registries.conf\x01\""},
+		"invalid UTF-8":        {`base64,`, "base64,\xff"},
+		"config a string":      {`"config":{`, `"config":"x","x":{`},
+		"config null":          {`"config":{`, `"config":null,"x":{`},
 	}
 	for name, e := range edits {
 		t.Run(name, func(t *testing.T) {
