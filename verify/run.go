@@ -44,7 +44,7 @@ func Run(ctx context.Context, checks []Check, window time.Duration, env Env) err
 		interval = time.Second
 	}
 	if env.HTTP == nil {
-		env.HTTP = &http.Client{Timeout: 2 * time.Second}
+		env.HTTP = probeClient()
 	}
 	end := time.NewTimer(window)
 	defer end.Stop()
@@ -117,6 +117,17 @@ func ask(ctx context.Context, env Env, c Check, interval time.Duration) error {
 	return fmt.Errorf("unknown check kind %q", c.Kind)
 }
 
+// probeClient is the checks' HTTP client: a short timeout, and a redirect followed only to another
+// loopback URL (a probe never leaves the node, not even through a redirect).
+func probeClient() *http.Client {
+	return &http.Client{Timeout: 2 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return errors.New("too many redirects")
+		}
+		return allowlist.LoopbackURL(req.URL.String())
+	}}
+}
+
 func askHTTP(ctx context.Context, client *http.Client, c Check) error {
 	if err := allowlist.LoopbackURL(c.Target); err != nil {
 		return err // never asked: a probe leaves the node only by a bug
@@ -149,7 +160,7 @@ const NodeKey = "node Ready"
 // notes. The Node's readiness is kept when it is Ready now.
 func Baseline(ctx context.Context, checks []Check, env Env) (kept []Check, keys []string, notes []string) {
 	if env.HTTP == nil {
-		env.HTTP = &http.Client{Timeout: 2 * time.Second}
+		env.HTTP = probeClient()
 	}
 	for _, c := range checks {
 		if err := ask(ctx, env, c, time.Second); err != nil {

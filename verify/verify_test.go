@@ -142,6 +142,15 @@ func TestNonLoopbackIsNeverAsked(t *testing.T) {
 	require.ErrorContains(t, err, "host must be a loopback address")
 }
 
+func TestARedirectNeverLeavesTheNode(t *testing.T) {
+	s := httptest.NewServer(http.RedirectHandler("http://10.0.0.1/healthz", http.StatusFound))
+	t.Cleanup(s.Close)
+	checks := []verify.Check{{Name: "redirect", Kind: verify.KindHTTP, Target: s.URL, Expect: 200}}
+	_, _, notes := verify.Baseline(context.Background(), checks, verify.Env{})
+	require.Len(t, notes, 1)
+	require.Contains(t, notes[0], "host must be a loopback address")
+}
+
 func TestForDerivesChecksFromTheActions(t *testing.T) {
 	acts := []plan.UnitAction{
 		{Unit: "systemd", Action: allowlist.ActionDaemonReload},
