@@ -81,7 +81,9 @@ func unitProps(m map[string]any) allowlist.UnitProps {
 		ID: str("Id"), Names: list("Names"),
 		Requires: list("Requires"), Requisite: list("Requisite"), Wants: list("Wants"), BindsTo: list("BindsTo"),
 		Upholds: list("Upholds"), OnSuccess: list("OnSuccess"), OnFailure: list("OnFailure"),
-		Conflicts: list("Conflicts"), After: list("After"), DefaultDependencies: dd,
+		Conflicts: list("Conflicts"), After: list("After"), Before: list("Before"), DefaultDependencies: dd,
+		PulledInBy:       append(append(list("WantedBy"), list("RequiredBy")...), list("UpheldBy")...),
+		PropagatesStopTo: list("PropagatesStopTo"), StopPropagatedFrom: list("StopPropagatedFrom"), PartOf: list("PartOf"),
 		SuccessAction: str("SuccessAction"), FailureAction: str("FailureAction"),
 		JobTimeoutAction: str("JobTimeoutAction"), StartLimitAction: str("StartLimitAction"),
 	}

@@ -37,7 +37,12 @@ var stopsTheSystem = []string{
 	"systemd-hybrid-sleep.service", "systemd-suspend-then-hibernate.service", "systemd-shutdown.service",
 	"reboot.service", "poweroff.service", "halt.service", "kexec.service", "emergency.service", "rescue.service",
 	"initrd-switch-root.service", "initrd-cleanup.service", "initrd-parse-etc.service", "systemd-update-done.service",
-	"systemd-fsck-root.service", "systemd-remount-fs.service", "systemd-quotacheck.service",
+	"systemd-fsck-root.service", "systemd-remount-fs.service", "systemd-quotacheck.service", "sigpwr.target",
+	// The units systemd, dracut, plymouth and iscsi-initiator-utils ship to run as the system stops
+	// (WantedBy= a power target, or their stop logs out the node's disks).
+	"plymouth-poweroff.service", "plymouth-halt.service", "plymouth-switch-root.service",
+	"dracut-shutdown.service", "dracut-shutdown-onfailure.service", "iscsi-shutdown.service",
+	"blk-availability.service", // its stop runs blkdeactivate: unmounts and deactivates every disk
 	// The OS updater and the machine-config daemon: the agent never drives them.
 	"rpm-ostreed.service", "rpm-ostree-fix-shadow-mode.service", "rpm-ostree-countme.service",
 	"zincati.service", "bootupd.service", "bootupd.socket",
@@ -52,6 +57,8 @@ var neverActedOn = []string{
 	"systemd-udevd.service", "systemd-machined.service", "systemd-hostnamed.service",
 	"dbus.socket", "systemd-journald.socket", "systemd-udevd-control.socket", "systemd-udevd-kernel.socket",
 	"init.scope", "-.slice", "system.slice", "user.slice", "-.mount",
+	// A root shell on tty9 without a password.
+	"debug-shell.service",
 }
 
 // stopsTheSystemPrefixes extend the list by family: every runlevel alias, every sleep, ostree,
@@ -137,10 +144,15 @@ func canonUnit(name string) string {
 	return strings.ToLower(b.String())
 }
 
-// unitTypes are systemd's unit suffixes: a denied name is denied whatever its type (the .socket,
-// .path or .timer of a power service starts it).
+// unitTypes are systemd's unit suffixes.
 var unitTypes = []string{".service", ".socket", ".target", ".path", ".timer", ".device", ".mount",
 	".automount", ".swap", ".slice", ".scope"}
+
+// activators are the unit types whose job starts the service of the same stem (systemd.socket(5),
+// systemd.path(5), systemd.timer(5): Unit= defaults to it): the .socket, .path or .timer of a power
+// service starts it, so it is denied with it. Other types share a stem with no service: init.scope is
+// the manager itself, user.slice a cgroup, and neither says anything of init.service or user.service.
+var activators = []string{".socket", ".path", ".timer"}
 
 // unitStem is the name without its type suffix (systemd-reboot.socket → systemd-reboot).
 func unitStem(n string) string {
@@ -152,18 +164,48 @@ func unitStem(n string) string {
 	return n
 }
 
-// denied says whether the canonical name, or a unit of any type with the same stem, is in list.
+// systemdAliases are the names systemd and RHCOS install as symlinks to another unit (the SysV
+// runlevel targets, ctrl-alt-del.target, the D-Bus activation names of the manager's own daemons):
+// a name is judged as the unit it is.
+var systemdAliases = map[string]string{
+	"runlevel0.target": "poweroff.target", "runlevel1.target": "rescue.target", "runlevel2.target": "multi-user.target",
+	"runlevel3.target": "multi-user.target", "runlevel4.target": "multi-user.target", "runlevel5.target": "graphical.target",
+	"runlevel6.target": "reboot.target", "ctrl-alt-del.target": "reboot.target",
+	"dbus-org.freedesktop.login1.service":    "systemd-logind.service",
+	"dbus-org.freedesktop.hostname1.service": "systemd-hostnamed.service",
+	"dbus-org.freedesktop.machine1.service":  "systemd-machined.service",
+}
+
+// identityOf is the canonical name of the unit a (canonical) name is: an alias is the unit it links to.
+func identityOf(n string) string {
+	if real, ok := systemdAliases[n]; ok {
+		return real
+	}
+	return n
+}
+
+// denied says whether the canonical name is in list, as itself, as the alias of a unit in list, as
+// the .socket, .path or .timer that starts a service in list, or as a service named after a target
+// in list (reboot.service, ctrl-alt-del.service: systemd.special(7)'s names are the power units').
 func denied(list []string, n string) bool {
-	stem := unitStem(n)
-	for _, d := range list {
-		if d == n || unitStem(d) == stem && stem != "-" {
+	n = identityOf(n)
+	if slices.Contains(list, n) {
+		return true
+	}
+	if stem, ok := strings.CutSuffix(n, ".service"); ok && denied(list, stem+".target") {
+		return true
+	}
+	for _, a := range activators {
+		if stem, ok := strings.CutSuffix(n, a); ok && slices.Contains(list, stem+".service") {
 			return true
 		}
 	}
 	return false
 }
 
-// rebootPatterns deny by name the units whose job is to reboot the node or update its OS.
+// rebootPatterns deny by name the families of units whose job is to reboot the node or update its
+// OS, whatever the suffix: systemd's, greenboot's (greenboot-*, redboot-auto-reboot), kexec's,
+// rpm-ostree's.
 var rebootPatterns = []struct {
 	desc  string
 	match func(stem string) bool
@@ -173,9 +215,7 @@ var rebootPatterns = []struct {
 	{"kexec*", func(s string) bool { return strings.HasPrefix(s, "kexec") || strings.Contains(s, "-kexec") }},
 	{"*sysupdate*", func(s string) bool { return strings.Contains(s, "sysupdate") }},
 	{"rpm-ostree*", func(s string) bool { return strings.HasPrefix(s, "rpm-ostree") }},
-	{"*-poweroff*, *-shutdown*", func(s string) bool {
-		return strings.Contains(s, "-poweroff") || strings.Contains(s, "-shutdown") || strings.HasPrefix(s, "poweroff")
-	}},
+	{"poweroff*, halt*", func(s string) bool { return strings.HasPrefix(s, "poweroff") || strings.HasPrefix(s, "halt") }},
 }
 
 // template splits an instance (getty@tty1.service) into its template (getty@.service) and instance.
@@ -209,8 +249,11 @@ type UnitProps struct {
 	ID    string
 	Names []string // every name the unit answers to: its aliases
 	// Dependencies a start pulls in, and what it stops or is ordered after.
-	Requires, Requisite, Wants, BindsTo, Upholds, OnSuccess, OnFailure, Conflicts, After []string
-	DefaultDependencies                                                                  bool
+	Requires, Requisite, Wants, BindsTo, Upholds, OnSuccess, OnFailure, Conflicts, After, Before []string
+	DefaultDependencies                                                                          bool
+	// PulledInBy are the units whose start pulls this one in (over D-Bus its WantedBy, RequiredBy
+	// and UpheldBy: every Wants=/Requires=/Upholds= of it, [Install] links included).
+	PulledInBy []string
 	// What systemd does when a job of the unit ends ("none" or empty for nothing).
 	SuccessAction, FailureAction, JobTimeoutAction, StartLimitAction string
 	// What enabling the unit links and what its stop reaches (read from the unit file).
@@ -284,6 +327,21 @@ func JudgeUnit(p UnitProps) error {
 	for _, u := range p.After {
 		if slices.Contains(shutdownOrdered, u) {
 			return fmt.Errorf("After=%s: the unit runs as the system stops", u)
+		}
+	}
+	// A unit stopped when the system stops (Conflicts=shutdown.target, which DefaultDependencies=yes
+	// adds) is ordered Before=shutdown.target to stop in time; one that is not, ordered before a unit
+	// of the system's stop, is a job of that stop (plymouth-poweroff.service: Before=
+	// systemd-poweroff.service).
+	stopped := p.DefaultDependencies || slices.Contains(p.Conflicts, "shutdown.target")
+	for _, u := range p.Before {
+		if !stopped && stopsSystem(u) != nil {
+			return fmt.Errorf("Before=%s without Conflicts=shutdown.target: the unit runs as the system stops", u)
+		}
+	}
+	for _, u := range p.PulledInBy {
+		if err := stopsSystem(u); err != nil {
+			return fmt.Errorf("pulled in by %s: the unit is a job of a unit that stops the system (%v)", u, err)
 		}
 	}
 	for _, u := range p.Conflicts {

@@ -80,3 +80,33 @@ func TestPlanNeverActsOnAnUnsafeUnit(t *testing.T) {
 		assert.Empty(t, p.Actions, u)
 	}
 }
+
+// A unit file is judged by what it makes the unit, both ways: a unit ordered into the system's stop
+// (not stopped by it) is a job of the stop and refused; the early-boot shape RHCOS's own units have
+// (DefaultDependencies=no, Conflicts= and Before=shutdown.target) passes.
+func TestPlanJudgesShutdownOrderingBothWays(t *testing.T) {
+	base := "[Unit]\nDescription=my app\n[Service]\nExecStart=/usr/bin/myapp\n"
+	cur := withUnits(unit("myapp.service", str(base)))
+	for name, contents := range map[string]string{
+		"before the poweroff service": "[Unit]\nDefaultDependencies=no\nBefore=systemd-poweroff.service\n[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=poweroff.target\n",
+		"before shutdown, not stopped": "[Unit]\nDefaultDependencies=no\nBefore=shutdown.target\n[Service]\nExecStart=/bin/true\n",
+		"before final, in a dropin":    "[Unit]\nDefaultDependencies=no\n[Service]\nExecStart=/bin/true\n",
+	} {
+		des := withUnits(unit("myapp.service", str(contents)))
+		if name == "before final, in a dropin" {
+			des = withUnits(unit("myapp.service", str(contents), types.Dropin{Name: "90-late.conf", Contents: str("[Unit]\nBefore=final.target\n")}))
+		}
+		p := ndpBuild(t, ndpPolicy, cur, des)
+		assert.False(t, p.Eligible, name)
+		if assert.NotEmpty(t, p.Refused, name) {
+			assert.Contains(t, p.Refused[0].Reason, "Before=", name)
+		}
+	}
+	for name, contents := range map[string]string{
+		"early boot, stopped at shutdown": "[Unit]\nDefaultDependencies=no\nConflicts=shutdown.target\nBefore=sysinit.target shutdown.target\n[Service]\nExecStart=/sbin/auditd\n",
+		"default dependencies":            "[Unit]\nBefore=shutdown.target kubelet.service\n[Service]\nExecStart=/usr/bin/myapp --shutdown-grace=30s\n[Install]\nWantedBy=multi-user.target\n",
+	} {
+		p := ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(contents))))
+		assert.True(t, p.Eligible, "%s: %+v", name, p.Refused)
+	}
+}

@@ -19,7 +19,7 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 	p := allowlist.UnitProps{ID: name, Names: []string{name}, DefaultDependencies: true}
 	lists := map[string]*[]string{"Requires": &p.Requires, "Requisite": &p.Requisite, "Wants": &p.Wants,
 		"BindsTo": &p.BindsTo, "Upholds": &p.Upholds, "OnSuccess": &p.OnSuccess, "OnFailure": &p.OnFailure,
-		"Conflicts": &p.Conflicts, "After": &p.After, "PropagatesStopTo": &p.PropagatesStopTo,
+		"Conflicts": &p.Conflicts, "After": &p.After, "Before": &p.Before, "PropagatesStopTo": &p.PropagatesStopTo,
 		"StopPropagatedFrom": &p.StopPropagatedFrom, "PartOf": &p.PartOf}
 	install := map[string]*[]string{"Alias": &p.Alias, "WantedBy": &p.WantedBy, "RequiredBy": &p.RequiredBy,
 		"UpheldBy": &p.UpheldBy}
