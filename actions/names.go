@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
-	"strings"
+
+	"github.com/openshift/refresh-agent/plan"
 )
 
 // Files the transaction keeps beside a target, in the target's own directory (so on its
@@ -21,7 +21,7 @@ const (
 	sideTemp    = "tmp"
 	sideBackup  = "backup"
 	sideRestore = "restore"
-	sidePrefix  = ".refresh-agent-"
+	sidePrefix  = plan.SidePrefix
 )
 
 var sideKinds = []string{sideTemp, sideBackup, sideRestore}
@@ -46,28 +46,16 @@ func sideNameOf(version int, p, kind string) string {
 
 func (t *Txn) restoreName(p string) string { return sideNameOf(t.j.Version, p, sideRestore) }
 
-// ErrReserved marks a managed path named like the agent's own side files.
-var ErrReserved = errors.New("the name is reserved for the agent's temp and backup files")
+// ErrReserved marks a managed path named like the agent's own side files; ErrName a managed path
+// the transaction cannot handle on this node (plan.CheckName, which the plan applies too), or side
+// files it would share with another target.
+var (
+	ErrReserved = plan.ErrReserved
+	ErrName     = plan.ErrName
+)
 
-var sideRE = regexp.MustCompile(`^\.refresh-agent-[0-9a-f]{24}-(tmp|backup|restore)$`)
-
-// reservedName reports whether p could be a side file of some other target (of this version or of
-// a version 2 journal still to recover).
-func reservedName(p string) bool {
-	if sideRE.MatchString(path.Base(p)) {
-		return true
-	}
-	for _, k := range sideKinds {
-		if strings.HasSuffix(p, ".refresh-agent-"+k) {
-			return true
-		}
-	}
-	return false
-}
-
-// ErrName marks a managed path the transaction cannot handle on this node: a name longer than a
-// filesystem holds, or side files it would share with another target.
-var ErrName = errors.New("a name the transaction cannot handle")
+// reservedName reports whether p could be a side file of some other target.
+func reservedName(p string) bool { return plan.ReservedName(p) }
 
 // ErrSideTaken marks a side file name already taken by something that is not a regular file (a
 // directory, a symlink): the transaction would fail on it, so the plan refuses it first.
@@ -79,12 +67,6 @@ var ErrSideTaken = errors.New("the agent's side file name is taken")
 func IsRefusal(err error) bool {
 	return errors.Is(err, ErrSymlink) || errors.Is(err, ErrReserved) || errors.Is(err, ErrName) || errors.Is(err, ErrSideTaken)
 }
-
-// Linux's limits: a name of at most 255 bytes, a path of at most 4095.
-const (
-	nameMax = 255
-	pathMax = 4095
-)
 
 // opChecker makes the node checks Check and Prepare share, op by op.
 type opChecker struct {
@@ -102,13 +84,8 @@ func newOpChecker(root *Root) *opChecker {
 // file name with another op's, or whose side file names are taken by something the transaction
 // would fail on; it returns the parent directories that are missing, outermost first.
 func (c *opChecker) check(op Op) ([]string, error) {
-	if len(op.Path) > pathMax {
-		return nil, fmt.Errorf("%s: %w: the path is %d bytes long (at most %d)", op.Path[:64]+"...", ErrName, len(op.Path), pathMax)
-	}
-	for _, part := range strings.Split(op.Path, "/") {
-		if len(part) > nameMax {
-			return nil, fmt.Errorf("%s: %w: a name is %d bytes long (at most %d)", op.Path, ErrName, len(part), nameMax)
-		}
+	if err := plan.CheckName(op.Path); err != nil {
+		return nil, err // the plan refused it first; a caller building ops by hand meets it here
 	}
 	missing, err := c.root.checkPath(op.Path)
 	if err != nil {
@@ -116,11 +93,6 @@ func (c *opChecker) check(op Op) ([]string, error) {
 	}
 	if c.seen[op.Path] {
 		return nil, fmt.Errorf("%s: more than one operation on the path", op.Path)
-	}
-	if reservedName(op.Path) {
-		// A managed file named like another's backup could overwrite it and a rollback would
-		// restore the wrong bytes.
-		return nil, fmt.Errorf("%s: %w", op.Path, ErrReserved)
 	}
 	c.seen[op.Path] = true
 	for _, k := range sideKinds {

@@ -1,6 +1,7 @@
 package actions_test
 
 import (
+	"path"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/plan"
 )
 
 // A name no filesystem holds is refused by the check the dry run makes, as a refusal (ErrName).
@@ -19,4 +21,18 @@ func TestNameTooLongRefused(t *testing.T) {
 		assert.True(t, actions.IsRefusal(err))
 	}
 	require.NoError(t, actions.Check(r, []actions.Op{{Path: "/etc/containers/" + strings.Repeat("a", 255), Data: []byte("x"), Mode: 0o644}}))
+}
+
+// The side files' names are of one fixed length, which plan.CheckName counts on: whatever the
+// target's name, they fit beside it.
+func TestSideNamesHaveTheLengthThePlanCounts(t *testing.T) {
+	for _, p := range []string{"/etc/a", "/etc/containers/" + strings.Repeat("a", 255), "/" + strings.Repeat("é", 127)} {
+		tmp, backup, restore := actions.SideFiles(p)
+		for _, s := range []string{tmp, backup, restore} {
+			assert.LessOrEqual(t, len(path.Base(s)), plan.SideNameLen, s)
+			assert.Equal(t, path.Dir(p), path.Dir(s))
+			assert.True(t, plan.ReservedName(s), "a side file's name is reserved: %s", s)
+		}
+		assert.Len(t, path.Base(restore), plan.SideNameLen)
+	}
 }

@@ -404,6 +404,9 @@ func checkFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (F
 	if c.DirtyPath || !path.IsAbs(c.Path) || path.Clean(c.Path) != c.Path {
 		return FileOp{}, fmt.Sprintf("file %s: path is not absolute and clean", c.Path), nil
 	}
+	if err := CheckName(c.Path); err != nil {
+		return FileOp{}, "file " + err.Error(), nil
+	}
 	d := pol.Resolve(c.Path, extra)
 	if !d.Allowed {
 		return FileOp{}, fmt.Sprintf("file %s: %s", c.Path, d.Reason), nil
