@@ -110,18 +110,51 @@ func readJournal(stateDir string) (*journal, error) {
 	return &j, nil
 }
 
-// check refuses a journal whose entries are not what Prepare writes: recovery renames, links and
-// removes what the entries name, so an entry naming /etc/passwd as a backup or a temp file would
-// have recovery delete or overwrite it. Every name must be the managed path's own side file.
+// The journal's validity rules, all in one place. Recovery renames, links and removes what a
+// journal names, so it acts on one only when every rule holds; any other is refused whole, touching
+// nothing (readJournal: "not one this agent wrote"; Recover: ErrHostile). The form (check):
+//
+//  1. the version is one this agent reads (1 to journalVersion), the phase one it knows;
+//  2. every entry's path is absolute, clean, not the root, and not named like a side file;
+//  3. no two entries name the same path (one target is one entry: two, one saying it had an original
+//     and one not, would have recovery delete the file and then its backup);
+//  4. an entry's temp, when set, is its own path's temp side file, and a removal has none;
+//  5. an entry's backup, when set, is its own path's backup side file (version 1: a plain name in the
+//     state dir's backup directory), and no two entries share one;
+//  6. an entry that says it had no original carries no original's mode or owner and no copied backup;
+//     an original's mode is permission bits only;
+//  7. a created directory is clean, absolute, named once, and a parent of some entry's path;
+//  8. the payload file is payloads/<sha256>; the hash is printable ASCII of at most 253 bytes;
+//  9. finishing is set only once the outcome was settled (done, rolled back, or abandoned while
+//     preparing), and committed is set in the committed and done phases.
+//
+// Against the node, before anything is touched (consistent, from Recover):
+//
+//  10. an entry that says it had no original has no backup on disk, from the prepared phase on: a
+//     rollback would remove the target as new, and the clean-up the backup, which may be its only copy;
+//  11. while preparing no target has been touched, so an entry's backup on disk without its target
+//     is the only copy of something: the journal is refused rather than the backup removed.
+//
+// Beyond these, Recover checks the paths and unit actions against the node's policy (Trust).
 func (j *journal) check() error {
 	if j.Version < 1 || j.Version > journalVersion {
 		return fmt.Errorf("version %d", j.Version)
 	}
+	switch j.Phase {
+	case PhasePreparing, PhasePrepared, PhaseCommitted, PhaseDone, PhaseRollingBack, PhaseRolledBack:
+	default:
+		return fmt.Errorf("unknown phase %q", j.Phase)
+	}
+	paths, backups := map[string]int{}, map[string]int{}
 	for i, e := range j.Entries {
 		if _, err := rel(e.Path); err != nil || reservedName(e.Path) {
 			return fmt.Errorf("entry %d: path %q", i, e.Path)
 		}
-		if e.Temp != "" && e.Temp != sideNameOf(j.Version, e.Path, sideTemp) {
+		if k, ok := paths[e.Path]; ok {
+			return fmt.Errorf("entries %d and %d both name %s", k, i, e.Path)
+		}
+		paths[e.Path] = i
+		if e.Temp != "" && (e.Remove || e.Temp != sideNameOf(j.Version, e.Path, sideTemp)) {
 			return fmt.Errorf("entry %d: temp %q is not %s's", i, e.Temp, e.Path)
 		}
 		switch {
@@ -130,17 +163,73 @@ func (j *journal) check() error {
 		case j.Version < 2 && strings.ContainsAny(e.Backup, "/\\") || e.Backup == ".." || e.Backup == ".":
 			return fmt.Errorf("entry %d: backup %q is not a name in the backup directory", i, e.Backup)
 		}
-	}
-	for _, d := range j.CreatedDirs {
-		if _, err := rel(d); err != nil || !slices.ContainsFunc(j.Entries, func(e Entry) bool { return strings.HasPrefix(e.Path, d+"/") }) {
-			return fmt.Errorf("created dir %q is no entry's parent", d)
+		if k, ok := backups[e.Backup]; ok && e.Backup != "" {
+			return fmt.Errorf("entries %d and %d share the backup %s", k, i, e.Backup)
 		}
+		backups[e.Backup] = i
+		if !e.HadOriginal && (e.OrigMode != 0 || e.OrigUID != 0 || e.OrigGID != 0 || e.BackupCopy) {
+			return fmt.Errorf("entry %d: %s says it had no original, yet carries an original's mode, owner or backup", i, e.Path)
+		}
+		if e.OrigMode&^fs.ModePerm != 0 {
+			return fmt.Errorf("entry %d: %s: original mode %#o is more than permission bits", i, e.Path, uint32(e.OrigMode))
+		}
+	}
+	dirs := map[string]bool{}
+	for _, d := range j.CreatedDirs {
+		if _, err := rel(d); err != nil || dirs[d] || !slices.ContainsFunc(j.Entries, func(e Entry) bool { return strings.HasPrefix(e.Path, d+"/") }) {
+			return fmt.Errorf("created dir %q is no entry's parent, or named twice", d)
+		}
+		dirs[d] = true
 	}
 	if f := j.Meta.PayloadFile; f != "" && !payloadFileRE.MatchString(f) {
 		return fmt.Errorf("payload file %q is not payloads/<sha256>", f)
 	}
 	if len(j.Meta.Hash) > 253 || strings.ContainsFunc(j.Meta.Hash, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
 		return fmt.Errorf("hash %q", j.Meta.Hash)
+	}
+	if j.Finishing && j.Phase != PhaseDone && j.Phase != PhaseRolledBack && j.Phase != PhasePreparing {
+		return fmt.Errorf("finishing in phase %s", j.Phase)
+	}
+	if j.Version >= 3 && (j.Phase == PhaseCommitted || j.Phase == PhaseDone) && !j.Committed {
+		return fmt.Errorf("phase %s without committed", j.Phase)
+	}
+	return nil
+}
+
+// consistent checks the journal against the node before recovery touches anything (rules 10 and 11
+// above); a journal that fails is refused as hostile, naming the path.
+func (j *journal) consistent(root *Root, stateDir string) error {
+	for i, e := range j.Entries {
+		if e.Backup == "" {
+			continue
+		}
+		backup := e.Backup
+		var err error
+		if j.Version < 2 {
+			backup = filepath.Join(stateDir, backupDir, e.Backup)
+			_, err = os.Lstat(backup)
+		} else {
+			br, _ := rel(e.Backup)
+			_, err = root.root.Lstat(br)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("entry %d, %s: backup %s: %w", i, e.Path, backup, err)
+		}
+		if j.Phase == PhasePreparing {
+			tr, _ := rel(e.Path)
+			if _, err := root.root.Lstat(tr); errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%w: entry %d, %s: its backup %s is there but the file is not, while preparing (when no file is touched yet): the backup may be its only copy",
+					ErrHostile, i, e.Path, backup)
+			}
+			continue
+		}
+		if !e.HadOriginal {
+			return fmt.Errorf("%w: entry %d, %s says it had no original, yet its backup %s is there: a rollback would remove the file and then the backup, which may be its only copy",
+				ErrHostile, i, e.Path, backup)
+		}
 	}
 	return nil
 }
@@ -156,8 +245,9 @@ type Trust struct {
 	Action func(a plan.UnitAction) error
 }
 
-// ErrHostile marks a journal recovery refuses: not one this agent could have written.
-var ErrHostile = errors.New("the journal names what no refresh could have planned")
+// ErrHostile marks a journal recovery refuses: it names what no refresh could have planned, or
+// what the node holds contradicts it (rules 10 and 11).
+var ErrHostile = errors.New("a hostile journal: not one a refresh of this node could have left")
 
 func (j *journal) trusted(tr Trust) error {
 	for i, e := range j.Entries {

@@ -1,8 +1,10 @@
 package actions_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,4 +45,99 @@ func TestHostileJournalIsNotFollowed(t *testing.T) {
 			assert.Equal(t, "root:x:0:0::/root:/bin/sh\n", string(data))
 		})
 	}
+}
+
+// Each validity rule of the journal (journal.go, rules 1 to 11) has a journal that breaks it, and
+// recovery refuses every one whole: no file is changed, removed or added, the journal stays. The
+// node holds registries.conf ("live") and, beside it, its backup's name holding the only other copy
+// of an original ("only copy").
+func TestJournalValidityRules(t *testing.T) {
+	const reg = "/etc/containers/registries.conf"
+	temp, backup, _ := actions.SideFiles(reg)
+	pol, pbackup := "/etc/containers/policy.json", ""
+	_, pbackup, _ = actions.SideFiles(pol)
+	e := func(extra string) string {
+		return `{"path":"` + reg + `","temp":"` + temp + `","backup":"` + backup + `"` + extra + `}`
+	}
+	j := func(phase, entries, extra string) string {
+		return `{"version":3,"phase":"` + phase + `","meta":{"hash":"x","actions":[]},"entries":[` + entries + `]` + extra + `}`
+	}
+	for _, tc := range []struct{ rule, journal string }{
+		{"1 version", `{"version":0,"phase":"prepared","meta":{"hash":"x"},"entries":[]}`},
+		{"1 phase", j("halfway", e(`,"hadOriginal":true`), "")},
+		{"2 unclean path", j("prepared", `{"path":"/etc/containers/../ssh/sshd_config","hadOriginal":false}`, "")},
+		{"2 side-file name as path", j("prepared", `{"path":"`+backup+`","hadOriginal":false}`, "")},
+		{"3 one target twice (had and had not)", j("prepared", e(`,"hadOriginal":true,"origMode":420`)+","+e(`,"hadOriginal":false`), "")},
+		{"3 one target twice (rolling back)", j("rollingback", e(`,"hadOriginal":true,"origMode":420`)+","+e(`,"hadOriginal":true,"origMode":420`), "")},
+		{"4 temp elsewhere", j("prepared", `{"path":"`+reg+`","temp":"/etc/passwd","hadOriginal":false}`, "")},
+		{"4 temp on a removal", j("prepared", `{"path":"`+reg+`","remove":true,"temp":"`+temp+`","hadOriginal":false}`, "")},
+		{"5 backup of another file", j("prepared", `{"path":"`+pol+`","backup":"`+backup+`","hadOriginal":true}`, "")},
+		{"5 shared backup (version 1)", `{"version":1,"phase":"prepared","meta":{"hash":"x"},"entries":[{"path":"` + reg + `","backup":"b","hadOriginal":true},{"path":"` + pol + `","backup":"b","hadOriginal":true}]}`},
+		{"6 no original, yet its mode", j("prepared", e(`,"hadOriginal":false,"origMode":420`), "")},
+		{"6 mode beyond permission bits", j("prepared", e(`,"hadOriginal":true,"origMode":8388845`), "")},
+		{"7 created dir twice", j("prepared", e(`,"hadOriginal":true`), `,"createdDirs":["/etc/containers","/etc/containers"]`)},
+		{"7 created dir no parent", j("prepared", e(`,"hadOriginal":true`), `,"createdDirs":["/etc/ssh"]`)},
+		{"8 payload file", `{"version":3,"phase":"prepared","meta":{"hash":"x","payloadFile":"../current.json"},"entries":[]}`},
+		{"8 hash", `{"version":3,"phase":"prepared","meta":{"hash":"x y"},"entries":[]}`},
+		{"9 finishing while prepared", j("prepared", e(`,"hadOriginal":true`), `,"finishing":true`)},
+		{"9 committed phase, not committed", j("committed", e(`,"hadOriginal":true`), "")},
+		{"10 no original, backup there (prepared)", j("prepared", e(`,"hadOriginal":false`), "")},
+		{"10 no original, backup there (rolling back)", j("rollingback", e(`,"hadOriginal":false`), `,"committed":true`)},
+		{"10 no original, backup there (rolled back)", j("rolledback", e(`,"hadOriginal":false`), "")},
+		{"11 preparing, backup without its file", j("preparing", `{"path":"`+pol+`","temp":"`+filepath.Dir(pol)+`/x","backup":"`+pbackup+`"}`, "")},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "etc/containers"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, reg), []byte("live"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, backup), []byte("only copy"), 0o644))
+			if strings.HasPrefix(tc.rule, "11") {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, pbackup), []byte("only copy of policy.json"), 0o644))
+				tc.journal = strings.Replace(tc.journal, `"temp":"`+filepath.Dir(pol)+`/x",`, "", 1)
+			}
+			state := filepath.Join(dir, "var/lib/refresh-agent")
+			require.NoError(t, os.MkdirAll(state, 0o700))
+			require.NoError(t, os.WriteFile(filepath.Join(state, "journal.json"), []byte(tc.journal), 0o600))
+			before := tree(t, dir)
+			root, err := actions.OpenRoot(dir)
+			require.NoError(t, err)
+			defer root.Close()
+			txn, err := actions.Recover(root, state, actions.Trust{})
+			require.Error(t, err, "rule %s: the journal is refused", tc.rule)
+			assert.Nil(t, txn)
+			t.Log(err)
+			assert.True(t, strings.Contains(err.Error(), "is not one this agent wrote") || errors.Is(err, actions.ErrHostile), err.Error())
+			assert.Equal(t, before, tree(t, dir), "nothing touched")
+		})
+	}
+	// A journal Prepare writes passes every rule (the table above is not refusing everything).
+	r, dir := newRoot(t)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, reg), []byte("live"), 0o644))
+	state := filepath.Join(t.TempDir(), "state")
+	txn, err := actions.Prepare(r, state, []actions.Op{{Path: reg, Data: []byte("new"), Mode: 0o644}, {Path: pol, Data: []byte("{}"), Mode: 0o644}}, actions.Meta{Hash: "x"})
+	require.NoError(t, err)
+	require.NoError(t, txn.Commit())
+	again, err := actions.Recover(r, state, actions.Trust{})
+	require.NoError(t, err)
+	require.NotNil(t, again)
+	assert.Equal(t, actions.PhaseCommitted, again.Phase())
+}
+
+// tree maps every path under dir to its contents (directories to "dir").
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			out[p] = "dir"
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		out[p] = string(b)
+		return err
+	}))
+	return out
 }

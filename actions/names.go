@@ -1,12 +1,17 @@
 package actions
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"regexp"
+	"slices"
+	"syscall"
 
 	"github.com/openshift/refresh-agent/plan"
 )
@@ -112,6 +117,10 @@ func (c *opChecker) check(op Op) ([]string, error) {
 			return nil, fmt.Errorf("%s: %s file %s: %w", op.Path, k, s, err)
 		case !fi.Mode().IsRegular():
 			return nil, fmt.Errorf("%s: %w: %s is a %s", op.Path, ErrSideTaken, s, kind(fi.Mode()))
+		case k != sideTemp && !c.root.secondName(op.Path, rp, fi):
+			// A backup (or a restore's copy) no journal accounts for, which is not the file itself
+			// under a second name: it may be an original. The transaction would replace it.
+			return nil, fmt.Errorf("%s: %w: %s", op.Path, ErrSideTaken, staleReason(s, op.Path))
 		}
 	}
 	return missing, nil
@@ -120,4 +129,109 @@ func (c *opChecker) check(op Op) ([]string, error) {
 // SideFiles returns the temp, backup and restore file names the transaction uses beside p.
 func SideFiles(p string) (temp, backup, restore string) {
 	return sideName(p, sideTemp), sideName(p, sideBackup), sideName(p, sideRestore)
+}
+
+func staleReason(side, target string) string {
+	return fmt.Sprintf("%s is left from an earlier transaction that no journal accounts for and is not %s's own copy: it may be an original, so it is kept; compare it with %s and remove it by hand",
+		side, target, target)
+}
+
+// secondName reports whether the regular file rp (fi) is the target p under a second name: the
+// same inode, or the same bytes, mode and owner. Removing it loses nothing.
+func (r *Root) secondName(p, rp string, fi fs.FileInfo) bool {
+	tr, _ := rel(p)
+	ti, err := r.root.Lstat(tr)
+	if err != nil || !ti.Mode().IsRegular() {
+		return false
+	}
+	if os.SameFile(ti, fi) {
+		return true
+	}
+	a, _ := ti.Sys().(*syscall.Stat_t)
+	b, _ := fi.Sys().(*syscall.Stat_t)
+	if a == nil || b == nil || a.Uid != b.Uid || a.Gid != b.Gid || ti.Mode() != fi.Mode() || ti.Size() != fi.Size() || ti.Size() > maxCompare {
+		return false
+	}
+	x, err1 := r.root.ReadFile(tr)
+	y, err2 := r.root.ReadFile(rp)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// maxCompare bounds the files secondName reads to compare.
+const maxCompare = 16 << 20
+
+// sideRE matches a side file of this version (plan.ReservedName's rule); legacySideRE a version 2
+// journal's: .NAME.refresh-agent-KIND.
+var sideRE = regexp.MustCompile(`^\.refresh-agent-[0-9a-f]{24}-(tmp|backup|restore)$`)
+
+// legacySideRE matches a version 2 journal's side file: .NAME.refresh-agent-KIND.
+var legacySideRE = regexp.MustCompile(`^\.(.+)\.refresh-agent-(tmp|backup|restore)$`)
+
+// SweepSides removes, in the directories of paths (the files a refresh manages on the node), the
+// side files no journal accounts for: it must only be called with the node lock held and no journal
+// pending. A temp file holds new contents (a pull secret, keys): it is removed. A backup or a
+// restore's copy may be an original: it is removed only when it is its target under a second name
+// (same inode, or same bytes, mode and owner); any other is kept, untouched, and returned with the
+// reason, for the operator to compare and remove by hand (the plan refuses a refresh of its target
+// until then). Only regular files are ever removed.
+func SweepSides(root *Root, paths []string) (kept []string, err error) {
+	dirs := map[string]map[string]string{} // dir → side file base name → target
+	for _, p := range paths {
+		if _, err := rel(p); err != nil {
+			continue
+		}
+		d := path.Dir(p)
+		if dirs[d] == nil {
+			dirs[d] = map[string]string{}
+		}
+		for _, k := range sideKinds {
+			dirs[d][path.Base(sideName(p, k))] = p
+		}
+	}
+	var errs []error
+	for d, targets := range dirs {
+		if _, err := root.checkPath(d + "/x"); err != nil {
+			continue // a symlinked or missing directory: nothing of the agent's is there
+		}
+		dr, _ := rel(d)
+		if d == "/" {
+			dr = "."
+		}
+		f, err := root.root.Open(dr)
+		if err != nil {
+			continue
+		}
+		names, _ := f.Readdirnames(-1)
+		f.Close()
+		for _, name := range names {
+			target, kind, ok := "", "", false
+			if m := sideRE.FindStringSubmatch(name); m != nil {
+				target, kind, ok = targets[name], m[1], true
+			} else if m := legacySideRE.FindStringSubmatch(name); m != nil {
+				target, kind, ok = path.Join(d, m[1]), m[2], true
+			}
+			if !ok {
+				continue
+			}
+			p := path.Join(d, name)
+			rp, _ := rel(p)
+			fi, err := root.root.Lstat(rp)
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			if kind != sideTemp && (target == "" || !root.secondName(target, rp, fi)) {
+				if target == "" {
+					kept = append(kept, p+" is left from an earlier transaction that no journal accounts for, beside no file the agent manages: it may be an original, so it is kept; remove it by hand once you know it is not")
+				} else {
+					kept = append(kept, staleReason(p, target))
+				}
+				continue
+			}
+			if err := root.removeRegular(rp); err != nil {
+				errs = append(errs, fmt.Errorf("removing the leftover %s: %w", p, err))
+			}
+		}
+	}
+	slices.Sort(kept)
+	return kept, errors.Join(errs...)
 }

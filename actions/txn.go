@@ -391,13 +391,12 @@ func Recover(root *Root, stateDir string, trust Trust) (*Txn, error) {
 	if err != nil || j == nil {
 		return nil, err
 	}
-	if err := j.trusted(trust); err != nil {
-		return nil, fmt.Errorf("journal %s: %w; refusing it and touching nothing: inspect it, and remove it by hand once no refresh-agent runs", filepath.Join(stateDir, journalFile), err)
+	err = j.trusted(trust)
+	if err == nil {
+		err = j.consistent(root, stateDir)
 	}
-	switch j.Phase {
-	case PhasePreparing, PhasePrepared, PhaseCommitted, PhaseDone, PhaseRollingBack, PhaseRolledBack:
-	default:
-		return nil, fmt.Errorf("journal in %s has unknown phase %q", stateDir, j.Phase)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w; refusing it and touching nothing: inspect it, and remove it by hand once no refresh-agent runs", filepath.Join(stateDir, journalFile), err)
 	}
 	t := &Txn{root: root, stateDir: stateDir, j: *j}
 	if j.Phase == PhasePreparing {

@@ -233,7 +233,13 @@ func (n Node) finish(txn *actions.Txn) (recorded bool, err error) {
 	}
 	m := txn.Meta()
 	if err := writeRecord(n.StateDir, m.Hash, m.PayloadFile); err != nil {
-		return false, errors.Join(derr, fmt.Errorf("state: writing the record: %w", err))
+		// The rename may have landed before the failure (the state dir's fsync): recorded says
+		// what a read of the record shows now, never less.
+		recorded := readsAs(n.StateDir, m.Hash, m.PayloadFile)
+		if recorded {
+			err = fmt.Errorf("the record names it, but making it durable failed (a power cut may lose it): %w", err)
+		}
+		return recorded, errors.Join(derr, fmt.Errorf("state: writing the record: %w", err))
 	}
 	if derr != nil {
 		return true, derr
@@ -268,6 +274,10 @@ type Recovery struct {
 	Recorded           bool   `json:"recorded,omitempty"`
 	CleanupPending     bool   `json:"cleanupPending,omitempty"`
 	Reason             string `json:"reason,omitempty"`
+	// KeptSideFiles lists side files (backups, a restore's copies) beside managed files that no
+	// journal accounts for and that are not their file's own copy: each may be an original, so it is
+	// kept, and a refresh of its file is refused until it is compared and removed by hand.
+	KeptSideFiles []string `json:"keptSideFiles,omitempty"`
 }
 
 // Recover finishes an interrupted refresh: committed ones roll forward (the pending unit actions
@@ -286,7 +296,14 @@ func Recover(ctx context.Context, n Node) (Recovery, error) {
 		return Recovery{}, nil // no state dir: nothing was ever started here
 	}
 	defer unlock()
-	return n.recoverLocked(ctx)
+	rec, err := n.recoverLocked(ctx)
+	if err == nil {
+		cur, cerr := n.LoadCurrent()
+		if cerr == nil {
+			rec.KeptSideFiles = n.sweepSides(cur.Payload)
+		}
+	}
+	return rec, err
 }
 
 // recoverLocked is Recover with the node lock held.

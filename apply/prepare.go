@@ -94,6 +94,11 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		}
 		cur, fromMachineConfig = c.Payload, c.Hash == ""
 	}
+	if !req.DryRun {
+		// Under the lock with no journal pending: side files no journal accounts for go (those that
+		// may be originals stay, and the node check below refuses their files).
+		n.sweepSides(cur)
+	}
 	des, err := diff.DecodeAgainst(req.Desired, cur)
 	if err != nil {
 		return invalid("desired payload: %w", err)
@@ -126,7 +131,11 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	p.ops = ops
 	res.Writes = writesOf(built, ops)
 	// A symlinked component or a reserved name is a refusal, shown by --dry-run as by a real run.
-	if err := actions.Check(n.Root, ops); err != nil {
+	err = actions.Check(n.Root, ops)
+	if err == nil {
+		err = checkStateNames(n.StateDir, req.Desired)
+	}
+	if err != nil {
 		if actions.IsRefusal(err) {
 			p.refuse(fileRefusal(err))
 			return nil
@@ -214,6 +223,13 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 	if len(p.ops) == 0 && !p.built.ChangesUnits() {
 		// Nothing on the node changes; only the record moves to the new hash.
 		if err := n.record(req.Desired, p.hash); err != nil {
+			if readsAs(n.StateDir, p.hash, payloadName(req.Desired)) {
+				// The record's rename landed; what failed after it (the state dir's fsync) may
+				// lose it in a power cut: said so, exit 1.
+				res.Outcome, res.Applied, res.Recorded, res.CleanupPending = api.OutcomeNoop, true, true, true
+				res.Reason = "nothing to write; the record names " + api.Short(p.hash) + ", but making it durable failed (a power cut may lose it): " + err.Error()
+				return res, nil
+			}
 			// Nothing on the node changed, and the record did not move either.
 			res.Outcome, res.Reason = api.OutcomeFailed, "nothing to write, but recording "+api.Short(p.hash)+" as current failed: "+err.Error()
 			return res, nil

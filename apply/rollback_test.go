@@ -135,11 +135,13 @@ func TestRollbackOutlivesTheCallersContext(t *testing.T) {
 func TestActionsSkippedOnEveryPath(t *testing.T) {
 	n := newNode(t)
 	n.Units = actions.NoUnits{}
-	// The payload cannot be saved (a directory in the way of its temp file): the commit never
-	// happens and the refresh rolls back.
+	// The payload cannot be saved (a directory in the way of its temp file, put there after the
+	// node checks, which refuse one already there): the commit never happens and the refresh rolls
+	// back.
 	obstacle := filepath.Join(n.StateDir, "payloads", "."+apply.PayloadHash(v2().JSON())+".tmp")
-	require.NoError(t, os.MkdirAll(filepath.Join(obstacle, "x"), 0o700))
-	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: v2().JSON()})
+	p, err := apply.Prepare(context.Background(), n.Node, apply.Request{Desired: v2().JSON()})
+	require.NoError(t, err)
+	res, err := p.Execute(context.Background(), gateFunc(func() error { return os.MkdirAll(filepath.Join(obstacle, "x"), 0o700) }))
 	require.NoError(t, err)
 	require.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.True(t, res.RolledBack, res.Reason)
@@ -209,3 +211,10 @@ func TestRemovalUnderMissingParentCreatesNothing(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "no parent created for a removal")
 	assert.Equal(t, "nokeys", apply.CurrentHash(n.StateDir))
 }
+
+// gateFunc is a Gate whose Proceed runs f (and never fails): what happens on the node between the
+// checks and the transaction.
+type gateFunc func() error
+
+func (g gateFunc) Lost() <-chan struct{}         { return nil }
+func (g gateFunc) Proceed(context.Context) error { return g() }

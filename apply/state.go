@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/plan"
 )
 
 // The agent's record of what it applied last, in the state directory:
@@ -153,8 +155,15 @@ func savePayload(stateDir string, raw []byte) (string, error) {
 		return "", err
 	}
 	name := PayloadHash(raw)
-	if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-		return filepath.Join(payloadsDir, name), nil
+	// One saved already is kept only when it is a regular file holding these bytes (its name says
+	// them): anything else there would have the record name what is not the payload.
+	if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+		if !fi.Mode().IsRegular() {
+			return "", fmt.Errorf("%s is a %s, not the saved payload", filepath.Join(dir, name), typeName(fi.Mode()))
+		}
+		if old, err := os.ReadFile(filepath.Join(dir, name)); err == nil && PayloadHash(old) == name {
+			return filepath.Join(payloadsDir, name), nil
+		}
 	}
 	if err := actions.WriteFileAtomic(dir, name, raw, 0o600); err != nil {
 		return "", err
@@ -247,4 +256,84 @@ func RecordTime(stateDir string) time.Time {
 		return time.Time{}
 	}
 	return fi.ModTime()
+}
+
+// readsAs reports whether the record, read back now, names hash and payloadFile: what a later
+// refresh or recovery would see.
+func readsAs(stateDir, hash, payloadFile string) bool {
+	data, err := os.ReadFile(filepath.Join(stateDir, currentFile))
+	var rec record
+	return err == nil && json.Unmarshal(data, &rec) == nil && rec.Hash == hash && rec.Payload == payloadFile
+}
+
+// sweepSides removes the side files no journal accounts for beside the files cur manages (and the
+// machine-config daemon's record), with the node lock held and no journal pending; it returns the
+// ones it keeps (actions.SweepSides), logged too.
+func (n Node) sweepSides(cur *diff.Payload) []string {
+	if phase, _, err := actions.Peek(n.StateDir); err != nil || phase != "" {
+		return nil // a journal is pending: its side files are its own
+	}
+	paths := []string{MCDCurrentConfig}
+	if cur != nil {
+		for _, f := range cur.Config.Storage.Files {
+			paths = append(paths, f.Path)
+		}
+		for _, u := range cur.Config.Systemd.Units {
+			paths = append(paths, path.Join(plan.UnitDir, u.Name))
+			for _, d := range u.Dropins {
+				paths = append(paths, path.Join(plan.UnitDir, u.Name+".d", d.Name))
+			}
+		}
+	}
+	kept, err := actions.SweepSides(n.Root, paths)
+	if err != nil {
+		n.logger().Warn("removing leftover side files", "err", err)
+	}
+	for _, k := range kept {
+		n.logger().Warn("kept a leftover side file", "reason", k)
+	}
+	return kept
+}
+
+// checkStateNames refuses a refresh whose state-dir writes would fail on what holds their names
+// now (a directory, a symlink, a device where the agent writes its journal, record, payload or
+// their temp files): the dry run makes this check as the real run does, so that neither says
+// planned what then fails with the node half way. Nothing here is removed: a state dir entry the
+// agent did not make is the operator's to inspect (refresh-agent never removes what it did not
+// create); the refusal names it.
+func checkStateNames(stateDir string, raw []byte) error {
+	name := PayloadHash(raw)
+	for _, c := range []struct {
+		rel string
+		dir bool
+	}{
+		{"journal.json", false}, {".journal.json" + ".tmp", false}, {currentFile, false}, {"." + currentFile + ".tmp", false},
+		{payloadsDir, true}, {filepath.Join(payloadsDir, name), false}, {filepath.Join(payloadsDir, "."+name+".tmp"), false},
+	} {
+		p := filepath.Join(stateDir, c.rel)
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return fmt.Errorf("state dir: %s: %w", p, err)
+		case c.dir && !fi.IsDir(), !c.dir && !fi.Mode().IsRegular():
+			want := "a regular file"
+			if c.dir {
+				want = "a directory"
+			}
+			return fmt.Errorf("state dir: %w: %s is a %s, not %s the agent writes: the refresh would fail there; inspect it and remove it by hand",
+				actions.ErrSideTaken, p, typeName(fi.Mode()), want)
+		}
+	}
+	return nil
+}
+
+func typeName(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	}
+	return "special file (" + m.Type().String() + ")"
 }
