@@ -16,3 +16,15 @@ func Streamed(p *Payload, path string) (bool, int) {
 	}
 	return true, len(e.config.sources)
 }
+
+// DecodeWhole is Decode with no source aliased (alias.go): the reference the aliased decode is held to.
+func DecodeWhole(raw []byte) (*Payload, error) {
+	d := newDecoder()
+	d.whole = true
+	if err := d.charge(int64(len(raw)), "payload"); err != nil {
+		return nil, err
+	}
+	p, _, err := d.decode(raw, 0)
+	d.measure(p)
+	return p, err
+}

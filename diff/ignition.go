@@ -133,6 +133,14 @@ type decodedURL struct {
 // translates the result to 3.5.
 func parseSpec[C any](d *decoder, raw []byte, translate func(C) types.Config) (types.Config, report.Report, error) {
 	var c C
+	if d.restore == nil && !d.whole { // an embedded config's placeholders are put back later (streamed.go)
+		if a := aliasSources(raw); a != nil {
+			if json.Unmarshal(a.doc, &c) == nil && a.put(&c) == nil {
+				return translate(c), validate.ValidateWithContext(forValidation(d, c), nil), nil
+			}
+			c = *new(C) // decoded whole: errors are worded on the document as given
+		}
+	}
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return types.Config{}, report.Report{}, err
 	}

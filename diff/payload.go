@@ -49,7 +49,8 @@ type Payload struct {
 // Form names the encoding a payload was found in, outermost first (e.g. "base64+gzip+ignition").
 type Form string
 
-// Decode detects the payload's form and decodes it. Errors name what is wrong and where.
+// Decode detects the payload's form and decodes it. Errors name what is wrong and where. The decoded
+// payload may share raw's memory (its files' sources: alias.go): raw must not be modified afterwards.
 func Decode(raw []byte) (*Payload, error) {
 	p, _, err := DecodeForm(raw)
 	return p, err
@@ -77,7 +78,7 @@ func (d *decoder) measure(p *Payload) {
 // payload, itself decoded and validated before). A file whose contents (source and compression) are
 // the same as known's at that path skips Ignition's data URL validation, which decodes every file
 // and dominates the cost of a large payload: those exact bytes were validated already. Everything
-// else is validated as by Decode.
+// else is validated as by Decode. As with Decode, raw must not be modified afterwards.
 func DecodeAgainst(raw []byte, known *Payload) (*Payload, error) {
 	d := newDecoder()
 	if err := d.charge(int64(len(raw)), "payload"); err != nil {
@@ -110,6 +111,7 @@ type decoder struct {
 	// before contents are checked.
 	restore func(*types.Config) error
 	start   int64 // the budget it began with
+	whole   bool  // never alias sources (alias.go): the reference FuzzAliasedSources holds it to
 }
 
 func newDecoder() *decoder { return &decoder{budget: MaxPayloadSize, start: MaxPayloadSize} }

@@ -77,12 +77,46 @@ func reduceEmbedded(raw []byte, outer *types.Config) *embeddedConfig {
 			outerSources[f.Path] = *f.Contents.Source
 		}
 	}
-	type span struct{ start, end, index int }
-	var spans []span
-	e := &embeddedConfig{size: int64(len(raw)), cost: cost, sources: map[int]string{}}
+	spans, kargs, err := sourceSpans(raw)
+	if err != nil {
+		return nil
+	}
+	e := &embeddedConfig{size: int64(len(raw)), cost: cost, sources: map[int]string{}, kargs: kargs}
+	keep := spans[:0]
+	for _, s := range spans {
+		if src, ok := outerSources[unquoteKey(s.path)]; ok && jsonStringIs(raw[s.start:s.end], src) {
+			keep = append(keep, s)
+			e.sources[s.index] = src
+		}
+	}
+	spans = keep
+	// A placeholder no payload can carry: a nonce of this decode's own.
+	e.prefix = "data:,refresh-agent-embedded-" + rand.Text() + "-"
+	out := make([]byte, 0, len(raw)-totalLen(spans, func(s sourceSpan) int { return s.end - s.start })+len(spans)*(len(e.prefix)+8))
+	last := 0
+	for _, s := range spans {
+		out = append(out, raw[last:s.start]...)
+		out = append(append(append(out, '"'), e.prefix...), strconv.Itoa(s.index)+`"`...)
+		last = s.end
+	}
+	e.raw = append(out, raw[last:]...)
+	return e
+}
+
+// sourceSpan is where a storage.files entry's contents.source string is in a config's JSON.
+type sourceSpan struct {
+	start, end int    // the string token, quotes included
+	index      int    // the entry's index in storage.files
+	path       []byte // the entry's path, still escaped
+}
+
+// sourceSpans walks an Ignition config's JSON, checking it as encoding/json would, and returns the
+// span of every storage.files entry's contents.source that is a string, in an entry whose path is
+// a string, with the members encoding/json matches to those fields (keys are matched as it matches
+// them; the caller refused keys equal but for case); and the kernelArguments value as given (the
+// last member, as in encoding/json; nil when absent).
+func sourceSpans(raw []byte) (spans []sourceSpan, kargs []byte, err error) {
 	w := walker{js: raw}
-	// The members encoding/json matches to storage.files[i].path and .contents.source (keys are
-	// matched as it matches them; keys equal but for case were refused).
 	file := func(i int) error {
 		if w.peek() != '{' {
 			return w.value()
@@ -112,19 +146,14 @@ func reduceEmbedded(raw []byte, outer *types.Config) *embeddedConfig {
 		if err != nil || !hasPath || start < 0 {
 			return err
 		}
-		if src, ok := outerSources[unquoteKey(path)]; ok && jsonStringIs(raw[start:end], src) {
-			spans = append(spans, span{start, end, i})
-			e.sources[i] = src
-		}
+		spans = append(spans, sourceSpan{start: start, end: end, index: i, path: path})
 		return nil
 	}
 	err = w.object(func(key []byte) error {
 		if keyFolds(key, "kernelArguments") {
-			// Kept for the reboot-class diff (embeddedKernelArgs): the last member wins, as in
-			// encoding/json.
 			start := w.pos
 			err := w.value()
-			e.kargs = raw[start:w.pos:w.pos]
+			kargs = raw[start:w.pos:w.pos]
 			return err
 		}
 		if !keyFolds(key, "storage") || w.peek() != '{' {
@@ -137,20 +166,12 @@ func reduceEmbedded(raw []byte, outer *types.Config) *embeddedConfig {
 			return w.array(file)
 		})
 	})
-	if err != nil {
-		return nil
+	if err == nil {
+		if w.ws(); w.pos != len(raw) {
+			err = errSyntax
+		}
 	}
-	// A placeholder no payload can carry: a nonce of this decode's own.
-	e.prefix = "data:,refresh-agent-embedded-" + rand.Text() + "-"
-	out := make([]byte, 0, len(raw)-totalLen(spans, func(s span) int { return s.end - s.start })+len(spans)*(len(e.prefix)+8))
-	last := 0
-	for _, s := range spans {
-		out = append(out, raw[last:s.start]...)
-		out = append(append(append(out, '"'), e.prefix...), strconv.Itoa(s.index)+`"`...)
-		last = s.end
-	}
-	e.raw = append(out, raw[last:]...)
-	return e
+	return spans, kargs, err
 }
 
 func totalLen[T any](xs []T, n func(T) int) int {
