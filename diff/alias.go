@@ -41,7 +41,6 @@ func aliasSources(raw []byte) *aliasedSources {
 		return nil
 	}
 	a := &aliasedSources{sources: map[int]string{}}
-	saved := 0
 	keep := spans[:0]
 	for _, s := range spans {
 		body := raw[s.start+1 : s.end-1]
@@ -50,20 +49,12 @@ func aliasSources(raw []byte) *aliasedSources {
 		}
 		keep = append(keep, s)
 		a.sources[s.index] = unsafe.String(&body[0], len(body))
-		saved += len(body)
 	}
 	if len(keep) == 0 {
 		return nil
 	}
 	a.prefix = "data:,refresh-agent-source-" + rand.Text() + "-"
-	out := make([]byte, 0, len(raw)-saved+len(keep)*(len(a.prefix)+12))
-	last := 0
-	for _, s := range keep {
-		out = append(out, raw[last:s.start]...)
-		out = append(append(append(out, '"'), a.prefix...), strconv.Itoa(s.index)+`"`...)
-		last = s.end
-	}
-	a.doc = append(out, raw[last:]...)
+	a.doc = withPlaceholders(raw, keep, a.prefix)
 	return a
 }
 

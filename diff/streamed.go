@@ -92,14 +92,7 @@ func reduceEmbedded(raw []byte, outer *types.Config) *embeddedConfig {
 	spans = keep
 	// A placeholder no payload can carry: a nonce of this decode's own.
 	e.prefix = "data:,refresh-agent-embedded-" + rand.Text() + "-"
-	out := make([]byte, 0, len(raw)-totalLen(spans, func(s sourceSpan) int { return s.end - s.start })+len(spans)*(len(e.prefix)+8))
-	last := 0
-	for _, s := range spans {
-		out = append(out, raw[last:s.start]...)
-		out = append(append(append(out, '"'), e.prefix...), strconv.Itoa(s.index)+`"`...)
-		last = s.end
-	}
-	e.raw = append(out, raw[last:]...)
+	e.raw = withPlaceholders(raw, spans, e.prefix)
 	return e
 }
 
@@ -172,6 +165,19 @@ func sourceSpans(raw []byte) (spans []sourceSpan, kargs []byte, err error) {
 		}
 	}
 	return spans, kargs, err
+}
+
+// withPlaceholders returns raw with each span's string replaced by the placeholder prefix + its
+// file's index.
+func withPlaceholders(raw []byte, spans []sourceSpan, prefix string) []byte {
+	out := make([]byte, 0, len(raw)-totalLen(spans, func(s sourceSpan) int { return s.end - s.start })+len(spans)*(len(prefix)+12))
+	last := 0
+	for _, s := range spans {
+		out = append(out, raw[last:s.start]...)
+		out = append(append(append(out, '"'), prefix...), strconv.Itoa(s.index)+`"`...)
+		last = s.end
+	}
+	return append(out, raw[last:]...)
 }
 
 func totalLen[T any](xs []T, n func(T) int) int {
