@@ -301,7 +301,7 @@ func (h *harness) stopAll() {
 // whether all say state for hash.
 type poolWatch struct {
 	mu         sync.Mutex
-	states     map[string][3]string // current, state, reason
+	states     map[string]api.NodeStatus
 	maxWorking int
 	waited     map[string]bool // nodes seen waiting for a slot
 	refreshed  map[string]bool // nodes seen Working with a slot
@@ -311,7 +311,7 @@ type poolWatch struct {
 
 func (h *harness) watchPool(pool string) (*poolWatch, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	pw := &poolWatch{states: map[string][3]string{}, waited: map[string]bool{}, refreshed: map[string]bool{}, cancel: cancel, changed: make(chan struct{}, 1)}
+	pw := &poolWatch{states: map[string]api.NodeStatus{}, waited: map[string]bool{}, refreshed: map[string]bool{}, cancel: cancel, changed: make(chan struct{}, 1)}
 	watchOnce := func() (watch.Interface, error) {
 		return h.admin.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: api.LabelNodePool + "=" + pool})
 	}
@@ -343,18 +343,18 @@ func (h *harness) watchPool(pool string) (*poolWatch, error) {
 }
 
 func (pw *poolWatch) observe(n *corev1.Node) {
-	a := n.Annotations
+	s := api.FromAnnotations(n.Annotations)
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
-	pw.states[n.Name] = [3]string{a[api.AnnotationCurrent], a[api.AnnotationState], a[api.AnnotationReason]}
-	if strings.HasPrefix(a[api.AnnotationReason], api.ReasonWaitingPrefix) {
+	pw.states[n.Name] = s
+	if s.Waiting != nil {
 		pw.waited[n.Name] = true
-	} else if a[api.AnnotationState] == api.StateWorking {
+	} else if s.State == api.StateWorking {
 		pw.refreshed[n.Name] = true
 	}
 	working := 0
 	for _, s := range pw.states {
-		if s[1] == api.StateWorking && !strings.HasPrefix(s[2], api.ReasonWaitingPrefix) {
+		if s.Refreshing() {
 			working++
 		}
 	}
@@ -365,16 +365,32 @@ func (pw *poolWatch) observe(n *corev1.Node) {
 	}
 }
 
-func (pw *poolWatch) count(f func(current, state, reason string) bool) int {
+func (pw *poolWatch) count(f func(api.NodeStatus) bool) int {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	n := 0
 	for _, s := range pw.states {
-		if f(s[0], s[1], s[2]) {
+		if f(s) {
 			n++
 		}
 	}
 	return n
+}
+
+// isState, doneAt and haltedBy are the pool's Nodes' states the harness waits for and counts.
+func isState(state string) func(api.NodeStatus) bool {
+	return func(s api.NodeStatus) bool { return s.State == state }
+}
+
+func doneAt(hash string) func(api.NodeStatus) bool {
+	return func(s api.NodeStatus) bool { return s.Current == hash && s.State == api.StateDone }
+}
+
+// haltedBy: waiting for a slot in a pool halted by failed nodes.
+func haltedBy(failed int) func(api.NodeStatus) bool {
+	return func(s api.NodeStatus) bool {
+		return s.State == api.StateWorking && s.Waiting != nil && s.Waiting.Halted && s.Waiting.Failed == failed
+	}
 }
 
 func (pw *poolWatch) reset() {
@@ -386,7 +402,7 @@ func (pw *poolWatch) reset() {
 // waitAll waits until n of the pool's Nodes match, as the pool's watch shows them (so that the
 // harness does not load the API server it measures with lists), with a list every second in case
 // the watch dropped an event.
-func (h *harness) waitAll(pw *poolWatch, pool string, n int, timeout time.Duration, f func(current, state, reason string) bool) bool {
+func (h *harness) waitAll(pw *poolWatch, pool string, n int, timeout time.Duration, f func(api.NodeStatus) bool) bool {
 	deadline := time.After(timeout)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -405,7 +421,7 @@ func (h *harness) waitAll(pw *poolWatch, pool string, n int, timeout time.Durati
 }
 
 // listAll polls the pool's Nodes with a list until n match.
-func (h *harness) listAll(pool string, n int, timeout time.Duration, f func(current, state, reason string) bool) bool {
+func (h *harness) listAll(pool string, n int, timeout time.Duration, f func(api.NodeStatus) bool) bool {
 	ctx := context.Background()
 	return kubetest.WaitFor(ctx, timeout, func() bool {
 		l, err := h.admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: api.LabelNodePool + "=" + pool})
@@ -414,8 +430,7 @@ func (h *harness) listAll(pool string, n int, timeout time.Duration, f func(curr
 		}
 		c := 0
 		for _, node := range l.Items {
-			a := node.Annotations
-			if f(a[api.AnnotationCurrent], a[api.AnnotationState], a[api.AnnotationReason]) {
+			if f(api.FromAnnotations(node.Annotations)) {
 				c++
 			}
 		}
@@ -609,7 +624,7 @@ func (h *harness) fleetRun(pool, bin string, n int, limit string, idle time.Dura
 	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("# v1 mirrors").JSON(), nil, "v1"); err != nil {
 		return nil, err
 	}
-	if !h.waitAll(pw, pool, n, 300*time.Second, func(cur, state, _ string) bool { return cur == "v1" && state == api.StateDone }) {
+	if !h.waitAll(pw, pool, n, 300*time.Second, doneAt("v1")) {
 		return nil, fmt.Errorf("%s: not all %d nodes Done within 300s", label, n)
 	}
 	elapsed := time.Since(start)
@@ -680,10 +695,7 @@ func (h *harness) haltRun(pool, bin string, n int, limit string) ([]string, erro
 	}
 	haltedReason := fmt.Sprintf("halted: %d nodes failed", slots)
 	ok := kubetest.WaitFor(context.Background(), 120*time.Second, func() bool {
-		return pw.count(func(_, state, _ string) bool { return state == api.StateDegraded }) == slots &&
-			pw.count(func(_, state, reason string) bool {
-				return state == api.StateWorking && strings.Contains(reason, haltedReason)
-			}) == n-slots
+		return pw.count(isState(api.StateDegraded)) == slots && pw.count(haltedBy(slots)) == n-slots
 	})
 	if !ok {
 		return nil, fmt.Errorf("the pool did not halt")
@@ -692,15 +704,13 @@ func (h *harness) haltRun(pool, bin string, n int, limit string) ([]string, erro
 	pw.mu.Lock()
 	touched := len(pw.refreshed)
 	pw.mu.Unlock()
-	degraded := pw.count(func(_, state, _ string) bool { return state == api.StateDegraded })
-	waiting := pw.count(func(_, state, reason string) bool {
-		return state == api.StateWorking && strings.Contains(reason, haltedReason)
-	})
+	degraded := pw.count(isState(api.StateDegraded))
+	waiting := pw.count(haltedBy(slots))
 	start := time.Now()
 	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("# v2 mirrors").JSON(), nil, "v2"); err != nil {
 		return nil, err
 	}
-	done := h.waitAll(pw, pool, n, 120*time.Second, func(cur, state, _ string) bool { return cur == "v2" && state == api.StateDone })
+	done := h.waitAll(pw, pool, n, 120*time.Second, doneAt("v2"))
 	elapsed := time.Since(start)
 	return []string{
 		row(fmt.Sprintf("halting: %d nodes whose reload fails, --max-concurrent %s", n, limit),

@@ -63,11 +63,7 @@ func (h *harness) stallRun(pool, bin, testBin string, n int, limit string) ([]st
 		return nil, err
 	}
 	haltedReason := fmt.Sprintf("halted: %d nodes failed", slots)
-	degraded := func(_, state, _ string) bool { return state == api.StateDegraded }
-	done := func(cur, state, _ string) bool { return cur == "v1" && state == api.StateDone }
-	halted := func(_, state, reason string) bool {
-		return state == api.StateWorking && strings.Contains(reason, haltedReason)
-	}
+	degraded, done, halted := isState(api.StateDegraded), doneAt("v1"), haltedBy(slots)
 	ok := kubetest.WaitFor(context.Background(), 600*time.Second, func() bool {
 		return pw.count(degraded) == slots && pw.count(done)+pw.count(halted) == n-slots
 	})
@@ -77,7 +73,7 @@ func (h *harness) stallRun(pool, bin, testBin string, n int, limit string) ([]st
 	if _, err := publish.Publish(context.Background(), h.publisher, ns, api.ConfigMapName("", pool), base("# v2 mirrors").JSON(), nil, "v2"); err != nil {
 		return nil, err
 	}
-	fixed := h.waitAll(pw, pool, n, 600*time.Second, func(cur, state, _ string) bool { return cur == "v2" && state == api.StateDone })
+	fixed := h.waitAll(pw, pool, n, 600*time.Second, doneAt("v2"))
 	fixElapsed := time.Since(fixStart)
 	return []string{
 		row(fmt.Sprintf("stall: %d nodes, --max-concurrent %s, %d failing nodes all in one slot's queue (positions %v)", n, limit, len(failing), failing),
