@@ -40,7 +40,7 @@ type Config struct {
 	NodeName string
 	Client   *kube.Client
 	Source   Source
-	Node     apply.Node // root, state dir, units, policy
+	Host     apply.Host // root, state dir, units, policy
 	Recorder record.EventRecorder
 	Metrics  *Metrics
 	Log      *slog.Logger
@@ -119,13 +119,13 @@ func New(cfg Config) *Agent {
 		cfg.Drift = DriftReport
 	}
 	if cfg.Metrics != nil {
-		if _, none := cfg.Node.Units.(actions.NoUnits); !none && cfg.Node.Units != nil {
-			cfg.Node.Units = countingUnits{Units: cfg.Node.Units, m: cfg.Metrics}
+		if _, none := cfg.Host.Units.(actions.NoUnits); !none && cfg.Host.Units != nil {
+			cfg.Host.Units = countingUnits{Units: cfg.Host.Units, m: cfg.Metrics}
 		}
 	}
-	cfg.Node.Log = cfg.Log
-	if cfg.Node.Decoded == nil {
-		cfg.Node.Decoded = &apply.Decoded{}
+	cfg.Host.Log = cfg.Log
+	if cfg.Host.Decoded == nil {
+		cfg.Host.Decoded = &apply.Decoded{}
 	}
 	a := &Agent{cfg: cfg, log: cfg.Log}
 	a.limiter = jitterLimiter{workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBase, cfg.RetryMax)}
@@ -150,12 +150,12 @@ func (a *Agent) enqueue() { a.queue.Add(workKey) }
 // until ctx ends. A refresh in progress when ctx ends runs to completion (bounded by ShutdownGrace)
 // and its outcome is patched onto the Node before Run returns.
 func (a *Agent) Run(ctx context.Context) error {
-	if rec, err := apply.Recover(context.WithoutCancel(ctx), a.cfg.Node); err != nil {
+	if rec, err := apply.Recover(context.WithoutCancel(ctx), a.cfg.Host); err != nil {
 		a.log.Error("recovering an interrupted refresh failed", "err", err)
 	} else if rec.Found {
 		a.log.Info("recovered an interrupted refresh", "phase", rec.Phase, "outcome", rec.Outcome, "hash", rec.Hash)
 	}
-	if t := apply.RecordTime(a.cfg.Node.StateDir); !t.IsZero() && a.cfg.Metrics != nil {
+	if t := apply.RecordTime(a.cfg.Host.StateDir); !t.IsZero() && a.cfg.Metrics != nil {
 		a.cfg.Metrics.lastSuccess.Set(float64(t.UnixNano()) / 1e9)
 	}
 	a.reporter = newReporter(a.cfg.Client, a.cfg.NodeName, a.log, func() *corev1.Node { return a.nodes.get() })
@@ -172,8 +172,8 @@ func (a *Agent) Run(ctx context.Context) error {
 		return fmt.Errorf("watching node %s: %w", a.cfg.NodeName, err)
 	}
 	a.nodes = nodes
-	a.cfg.Node.VerifyEnv.NodeReady = func() error { return nodeReady(a.nodes.get()) }
-	a.cfg.Node.VerifyEnv.Changed = nodeChanged
+	a.cfg.Host.VerifyEnv.NodeReady = func() error { return nodeReady(a.nodes.get()) }
+	a.cfg.Host.VerifyEnv.Changed = nodeChanged
 	if a.cfg.Pacer != nil {
 		a.cfg.Pacer.Start(ctx, a.enqueue)
 	}
@@ -209,7 +209,7 @@ func (a *Agent) Run(ctx context.Context) error {
 // per-type caches. Better spent now than between a publish and the node's Done. Errors are the
 // refresh's to report.
 func (a *Agent) warm() {
-	_, _ = a.cfg.Node.LoadCurrent()
+	_, _ = a.cfg.Host.LoadCurrent()
 }
 
 // releaseSoon gives the heap's free pages back to the node (debug.FreeOSMemory) once the agent
@@ -348,9 +348,9 @@ func (a *Agent) reconcile(ctx context.Context) (requeueAfter time.Duration, err 
 // observe gathers what a decision depends on: the desired content, the node's record and pending
 // transaction, the Node as the watch has it, the drift watch's finding and the last outcome.
 func (a *Agent) observe() (Inputs, Snapshot) {
-	in := Inputs{RecordHash: apply.CurrentHash(a.cfg.Node.StateDir), Node: a.nodes.get(), Last: a.last,
+	in := Inputs{RecordHash: apply.CurrentHash(a.cfg.Host.StateDir), Node: a.nodes.get(), Last: a.last,
 		MaxAttempts: a.cfg.MaxAttempts, Now: time.Now()}
-	if phase, err := actions.Pending(a.cfg.Node.StateDir); phase != "" || err != nil {
+	if phase, err := actions.Pending(a.cfg.Host.StateDir); phase != "" || err != nil {
 		in.Pending = phase
 		if err != nil {
 			in.Pending = "unreadable journal: " + err.Error()
@@ -361,7 +361,7 @@ func (a *Agent) observe() (Inputs, Snapshot) {
 		in.Snapshot = &snap
 	}
 	if a.drift != nil {
-		a.drift.load(a.cfg.Node, in.RecordHash, delegated(in.Node))
+		a.drift.load(a.cfg.Host, in.RecordHash, delegated(in.Node))
 		in.Drift = a.drift.report()
 		if in.Drift == "" {
 			a.lastHeal = ""

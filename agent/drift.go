@@ -138,7 +138,7 @@ func (d *driftWatch) addDir(dir string) {
 // load sets the expectations from the node's record when the record or the delegations changed
 // (after a restart; a refresh hands its decoded payload to loadPayload instead). It reports whether
 // it reloaded.
-func (d *driftWatch) load(n apply.Node, recordHash string, delegated map[string]string) bool {
+func (d *driftWatch) load(h apply.Host, recordHash string, delegated map[string]string) bool {
 	key := driftKey(recordHash, delegated)
 	d.mu.Lock()
 	same := key == d.key
@@ -148,14 +148,14 @@ func (d *driftWatch) load(n apply.Node, recordHash string, delegated map[string]
 	}
 	var payload *diff.Payload
 	if recordHash != "" {
-		cur, err := n.LoadCurrent()
+		cur, err := h.LoadCurrent()
 		if err != nil {
 			d.log.Warn("drift watch: the record cannot be read", "err", err)
 			return false
 		}
 		payload = cur.Payload
 	}
-	d.loadPayload(n, recordHash, payload, delegated)
+	d.loadPayload(h, recordHash, payload, delegated)
 	return true
 }
 
@@ -165,10 +165,10 @@ func driftKey(recordHash string, delegated map[string]string) string {
 
 // loadPayload sets the expectations from payload, the content recorded under recordHash: its files
 // that the node policy lets the agent own, except delegated ones.
-func (d *driftWatch) loadPayload(n apply.Node, recordHash string, payload *diff.Payload, delegated map[string]string) {
+func (d *driftWatch) loadPayload(h apply.Host, recordHash string, payload *diff.Payload, delegated map[string]string) {
 	want := map[string]expect{}
 	if payload != nil {
-		pol := n.Policy
+		pol := h.Policy
 		if pol == nil {
 			pol = allowlist.Default()
 		}
@@ -184,9 +184,9 @@ func (d *driftWatch) loadPayload(n apply.Node, recordHash string, payload *diff.
 		}
 	}
 	d.mu.Lock()
-	d.key, d.root, d.want, d.drifted = driftKey(recordHash, delegated), n.Root, want, nil
+	d.key, d.root, d.want, d.drifted = driftKey(recordHash, delegated), h.Root, want, nil
 	for p := range want {
-		dir := filepath.Join(n.Root.Dir, filepath.FromSlash(path.Dir(p)))
+		dir := filepath.Join(h.Root.Dir, filepath.FromSlash(path.Dir(p)))
 		if !d.dirs[dir] {
 			d.dirs[dir] = true
 			d.addDir(dir)

@@ -24,29 +24,29 @@ const (
 	testPullSecret = "/var/lib/kubelet/config.json"
 )
 
-// recordedNode is a temp node root whose record holds registries and the pull secret.
-func recordedNode(t *testing.T) apply.Node {
+// recordedHost is a temp node root whose record holds registries and the pull secret.
+func recordedHost(t *testing.T) apply.Host {
 	dir := t.TempDir()
 	require.NoError(t, fixture.NodeRoot(dir))
 	root, err := actions.OpenRoot(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { root.Close() })
-	n := apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}}
+	h := apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}}
 	empty, err := diff.Decode(fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).JSON())
 	require.NoError(t, err)
 	cfg := fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).
 		File(testRegistries, []byte("# mirrors"), 0o644).File(testPullSecret, []byte(`{"auths":{}}`), 0o600)
-	res, err := apply.Run(context.Background(), n, apply.Request{Desired: cfg.JSON(), Hash: "v1", Current: empty})
+	res, err := apply.Run(context.Background(), h, apply.Request{Desired: cfg.JSON(), Hash: "v1", Current: empty})
 	require.NoError(t, err)
 	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
-	return n
+	return h
 }
 
 func TestDriftWatch(t *testing.T) {
 	old := driftDebounce
 	driftDebounce = 20 * time.Millisecond
 	t.Cleanup(func() { driftDebounce = old })
-	n := recordedNode(t)
+	h := recordedHost(t)
 	var mu sync.Mutex
 	var found []string
 	d := newDriftWatch(slog.New(slog.DiscardHandler), func() {}, func(p []string) {
@@ -58,11 +58,11 @@ func TestDriftWatch(t *testing.T) {
 	t.Cleanup(cancel)
 	go d.run(ctx)
 	delegated := map[string]string{testPullSecret: "the syncer's"}
-	require.True(t, d.load(n, "v1", delegated))
-	assert.False(t, d.load(n, "v1", delegated), "same record, same delegations: nothing reloaded")
+	require.True(t, d.load(h, "v1", delegated))
+	assert.False(t, d.load(h, "v1", delegated), "same record, same delegations: nothing reloaded")
 	assert.Empty(t, d.report(), "a fresh record has no drift")
 
-	host := func(p string) string { return filepath.Join(n.Root.Dir, p) }
+	host := func(p string) string { return filepath.Join(h.Root.Dir, p) }
 	require.NoError(t, os.WriteFile(host(testPullSecret), []byte("the syncer's"), 0o600))
 	require.NoError(t, os.WriteFile(host(testRegistries), []byte("by hand"), 0o644))
 	require.Eventually(t, func() bool { return d.report() == testRegistries }, 10*time.Second, 10*time.Millisecond)
@@ -86,6 +86,6 @@ func TestDriftWatch(t *testing.T) {
 	assert.Equal(t, testRegistries, d.report())
 
 	// Without the delegation, the pull secret is watched too.
-	require.True(t, d.load(n, "v1", nil))
+	require.True(t, d.load(h, "v1", nil))
 	assert.Equal(t, testRegistries+","+testPullSecret, d.report())
 }

@@ -39,7 +39,7 @@ func (a *Agent) heal(ctx context.Context, snap Snapshot, d Decision) {
 	if len(paths) == 0 {
 		return
 	}
-	cur, err := a.cfg.Node.LoadCurrent()
+	cur, err := a.cfg.Host.LoadCurrent()
 	if err != nil {
 		a.log.Warn("drift heal: the record cannot be read", "err", err)
 		return
@@ -55,7 +55,7 @@ func (a *Agent) heal(ctx context.Context, snap Snapshot, d Decision) {
 	defer a.drift.setBusy(false)
 	rctx, cancel := graceContext(ctx, a.cfg.ShutdownGrace)
 	defer cancel()
-	res, err := apply.Run(rctx, a.cfg.Node, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
+	res, err := apply.Run(rctx, a.cfg.Host, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
 		Delegated: delegated(a.nodes.get()), Current: &base})
 	switch {
 	case err != nil:

@@ -31,7 +31,7 @@ func (a *Agent) Readyz(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "sources not synced", http.StatusServiceUnavailable)
 		return
 	}
-	if p, ok := a.cfg.Node.Units.(pinger); ok {
+	if p, ok := a.cfg.Host.Units.(pinger); ok {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := p.Ping(ctx); err != nil {

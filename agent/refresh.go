@@ -40,7 +40,7 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) refreshS
 	// The whole refresh is worked out first; only one that writes needs a pacing slot, taken between
 	// the plan and its execution.
 	var res *apply.Result
-	prep, err := apply.Prepare(rctx, a.cfg.Node, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
+	prep, err := apply.Prepare(rctx, a.cfg.Host, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
 		Delegated: delegated(node)})
 	if err == nil {
 		var gate apply.Gate
@@ -80,7 +80,7 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) refreshS
 	}
 	if (result == api.OutcomeApplied || result == api.OutcomeNoop) && a.drift != nil && res.Desired != nil {
 		// The files just recorded, from the payload already decoded: no second decode of it.
-		a.drift.loadPayload(a.cfg.Node, snap.Hash, res.Desired, delegated(node))
+		a.drift.loadPayload(a.cfg.Host, snap.Hash, res.Desired, delegated(node))
 	}
 	out := concluded(a.last, snap.digest(), snap.Hash, result, reason, node)
 	if result != api.OutcomeFailed || out.Attempts == 1 {

@@ -19,8 +19,9 @@ import (
 	"github.com/openshift/refresh-agent/verify"
 )
 
-// Node is what a refresh acts on.
-type Node struct {
+// Host is what a refresh acts on: the machine (its root, state dir, systemd, CRI and node policy),
+// as against the Kubernetes Node object, which apply never reads.
+type Host struct {
 	Root     *actions.Root
 	StateDir string
 	Units    actions.Units
@@ -124,11 +125,11 @@ func invalid(format string, args ...any) error {
 
 // transact stages and commits the files, runs the unit actions and records; on any failure it
 // rolls back (see rollback).
-func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta actions.Meta, raw []byte) (*Result, error) {
+func (h Host) transact(ctx context.Context, res *Result, ops []actions.Op, meta actions.Meta, raw []byte) (*Result, error) {
 	// Whatever happens next, no planned action runs when the node's manager is "none".
-	res.ActionsSkipped = n.skips(meta.Actions)
-	meta.Verify = n.baseline(ctx, meta.Actions)
-	txn, err := actions.Prepare(n.Root, n.StateDir, ops, meta)
+	res.ActionsSkipped = h.skips(meta.Actions)
+	meta.Verify = h.baseline(ctx, meta.Actions)
+	txn, err := actions.Prepare(h.Root, h.StateDir, ops, meta)
 	if actions.IsRefusal(err) {
 		return refuseOnNode(res, fileRefusal(err)), nil // changed on the node since Prepare checked it
 	}
@@ -137,34 +138,34 @@ func (n Node) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 		return res, nil // nothing was touched
 	}
 	// The payload is saved before the commit, so that recovery can record it after a crash.
-	if _, err := savePayload(n.StateDir, raw); err != nil {
-		return n.failed(ctx, res, txn, fmt.Errorf("state: %w", err)), nil
+	if _, err := savePayload(h.StateDir, raw); err != nil {
+		return h.failed(ctx, res, txn, fmt.Errorf("state: %w", err)), nil
 	}
 	if err := txn.Commit(); err != nil {
-		return n.failed(ctx, res, txn, err), nil
+		return h.failed(ctx, res, txn, err), nil
 	}
-	ran, err := actions.RunAll(ctx, n.runner(), meta.Actions)
+	ran, err := actions.RunAll(ctx, h.runner(), meta.Actions)
 	res.ActionsRun = ran
 	if err != nil {
-		return n.failed(ctx, res, txn, err), nil
+		return h.failed(ctx, res, txn, err), nil
 	}
 	// Done only once the node is seen healthy on the new content: a failed check is a failure like a
 	// failed reload (rolled back, the actions run again on the old content).
-	if err := n.verify(ctx, meta.Actions, meta.Verify); err != nil {
-		return n.failed(ctx, res, txn, err), nil
+	if err := h.verify(ctx, meta.Actions, meta.Verify); err != nil {
+		return h.failed(ctx, res, txn, err), nil
 	}
 	// The commit point is behind: whatever fails from here on, every file is new and stays new, and
 	// the result says what is on disk.
 	res.Outcome, res.Applied, res.FilesWritten = api.OutcomeApplied, true, txn.Len()
-	recorded, err := n.finish(txn)
+	recorded, err := h.finish(txn)
 	res.Recorded = recorded
 	if err != nil {
 		res.CleanupPending = true
 		res.Reason = postCommitReason(recorded, err)
-		n.logger().Error("refresh applied, but a step after the commit failed", "hash", meta.Hash, "recorded", recorded, "reason", res.Reason)
+		h.logger().Error("refresh applied, but a step after the commit failed", "hash", meta.Hash, "recorded", recorded, "reason", res.Reason)
 		return res, nil
 	}
-	n.logger().Info("refresh applied", "hash", meta.Hash, "files", txn.Len(), "actions", len(meta.Actions), "actionsRun", ran)
+	h.logger().Info("refresh applied", "hash", meta.Hash, "files", txn.Len(), "actions", len(meta.Actions), "actionsRun", ran)
 	return res, nil
 }
 
@@ -177,17 +178,17 @@ func postCommitReason(recorded bool, err error) string {
 }
 
 // failed rolls back after cause and fills res honestly: rolled back only when the rollback completed.
-func (n Node) failed(ctx context.Context, res *Result, txn *actions.Txn, cause error) *Result {
+func (h Host) failed(ctx context.Context, res *Result, txn *actions.Txn, cause error) *Result {
 	res.Outcome = api.OutcomeFailed
-	if err := n.rollback(ctx, txn); err != nil {
+	if err := h.rollback(ctx, txn); err != nil {
 		res.RollbackIncomplete = true
 		res.Reason = fmt.Sprintf("%v; %v", cause, err)
-		n.logger().Error("refresh failed and its rollback is incomplete", "hash", txn.Meta().Hash, "reason", res.Reason)
+		h.logger().Error("refresh failed and its rollback is incomplete", "hash", txn.Meta().Hash, "reason", res.Reason)
 		return res
 	}
 	res.RolledBack = true
 	res.Reason = cause.Error() + "; rolled back"
-	n.logger().Warn("refresh failed and rolled back", "hash", txn.Meta().Hash, "reason", res.Reason)
+	h.logger().Warn("refresh failed and rolled back", "hash", txn.Meta().Hash, "reason", res.Reason)
 	return res
 }
 
@@ -199,25 +200,25 @@ var ErrRollbackPending = errors.New("rollback incomplete; the journal and backup
 // run on the new content, and only then removes the backups and the journal. On any failure it
 // returns an error wrapping ErrRollbackPending, naming the path or unit, and leaves the journal for
 // the next recovery. It runs under its own context and deadline, not the caller's.
-func (n Node) rollback(ctx context.Context, txn *actions.Txn) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.rollbackTimeout())
+func (h Host) rollback(ctx context.Context, txn *actions.Txn) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.rollbackTimeout())
 	defer cancel()
 	if err := txn.Rollback(); err != nil {
 		return fmt.Errorf("%w: %w", ErrRollbackPending, err)
 	}
-	if _, err := actions.RunAll(ctx, n.runner(), plan.Rollback(txn.Rerun())); err != nil {
+	if _, err := actions.RunAll(ctx, h.runner(), plan.Rollback(txn.Rerun())); err != nil {
 		return fmt.Errorf("%w: files restored, but the unit actions on them failed: %w", ErrRollbackPending, err)
 	}
 	if err := txn.Finish(); err != nil {
 		return fmt.Errorf("%w: cleanup: %w", ErrRollbackPending, err)
 	}
-	dropPayload(n.StateDir, txn.Meta().PayloadFile)
+	dropPayload(h.StateDir, txn.Meta().PayloadFile)
 	return nil
 }
 
-func (n Node) rollbackTimeout() time.Duration {
-	if n.RollbackTimeout > 0 {
-		return n.RollbackTimeout
+func (h Host) rollbackTimeout() time.Duration {
+	if h.RollbackTimeout > 0 {
+		return h.RollbackTimeout
 	}
 	return 5 * time.Minute
 }
@@ -226,16 +227,16 @@ func (n Node) rollbackTimeout() time.Duration {
 // names the new state, also when a step failed. The record is written even when the journal could
 // not be marked done (a full or read-only state dir may still take it): the journal then still says
 // committed, and recovery runs the unit actions again before it records and cleans up.
-func (n Node) finish(txn *actions.Txn) (recorded bool, err error) {
+func (h Host) finish(txn *actions.Txn) (recorded bool, err error) {
 	derr := txn.MarkDone()
 	if derr != nil {
 		derr = fmt.Errorf("marking the journal done: %w", derr)
 	}
 	m := txn.Meta()
-	if err := writeRecord(n.StateDir, m.Hash, m.PayloadFile); err != nil {
+	if err := writeRecord(h.StateDir, m.Hash, m.PayloadFile); err != nil {
 		// The rename may have landed before the failure (the state dir's fsync): recorded says
 		// what a read of the record shows now, never less.
-		recorded := readsAs(n.StateDir, m.Hash, m.PayloadFile)
+		recorded := readsAs(h.StateDir, m.Hash, m.PayloadFile)
 		if recorded {
 			err = fmt.Errorf("the record names it, but making it durable failed (a power cut may lose it): %w", err)
 		}
@@ -250,15 +251,15 @@ func (n Node) finish(txn *actions.Txn) (recorded bool, err error) {
 	return true, nil
 }
 
-func (n Node) record(raw []byte, hash string) error {
-	if CurrentHash(n.StateDir) == hash {
+func (h Host) record(raw []byte, hash string) error {
+	if CurrentHash(h.StateDir) == hash {
 		return nil
 	}
-	f, err := savePayload(n.StateDir, raw)
+	f, err := savePayload(h.StateDir, raw)
 	if err != nil {
 		return fmt.Errorf("state: %w", err)
 	}
-	return writeRecord(n.StateDir, hash, f)
+	return writeRecord(h.StateDir, hash, f)
 }
 
 // Recovery says what Recover found.
@@ -284,35 +285,35 @@ type Recovery struct {
 // run, then the record), ones interrupted earlier or while rolling back roll back. A rollback that
 // cannot complete returns an error wrapping ErrRollbackPending (and the Recovery says so): the
 // journal stays, and Run refuses to start anything until a later Recover completes it.
-func Recover(ctx context.Context, n Node) (Recovery, error) {
-	if err := n.Root.CheckStateDir(n.StateDir); err != nil {
+func Recover(ctx context.Context, h Host) (Recovery, error) {
+	if err := h.Root.CheckStateDir(h.StateDir); err != nil {
 		return Recovery{}, err
 	}
-	unlock, err := n.lock(ctx, true)
+	unlock, err := h.lock(ctx, true)
 	if err != nil {
-		return n.peek(err), err
+		return h.peek(err), err
 	}
 	if unlock == nil {
 		return Recovery{}, nil // no state dir: nothing was ever started here
 	}
 	defer unlock()
-	rec, err := n.recoverLocked(ctx)
+	rec, err := h.recoverLocked(ctx)
 	if err == nil {
-		cur, cerr := n.LoadCurrent()
+		cur, cerr := h.LoadCurrent()
 		if cerr == nil {
-			rec.KeptSideFiles = n.sweepSides(cur.Payload)
+			rec.KeptSideFiles = h.sweepSides(cur.Payload)
 		}
 	}
 	return rec, err
 }
 
 // recoverLocked is Recover with the node lock held.
-func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
+func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 	// Whatever happens, the state dir's temp files and unreferenced payloads go (none is anyone
 	// else's under the lock).
-	defer n.sweepState()
-	phase, meta, _ := actions.Peek(n.StateDir)
-	txn, err := actions.Recover(n.Root, n.StateDir, n.trust())
+	defer h.sweepState()
+	phase, meta, _ := actions.Peek(h.StateDir)
+	txn, err := actions.Recover(h.Root, h.StateDir, h.trust())
 	if err != nil {
 		// Said as found, when a journal is there: it stays, and recovery is retried.
 		rec := Recovery{Found: phase != "", Phase: phase, Hash: meta.Hash, Reason: err.Error()}
@@ -328,51 +329,51 @@ func (n Node) recoverLocked(ctx context.Context) (Recovery, error) {
 			// Interrupted while preparing: no target had changed; the temp files, backups and
 			// created directories were removed. Found, and undone.
 			return Recovery{Found: true, Phase: actions.PhasePreparing, Outcome: api.OutcomeFailed, RolledBack: true,
-				Reason: "interrupted while preparing; nothing had changed on the node; cleaned up"}, n.uncordonLeftover(ctx)
+				Reason: "interrupted while preparing; nothing had changed on the node; cleaned up"}, h.uncordonLeftover(ctx)
 		}
-		return Recovery{}, n.uncordonLeftover(ctx)
+		return Recovery{}, h.uncordonLeftover(ctx)
 	}
 	// The transaction is settled first (rolled forward or back), then the node uncordoned.
 	defer func() {
-		if err := n.uncordonLeftover(ctx); err != nil {
-			n.logger().Error("recovery", "reason", err.Error())
+		if err := h.uncordonLeftover(ctx); err != nil {
+			h.logger().Error("recovery", "reason", err.Error())
 		}
 	}()
 	rec := Recovery{Found: true, Phase: txn.Phase(), Hash: txn.Meta().Hash}
-	n.logger().Info("recovering an interrupted refresh", "phase", txn.Phase(), "hash", rec.Hash)
+	h.logger().Info("recovering an interrupted refresh", "phase", txn.Phase(), "hash", rec.Hash)
 	cause := fmt.Errorf("interrupted in phase %s", txn.Phase())
 	switch txn.Phase() {
 	case actions.PhaseRollingBack, actions.PhaseRolledBack:
 		cause = fmt.Errorf("an incomplete rollback resumed (phase %s)", txn.Phase())
 	case actions.PhaseDone:
-		return n.rollForward(rec, txn)
+		return h.rollForward(rec, txn)
 	case actions.PhaseCommitted:
 		// The actions may not all have run, or ran and were never verified: both again.
-		_, err := actions.RunAll(ctx, n.runner(), txn.Meta().Actions)
+		_, err := actions.RunAll(ctx, h.runner(), txn.Meta().Actions)
 		if err == nil {
-			err = n.verify(ctx, txn.Meta().Actions, txn.Meta().Verify)
+			err = h.verify(ctx, txn.Meta().Actions, txn.Meta().Verify)
 		}
 		if err == nil {
-			return n.rollForward(rec, txn)
+			return h.rollForward(rec, txn)
 		}
 		cause = err
 	}
 	rec.Outcome = api.OutcomeFailed
-	if err := n.rollback(ctx, txn); err != nil {
+	if err := h.rollback(ctx, txn); err != nil {
 		rec.RollbackIncomplete, rec.Reason = true, fmt.Sprintf("%v; %v", cause, err)
-		n.logger().Error("recovery could not complete the rollback", "hash", rec.Hash, "reason", rec.Reason)
+		h.logger().Error("recovery could not complete the rollback", "hash", rec.Hash, "reason", rec.Reason)
 		return rec, fmt.Errorf("refresh to %s: %w", rec.Hash, err)
 	}
 	rec.RolledBack, rec.Reason = true, cause.Error()+"; rolled back"
-	n.logger().Warn("recovered refresh rolled back", "hash", rec.Hash, "reason", rec.Reason)
+	h.logger().Warn("recovered refresh rolled back", "hash", rec.Hash, "reason", rec.Reason)
 	return rec, nil
 }
 
 // rollForward records a recovered transaction that had committed and cleans up, saying what is on
 // disk when a step fails.
-func (n Node) rollForward(rec Recovery, txn *actions.Txn) (Recovery, error) {
+func (h Host) rollForward(rec Recovery, txn *actions.Txn) (Recovery, error) {
 	rec.Outcome = api.OutcomeApplied
-	recorded, err := n.finish(txn)
+	recorded, err := h.finish(txn)
 	rec.Recorded = recorded
 	if err != nil {
 		rec.CleanupPending, rec.Reason = true, postCommitReason(recorded, err)
@@ -402,19 +403,19 @@ func writesOf(p *plan.Plan, ops []actions.Op) []plan.Write {
 	return out
 }
 
-// runner runs a plan's actions: unit jobs on n.Units, static pod restarts on n.Pods.
+// runner runs a plan's actions: unit jobs on h.Units, static pod restarts on h.Pods.
 // checks are what a refresh running acts asks of the node after them; notes say what it cannot ask.
 // Nothing is checked when the actions do not run (--systemd none).
-func (n Node) checks(acts []plan.UnitAction) ([]verify.Check, []string) {
-	if n.skips(acts) {
+func (h Host) checks(acts []plan.UnitAction) ([]verify.Check, []string) {
+	if h.skips(acts) {
 		return nil, nil
 	}
 	var probes map[string][]allowlist.Probe
-	if n.Policy != nil {
-		probes = n.Policy.Probes()
+	if h.Policy != nil {
+		probes = h.Policy.Probes()
 	}
-	o := n.Verify
-	if n.Pods == nil {
+	o := h.Verify
+	if h.Pods == nil {
 		o.CRISocket = ""
 	}
 	return verify.For(acts, probes, o)
@@ -422,36 +423,36 @@ func (n Node) checks(acts []plan.UnitAction) ([]verify.Check, []string) {
 
 // baseline asks acts' checks before they run (verify.Baseline): the keys go into the journal, the
 // notes into the log (the plan already shows the checks).
-func (n Node) baseline(ctx context.Context, acts []plan.UnitAction) []string {
-	checks, _ := n.checks(acts)
-	if n.Verify.Window <= 0 || len(acts) == 0 {
+func (h Host) baseline(ctx context.Context, acts []plan.UnitAction) []string {
+	checks, _ := h.checks(acts)
+	if h.Verify.Window <= 0 || len(acts) == 0 {
 		return nil
 	}
-	_, keys, notes := verify.Baseline(ctx, checks, n.verifyEnv(true))
+	_, keys, notes := verify.Baseline(ctx, checks, h.verifyEnv(true))
 	for _, note := range notes {
-		n.logger().Warn(note)
+		h.logger().Warn(note)
 	}
 	return keys
 }
 
 // verify runs, for the verification window, the checks of acts that the baseline kept (keys).
-func (n Node) verify(ctx context.Context, acts []plan.UnitAction, keys []string) error {
-	checks, _ := n.checks(acts)
+func (h Host) verify(ctx context.Context, acts []plan.UnitAction, keys []string) error {
+	checks, _ := h.checks(acts)
 	checks, node := verify.Kept(checks, keys)
 	if len(checks) == 0 && !node {
 		return nil // nothing that worked before to prove working still, and no window to wait
 	}
 	start := time.Now()
-	err := verify.Run(ctx, checks, n.Verify.Window, n.verifyEnv(node))
-	n.logger().Info("refresh verified", "checks", verify.String(checks), "nodeReady", node, "window", n.Verify.Window.String(),
+	err := verify.Run(ctx, checks, h.Verify.Window, h.verifyEnv(node))
+	h.logger().Info("refresh verified", "checks", verify.String(checks), "nodeReady", node, "window", h.Verify.Window.String(),
 		"took", time.Since(start).Round(time.Millisecond).String(), "ok", err == nil)
 	return err
 }
 
-func (n Node) verifyEnv(node bool) verify.Env {
-	env := n.VerifyEnv
-	if n.Pods != nil {
-		env.Runtime = n.Pods
+func (h Host) verifyEnv(node bool) verify.Env {
+	env := h.VerifyEnv
+	if h.Pods != nil {
+		env.Runtime = h.Pods
 	}
 	if !node {
 		env.NodeReady, env.Changed = nil, nil
@@ -459,22 +460,22 @@ func (n Node) verifyEnv(node bool) verify.Env {
 	return env
 }
 
-func (n Node) runner() actions.Units { return actions.Runner{Units: n.Units, Pods: n.Pods} }
+func (h Host) runner() actions.Units { return actions.Runner{Units: h.Units, Pods: h.Pods} }
 
 // skips reports whether any of these actions will not run: unit jobs with --systemd none, pod
 // restarts without a CRI runtime (--cri-socket none).
-func (n Node) skips(list []plan.UnitAction) bool {
+func (h Host) skips(list []plan.UnitAction) bool {
 	for _, a := range list {
-		if a.Pod != "" && n.Pods == nil || a.Pod == "" && actions.Skips(n.Units) {
+		if a.Pod != "" && h.Pods == nil || a.Pod == "" && actions.Skips(h.Units) {
 			return true
 		}
 	}
 	return false
 }
 
-func (n Node) logger() *slog.Logger {
-	if n.Log != nil {
-		return n.Log
+func (h Host) logger() *slog.Logger {
+	if h.Log != nil {
+		return h.Log
 	}
 	return slog.New(slog.DiscardHandler)
 }

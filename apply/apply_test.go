@@ -64,7 +64,7 @@ func v2() *fixture.Config {
 }
 
 type node struct {
-	apply.Node
+	apply.Host
 	dir   string
 	units *fakeUnits
 }
@@ -78,7 +78,7 @@ func newNode(t *testing.T) *node {
 	require.NoError(t, err)
 	t.Cleanup(func() { root.Close() })
 	n := &node{dir: dir, units: &fakeUnits{fail: map[string]int{}}}
-	n.Node = apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: n.units}
+	n.Host = apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: n.units}
 	res := n.run(t, v1().JSON(), "v1")
 	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	n.units.ran = nil
@@ -94,7 +94,7 @@ func (n *node) run(t *testing.T, raw []byte, hash string) *apply.Result {
 		require.NoError(t, err)
 		cur.Current = c
 	}
-	res, err := apply.Run(context.Background(), n.Node, cur)
+	res, err := apply.Run(context.Background(), n.Host, cur)
 	require.NoError(t, err)
 	return res
 }
@@ -242,7 +242,7 @@ func TestCurrentStateFallbacks(t *testing.T) {
 	assert.Equal(t, "/etc/mcd-currentconfig.json", c.Source)
 
 	// With the MCD's config as current, a v2 payload is a plain eligible refresh.
-	res, err := apply.Run(context.Background(), apply.Node{Root: root, StateDir: state, Units: actions.NoUnits{}},
+	res, err := apply.Run(context.Background(), apply.Host{Root: root, StateDir: state, Units: actions.NoUnits{}},
 		apply.Request{Desired: v2().JSON()})
 	require.NoError(t, err)
 	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
@@ -255,7 +255,7 @@ func TestCurrentStateFallbacks(t *testing.T) {
 
 func TestInvalidDesiredIsAnInvalidError(t *testing.T) {
 	n := newNode(t)
-	_, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: []byte(`{"ignition":{"version":"9.9.9"}}`)})
+	_, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: []byte(`{"ignition":{"version":"9.9.9"}}`)})
 	var inv *apply.InvalidError
 	require.ErrorAs(t, err, &inv)
 	assert.Contains(t, err.Error(), "9.9.9")

@@ -29,16 +29,16 @@ type Drainer interface {
 // drain never leaves the node unschedulable.
 // The evictions run under dctx (cancelled when the refresh must not go on: its pacing slot was
 // lost), the rest under ctx.
-func (n Node) drain(ctx, dctx context.Context) error {
-	n.logger().Info("draining the node before the refresh")
-	if err := actions.EnsureStateDir(n.StateDir); err != nil {
+func (h Host) drain(ctx, dctx context.Context) error {
+	h.logger().Info("draining the node before the refresh")
+	if err := actions.EnsureStateDir(h.StateDir); err != nil {
 		return fmt.Errorf("drain: state: %w", err)
 	}
-	if err := actions.WriteFileAtomic(n.StateDir, cordonMarker, nil, 0o600); err != nil {
+	if err := actions.WriteFileAtomic(h.StateDir, cordonMarker, nil, 0o600); err != nil {
 		return fmt.Errorf("drain: state: %w", err)
 	}
-	if err := n.Drainer.Drain(dctx); err != nil {
-		uerr := n.uncordonNow(ctx)
+	if err := h.Drainer.Drain(dctx); err != nil {
+		uerr := h.uncordonNow(ctx)
 		if uerr != nil {
 			return fmt.Errorf("drain: %w; uncordon: %v", err, uerr)
 		}
@@ -49,8 +49,8 @@ func (n Node) drain(ctx, dctx context.Context) error {
 
 // uncordon makes the node schedulable again after the refresh, applied or rolled back; a failure is
 // added to the result's reason and the outcome becomes failed, since the node stays cordoned.
-func (n Node) uncordon(ctx context.Context, res *Result) {
-	if err := n.uncordonNow(ctx); err != nil {
+func (h Host) uncordon(ctx context.Context, res *Result) {
+	if err := h.uncordonNow(ctx); err != nil {
 		res.Outcome = api.OutcomeFailed
 		if res.Reason != "" {
 			res.Reason += "; "
@@ -60,28 +60,28 @@ func (n Node) uncordon(ctx context.Context, res *Result) {
 }
 
 // uncordonNow runs under its own deadline: the caller's context may be cancelled already.
-func (n Node) uncordonNow(ctx context.Context) error {
+func (h Host) uncordonNow(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if err := n.Drainer.Uncordon(ctx); err != nil {
+	if err := h.Drainer.Uncordon(ctx); err != nil {
 		return err
 	}
-	if err := os.Remove(filepath.Join(n.StateDir, cordonMarker)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(filepath.Join(h.StateDir, cordonMarker)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("state: %w", err)
 	}
 	return nil
 }
 
 // uncordonLeftover uncordons a node the agent cordoned before a crash (the marker is there).
-func (n Node) uncordonLeftover(ctx context.Context) error {
-	if n.Drainer == nil {
+func (h Host) uncordonLeftover(ctx context.Context) error {
+	if h.Drainer == nil {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(n.StateDir, cordonMarker)); err != nil {
+	if _, err := os.Stat(filepath.Join(h.StateDir, cordonMarker)); err != nil {
 		return nil
 	}
-	n.logger().Warn("uncordoning the node a crashed refresh left cordoned")
-	if err := n.uncordonNow(ctx); err != nil {
+	h.logger().Warn("uncordoning the node a crashed refresh left cordoned")
+	if err := h.uncordonNow(ctx); err != nil {
 		return fmt.Errorf("uncordon after a crash: %w", err)
 	}
 	return nil

@@ -156,7 +156,7 @@ func TestAbortedDrainStopsWithNothingWritten(t *testing.T) {
 		}
 	}
 	time.AfterFunc(50*time.Millisecond, func() { close(abort) })
-	prep, err := apply.Prepare(context.Background(), n.Node, apply.Request{Desired: v1().File(registries, []byte(regRemoved), 0o644).JSON(),
+	prep, err := apply.Prepare(context.Background(), n.Host, apply.Request{Desired: v1().File(registries, []byte(regRemoved), 0o644).JSON(),
 		Hash: "r2"})
 	require.NoError(t, err)
 	res, err := prep.Execute(context.Background(), gate{lost: abort, proceed: proceed})

@@ -17,23 +17,23 @@ import (
 // restarted while the old one still exits) ever acts on a live transaction. On a node with no state
 // dir yet there is nothing to recover and nothing is created (a refused or invalid request writes
 // nothing at all): the returned function is nil, and lockLate takes the lock before the first write.
-func (n Node) lock(ctx context.Context, exclusive bool) (func(), error) {
-	if _, err := os.Lstat(n.StateDir); errors.Is(err, fs.ErrNotExist) {
+func (h Host) lock(ctx context.Context, exclusive bool) (func(), error) {
+	if _, err := os.Lstat(h.StateDir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	var l *actions.Lock
 	var err error
 	if exclusive {
-		l, err = actions.LockState(ctx, n.StateDir, n.LockWait)
+		l, err = actions.LockState(ctx, h.StateDir, h.LockWait)
 	} else {
-		l, err = actions.LockStateShared(ctx, n.StateDir, n.LockWait)
+		l, err = actions.LockStateShared(ctx, h.StateDir, h.LockWait)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return func() {
 		if err := l.Unlock(); err != nil {
-			n.logger().Warn("releasing the node lock", "err", err)
+			h.logger().Warn("releasing the node lock", "err", err)
 		}
 	}, nil
 }
@@ -45,18 +45,18 @@ var errStateAppeared = errors.New("the node's state appeared meanwhile")
 // lockLate creates the state dir and takes the lock before a refresh's first write, on a node that
 // had no state dir when the refresh started. Anything another process wrote in between (a journal, a
 // record) makes it return errStateAppeared, with the lock released: what was planned may be stale.
-func (n Node) lockLate(ctx context.Context) (func(), error) {
-	l, err := actions.LockState(ctx, n.StateDir, n.LockWait)
+func (h Host) lockLate(ctx context.Context) (func(), error) {
+	l, err := actions.LockState(ctx, h.StateDir, h.LockWait)
 	if err != nil {
 		return nil, err
 	}
 	unlock := func() {
 		if err := l.Unlock(); err != nil {
-			n.logger().Warn("releasing the node lock", "err", err)
+			h.logger().Warn("releasing the node lock", "err", err)
 		}
 	}
 	for _, f := range []string{"journal.json", currentFile} {
-		if _, err := os.Lstat(filepath.Join(n.StateDir, f)); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(filepath.Join(h.StateDir, f)); !errors.Is(err, fs.ErrNotExist) {
 			unlock()
 			return nil, errStateAppeared
 		}
@@ -66,9 +66,9 @@ func (n Node) lockLate(ctx context.Context) (func(), error) {
 
 // peek says what a recovery that could not take the node lock found, without acting on it: the
 // journal is replaced atomically, so reading it beside its holder is safe.
-func (n Node) peek(cause error) Recovery {
+func (h Host) peek(cause error) Recovery {
 	rec := Recovery{Reason: "not acted on: " + cause.Error()}
-	if phase, meta, err := actions.Peek(n.StateDir); err != nil {
+	if phase, meta, err := actions.Peek(h.StateDir); err != nil {
 		rec.Reason += fmt.Sprintf("; the journal cannot be read: %v", err)
 	} else if phase != "" {
 		rec.Found, rec.Phase, rec.Hash = true, phase, meta.Hash

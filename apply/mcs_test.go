@@ -27,7 +27,7 @@ const nodeName = "node-1"
 // mcsNode is a node root provisioned by Ignition from base's served payload and never refreshed:
 // no record of the agent's, only what the machine-config server left (its content file).
 type mcsNode struct {
-	apply.Node
+	apply.Host
 	dir   string
 	units *fakeUnits
 	cri   *critest.Runtime
@@ -49,13 +49,13 @@ func provision(t *testing.T, base *mcs.Pool) *mcsNode {
 	require.NoError(t, err)
 	t.Cleanup(pods.Close)
 	n := &mcsNode{dir: dir, units: &fakeUnits{fail: map[string]int{}}, cri: rt}
-	n.Node = apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: n.units, Pods: pods}
+	n.Host = apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: n.units, Pods: pods}
 	return n
 }
 
 func (n *mcsNode) apply(t *testing.T, served []byte, hash string) *apply.Result {
 	t.Helper()
-	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: mcs.ConfigMapValue(served), Hash: hash})
+	res, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: mcs.ConfigMapValue(served), Hash: hash})
 	require.NoError(t, err)
 	return res
 }
@@ -366,7 +366,7 @@ func TestApplyCreatesParentsUpToVar(t *testing.T) {
 	require.NoError(t, err)
 	next := base.Clone()
 	next.Files[mcs.PullSecret] = mcs.File{Data: []byte(`{"auths":{}}`), Mode: 0o600}
-	res, err := apply.Run(context.Background(), apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}},
+	res, err := apply.Run(context.Background(), apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}},
 		apply.Request{Desired: next.Served(), Current: cur})
 	require.NoError(t, err)
 	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
@@ -415,7 +415,7 @@ func TestDryRunIsTheWholePlan(t *testing.T) {
 	next := multi.Change(base.Clone()).Served()
 	before, err := fixture.TreeHash(n.dir)
 	require.NoError(t, err)
-	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: mcs.ConfigMapValue(next), Hash: "P2", DryRun: true})
+	res, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: mcs.ConfigMapValue(next), Hash: "P2", DryRun: true})
 	require.NoError(t, err)
 	require.Equal(t, api.OutcomePlanned, res.Outcome, res.Reason)
 	after, err := fixture.TreeHash(n.dir)
@@ -441,7 +441,7 @@ func TestDryRunIsTheWholePlan(t *testing.T) {
 	require.NoError(t, os.Symlink("/tmp", filepath.Join(n.dir, "etc/containers")))
 	mirror := base.Clone()
 	mirror.Files[mcs.RegistriesConf] = mcs.File{Data: []byte("# changed\n"), Mode: 0o644}
-	res, err = apply.Run(context.Background(), n.Node, apply.Request{Desired: mirror.Served(), Hash: "P3", DryRun: true})
+	res, err = apply.Run(context.Background(), n.Host, apply.Request{Desired: mirror.Served(), Hash: "P3", DryRun: true})
 	require.NoError(t, err)
 	assert.Equal(t, api.OutcomeRefused, res.Outcome)
 	assert.Contains(t, res.Reason, "symlink")
@@ -457,7 +457,7 @@ func TestHugeNodeFileIsNeverRead(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Truncate(8<<30))
 	require.NoError(t, f.Close())
-	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: base.Served(), Hash: "P", DryRun: true})
+	res, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: base.Served(), Hash: "P", DryRun: true})
 	require.NoError(t, err)
 	require.Equal(t, api.OutcomePlanned, res.Outcome, res.Reason)
 	require.Len(t, res.Writes, 1)
@@ -476,13 +476,13 @@ func TestSymlinkedStateDirIsRefused(t *testing.T) {
 	next := base.Clone()
 	next.Files[mcs.PullSecret] = mcs.File{Data: []byte(`{"auths":{"x":{}}}`), Mode: 0o600}
 	for _, dry := range []bool{true, false} {
-		_, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: next.Served(), Hash: "P2", DryRun: dry})
+		_, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: next.Served(), Hash: "P2", DryRun: dry})
 		require.ErrorIs(t, err, actions.ErrSymlink)
 	}
 	entries, err := os.ReadDir(outside)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing written outside the root")
-	_, err = apply.Recover(context.Background(), n.Node)
+	_, err = apply.Recover(context.Background(), n.Host)
 	assert.ErrorIs(t, err, actions.ErrSymlink)
 }
 
@@ -515,13 +515,13 @@ func TestRecoverReportsAnInterruptedPrepare(t *testing.T) {
 	require.NoError(t, os.WriteFile(tmp, []byte("half"), 0o600))
 	j := `{"version":2,"phase":"preparing","meta":{"hash":"x"},"entries":[{"path":"/etc/containers/registries.conf","temp":"/etc/containers/.registries.conf.refresh-agent-tmp"}]}`
 	require.NoError(t, os.WriteFile(filepath.Join(n.StateDir, "journal.json"), []byte(j), 0o600))
-	rec, err := apply.Recover(context.Background(), n.Node)
+	rec, err := apply.Recover(context.Background(), n.Host)
 	require.NoError(t, err)
 	assert.True(t, rec.Found)
 	assert.Equal(t, api.OutcomeFailed, rec.Outcome)
 	_, err = os.Stat(tmp)
 	assert.True(t, os.IsNotExist(err), "the temp file is cleaned up")
-	rec, err = apply.Recover(context.Background(), n.Node)
+	rec, err = apply.Recover(context.Background(), n.Host)
 	require.NoError(t, err)
 	assert.False(t, rec.Found, "nothing left")
 }
@@ -530,7 +530,7 @@ func TestRecoverReportsAnInterruptedPrepare(t *testing.T) {
 func TestHostileHashIsInvalid(t *testing.T) {
 	n := provision(t, mcs.Base())
 	for _, h := range []string{"v1\nresult: applied", "v1\x1b[2J", strings.Repeat("a", 254), "v 1"} {
-		_, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: mcs.Base().Served(), Hash: h})
+		_, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: mcs.Base().Served(), Hash: h})
 		var inv *apply.InvalidError
 		assert.ErrorAs(t, err, &inv, "%q", h)
 	}

@@ -16,16 +16,16 @@ var ErrOwnerCeiling = errors.New("owner outside the node policy's ceiling")
 // checkOwnerCeiling compares the resolved owner of a planned file with its rule's owner, resolved
 // through the same /etc/passwd and /etc/group (the plan compared what the payload states; a name on
 // one side and an id on the other is only decided here).
-func (n Node) checkOwnerCeiling(f plan.FileOp, uid, gid int) error {
+func (h Host) checkOwnerCeiling(f plan.FileOp, uid, gid int) error {
 	if f.Owner == "" || f.Unit != "" {
 		return nil
 	}
 	user, group := allowlist.SplitOwner(f.Owner)
-	wantUID, err := n.resolveID(user, true)
+	wantUID, err := h.resolveID(user, true)
 	if err != nil {
 		return fmt.Errorf("%s: %w: the node policy's owner %s: %v", f.Path, ErrOwnerCeiling, f.Owner, err)
 	}
-	wantGID, err := n.resolveID(group, false)
+	wantGID, err := h.resolveID(group, false)
 	if err != nil {
 		return fmt.Errorf("%s: %w: the node policy's owner %s: %v", f.Path, ErrOwnerCeiling, f.Owner, err)
 	}
@@ -36,7 +36,7 @@ func (n Node) checkOwnerCeiling(f plan.FileOp, uid, gid int) error {
 	return nil
 }
 
-func (n Node) resolveID(name string, user bool) (int, error) {
+func (h Host) resolveID(name string, user bool) (int, error) {
 	if id, err := strconv.Atoi(name); err == nil {
 		return id, nil
 	}
@@ -44,11 +44,11 @@ func (n Node) resolveID(name string, user bool) (int, error) {
 		return 0, nil
 	}
 	if user {
-		u, err := n.Root.LookupUser(name)
+		u, err := h.Root.LookupUser(name)
 		if err != nil {
 			return 0, err
 		}
 		return u.UID, nil
 	}
-	return n.Root.LookupGroup(name)
+	return h.Root.LookupGroup(name)
 }

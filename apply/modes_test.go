@@ -49,7 +49,7 @@ func TestOwnerCeilingResolvedOnTheNode(t *testing.T) {
 			n := newNode(t)
 			n.Policy = policy(tc.owner)
 			for _, dry := range []bool{true, false} {
-				res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: tc.des.JSON(), Hash: "h", DryRun: dry})
+				res, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: tc.des.JSON(), Hash: "h", DryRun: dry})
 				require.NoError(t, err)
 				want := tc.want
 				if dry && want == api.OutcomeApplied {

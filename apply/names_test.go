@@ -51,7 +51,7 @@ func TestSideFileTakenRefusedByTheDryRunToo(t *testing.T) {
 			target := map[string]string{"backup is a directory": backup, "temp is a symlink": temp, "restore is a directory": restore}[tc.name]
 			require.NoError(t, tc.make(filepath.Join(n.dir, target)))
 			before := n.treeHash(t)
-			dry, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: v2().JSON(), Hash: "v2", DryRun: true})
+			dry, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: v2().JSON(), Hash: "v2", DryRun: true})
 			require.NoError(t, err)
 			assert.Equal(t, api.OutcomeRefused, dry.Outcome, dry.Reason)
 			assert.Contains(t, dry.Reason, target)

@@ -17,16 +17,16 @@ import (
 
 // ops turns the plan into file operations with owners resolved inside the node root: the planned
 // files, core's SSH keys, and the machine-config daemon's current-config file kept coherent.
-func (n Node) ops(p *plan.Plan, des *diff.Payload) ([]actions.Op, error) {
+func (h Host) ops(p *plan.Plan, des *diff.Payload) ([]actions.Op, error) {
 	var ops []actions.Op
 	for _, f := range p.Files {
 		op := actions.Op{Path: f.Path, Remove: f.Remove, Contents: f.Contents, Mode: fs.FileMode(f.Mode)}
 		if !f.Remove {
-			uid, gid, err := n.owner(f.User, f.Group)
+			uid, gid, err := h.owner(f.User, f.Group)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.Path, err)
 			}
-			if err := n.checkOwnerCeiling(f, uid, gid); err != nil {
+			if err := h.checkOwnerCeiling(f, uid, gid); err != nil {
 				return nil, err
 			}
 			op.UID, op.GID = uid, gid
@@ -34,7 +34,7 @@ func (n Node) ops(p *plan.Plan, des *diff.Payload) ([]actions.Op, error) {
 		ops = append(ops, op)
 	}
 	if p.SSHKeys != nil {
-		op, err := n.sshKeysOp(p.SSHKeys)
+		op, err := h.sshKeysOp(p.SSHKeys)
 		if err != nil {
 			return nil, err
 		}
@@ -43,7 +43,7 @@ func (n Node) ops(p *plan.Plan, des *diff.Payload) ([]actions.Op, error) {
 	if len(ops) == 0 && !p.ChangesUnits() {
 		return nil, nil
 	}
-	mcd, err := n.mcdCurrentConfigOp(des)
+	mcd, err := h.mcdCurrentConfigOp(des)
 	if err != nil {
 		return nil, err
 	}
@@ -54,13 +54,13 @@ func (n Node) ops(p *plan.Plan, des *diff.Payload) ([]actions.Op, error) {
 }
 
 // owner resolves an Ignition owner (id or name; root when unset) through the root's passwd/group.
-func (n Node) owner(u types.NodeUser, g types.NodeGroup) (int, int, error) {
+func (h Host) owner(u types.NodeUser, g types.NodeGroup) (int, int, error) {
 	uid, gid := 0, 0
 	switch {
 	case u.ID != nil:
 		uid = *u.ID
 	case u.Name != nil && *u.Name != "":
-		usr, err := n.Root.LookupUser(*u.Name)
+		usr, err := h.Root.LookupUser(*u.Name)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -70,7 +70,7 @@ func (n Node) owner(u types.NodeUser, g types.NodeGroup) (int, int, error) {
 	case g.ID != nil:
 		gid = *g.ID
 	case g.Name != nil && *g.Name != "":
-		id, err := n.Root.LookupGroup(*g.Name)
+		id, err := h.Root.LookupGroup(*g.Name)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -88,8 +88,8 @@ const SSHKeysFile = ".ssh/authorized_keys.d/ignition"
 // sshKeysOp writes core's keys to <home>/.ssh/authorized_keys.d/ignition: directories 0700, file
 // 0600, owned by core. The home comes from the root's /etc/passwd (/var/home/core on RHCOS, where
 // /home is a symlink that would be refused).
-func (n Node) sshKeysOp(k *plan.SSHKeysOp) (actions.Op, error) {
-	usr, err := n.Root.LookupUser(k.User)
+func (h Host) sshKeysOp(k *plan.SSHKeysOp) (actions.Op, error) {
+	usr, err := h.Root.LookupUser(k.User)
 	if err != nil {
 		return actions.Op{}, fmt.Errorf("SSH keys: %w", err)
 	}
@@ -112,8 +112,8 @@ func (n Node) sshKeysOp(k *plan.SSHKeysOp) (actions.Op, error) {
 // mcdCurrentConfigOp rewrites the machine-config daemon's current config with the desired
 // MachineConfig when the node has that file and the payload carries a MachineConfig, so a later
 // daemon run does not diff against stale state.
-func (n Node) mcdCurrentConfigOp(des *diff.Payload) (*actions.Op, error) {
-	_, fi, err := n.Root.ReadFile(MCDCurrentConfig)
+func (h Host) mcdCurrentConfigOp(des *diff.Payload) (*actions.Op, error) {
+	_, fi, err := h.Root.ReadFile(MCDCurrentConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -130,7 +130,7 @@ func (n Node) mcdCurrentConfigOp(des *diff.Payload) (*actions.Op, error) {
 
 // drift counts planned files whose on-disk state differs from what the current config says (changed
 // by hand), with a warning for each. The desired content is written anyway: it is authoritative.
-func (n Node) drift(p *plan.Plan, cur *diff.Payload) (count int, warnings []string) {
+func (h Host) drift(p *plan.Plan, cur *diff.Payload) (count int, warnings []string) {
 	want := map[string]types.File{}
 	for _, f := range cur.Config.Storage.Files {
 		want[f.Path] = f
@@ -139,7 +139,7 @@ func (n Node) drift(p *plan.Plan, cur *diff.Payload) (count int, warnings []stri
 		old, inCurrent := want[f.Path]
 		var what string
 		// Never read more than a bounded file to compare it: the node's file may be anything.
-		data, fi, err := n.Root.ReadFileUpTo(f.Path, maxBaselineFile)
+		data, fi, err := h.Root.ReadFileUpTo(f.Path, maxBaselineFile)
 		if errors.Is(err, actions.ErrTooLarge) {
 			count++
 			warnings = append(warnings, fmt.Sprintf("drift: %s is %d bytes on the node, too large to compare; writing the desired content", f.Path, fi.Size()))

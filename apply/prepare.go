@@ -31,9 +31,9 @@ type Gate interface {
 // Prepared is one refresh planned against the node, nothing done yet. It holds the node lock from
 // Prepare until Execute or Close returns.
 type Prepared struct {
-	n   Node
-	req Request
-	res *Result // the plan on the node, the writes and every check: the outcome as far as it is known
+	host Host
+	req  Request
+	res  *Result // the plan on the node, the writes and every check: the outcome as far as it is known
 
 	built    *plan.Plan // plan.Build's plan, never edited
 	warnings []string   // what the node adds to the plan's warnings (drift, a skipped drain)
@@ -51,17 +51,17 @@ type Prepared struct {
 // check (symlinks, reserved names, core's home, the drain that cannot happen). Nothing is written
 // (but by recovery, which a dry run skips). An error means the request cannot be planned
 // (InvalidError) or the node's state cannot be read.
-func Prepare(ctx context.Context, n Node, req Request) (*Prepared, error) {
+func Prepare(ctx context.Context, h Host, req Request) (*Prepared, error) {
 	// An interrupted refresh is settled first; while a rollback stays incomplete nothing else starts.
 	// A dry run changes nothing, recovery included: it says a transaction is pending instead.
-	if err := n.Root.CheckStateDir(n.StateDir); err != nil {
+	if err := h.Root.CheckStateDir(h.StateDir); err != nil {
 		return nil, err
 	}
-	unlock, err := n.lock(ctx, !req.DryRun)
+	unlock, err := h.lock(ctx, !req.DryRun)
 	if err != nil {
 		return nil, err
 	}
-	p := &Prepared{n: n, req: req, unlock: unlock}
+	p := &Prepared{host: h, req: req, unlock: unlock}
 	if err := p.prepare(ctx); err != nil {
 		p.Close()
 		return nil, err
@@ -70,13 +70,13 @@ func Prepare(ctx context.Context, n Node, req Request) (*Prepared, error) {
 }
 
 func (p *Prepared) prepare(ctx context.Context) error {
-	n, req := p.n, p.req
-	log := n.logger()
+	h, req := p.host, p.req
+	log := h.logger()
 	if req.DryRun {
-		if txn, err := actions.Pending(n.StateDir); err != nil || txn != "" {
+		if txn, err := actions.Pending(h.StateDir); err != nil || txn != "" {
 			return fmt.Errorf("an interrupted refresh is pending (%s%v): run refresh-agent recover first", txn, err)
 		}
-	} else if _, err := n.recoverLocked(ctx); err != nil {
+	} else if _, err := h.recoverLocked(ctx); err != nil {
 		return fmt.Errorf("recovering an interrupted refresh: %w", err)
 	}
 	p.hash = req.Hash
@@ -88,7 +88,7 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	}
 	cur, fromMachineConfig := req.Current, false
 	if cur == nil {
-		c, err := n.LoadCurrent()
+		c, err := h.LoadCurrent()
 		if err != nil {
 			return invalid("%w", err)
 		}
@@ -97,16 +97,16 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	if !req.DryRun {
 		// Under the lock with no journal pending: side files no journal accounts for go (those that
 		// may be originals stay, and the node check below refuses their files).
-		n.sweepSides(cur)
+		h.sweepSides(cur)
 	}
 	des, err := diff.DecodeAgainst(req.Desired, cur)
 	if err != nil {
 		return invalid("desired payload: %w", err)
 	}
 	if fromMachineConfig {
-		cur = withDiskBaseline(n.Root, cur, des)
+		cur = withDiskBaseline(h.Root, cur, des)
 	}
-	built, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: n.Policy, Delegated: req.Delegated})
+	built, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: h.Policy, Delegated: req.Delegated})
 	if err != nil {
 		return invalid("%w", err)
 	}
@@ -119,7 +119,7 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		p.final = true
 		return nil
 	}
-	ops, err := n.ops(built, des)
+	ops, err := h.ops(built, des)
 	if errors.Is(err, ErrUnsafeHome) || errors.Is(err, ErrOwnerCeiling) {
 		p.refuse(fileRefusal(err))
 		return nil
@@ -131,9 +131,9 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	p.ops = ops
 	res.Writes = writesOf(built, ops)
 	// A symlinked component or a reserved name is a refusal, shown by --dry-run as by a real run.
-	err = actions.Check(n.Root, ops)
+	err = actions.Check(h.Root, ops)
 	if err == nil {
-		err = checkStateNames(n.StateDir, req.Desired)
+		err = checkStateNames(h.StateDir, req.Desired)
 	}
 	if err != nil {
 		if actions.IsRefusal(err) {
@@ -143,7 +143,7 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		res.Outcome, res.Reason, p.final = api.OutcomeFailed, err.Error(), true
 		return nil
 	}
-	refusal, warning := n.checkUnits(ctx, built, req.DryRun)
+	refusal, warning := h.checkUnits(ctx, built, req.DryRun)
 	if refusal != nil {
 		p.refuse(*refusal)
 		return nil
@@ -151,21 +151,21 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	if warning != "" {
 		p.warnings = append(p.warnings, warning)
 	}
-	if built.Drain && n.Drainer == nil && !n.Drained {
+	if built.Drain && h.Drainer == nil && !h.Drained {
 		// No API client (the apply command): the drain is skipped and said so, as unit actions are
 		// with --systemd none. The agent drains; --drained says the operator did.
 		res.DrainSkipped = true
 		p.warnings = append(p.warnings, "drain skipped: the plan asks for one ("+strings.Join(built.DrainReasons, "; ")+
 			") and apply has no API client to drain with (the agent drains; pass --drained once the node is drained)")
 	}
-	checks, notes := n.checks(built.Actions)
+	checks, notes := h.checks(built.Actions)
 	res.Checks = checks
-	if n.Verify.Window > 0 && len(built.Actions) > 0 {
-		res.VerifyWindow = n.Verify.Window.String()
+	if h.Verify.Window > 0 && len(built.Actions) > 0 {
+		res.VerifyWindow = h.Verify.Window.String()
 	}
 	p.warnings = append(p.warnings, notes...)
 	var drift []string
-	res.Drift, drift = n.drift(built, cur)
+	res.Drift, drift = h.drift(built, cur)
 	p.warnings = append(p.warnings, drift...)
 	res.Plan = onNode(built, p.warnings, nil)
 	if req.DryRun {
@@ -200,16 +200,16 @@ func (p *Prepared) Close() {
 // error is gate's, or the node's state that cannot be read or written.
 func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 	defer p.Close()
-	n, req, res := p.n, p.req, p.res
+	h, req, res := p.host, p.req, p.res
 	if p.final {
 		return res, nil
 	}
 	if p.unlock == nil {
 		// A node without a state dir when this started: the lock is taken before the first write.
-		late, err := n.lockLate(ctx)
+		late, err := h.lockLate(ctx)
 		if errors.Is(err, errStateAppeared) {
 			// The state dir exists now: this time the lock comes first.
-			again, err := Prepare(ctx, n, req)
+			again, err := Prepare(ctx, h, req)
 			if err != nil {
 				return nil, err
 			}
@@ -222,8 +222,8 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 	}
 	if len(p.ops) == 0 && !p.built.ChangesUnits() {
 		// Nothing on the node changes; only the record moves to the new hash.
-		if err := n.record(req.Desired, p.hash); err != nil {
-			if readsAs(n.StateDir, p.hash, payloadName(req.Desired)) {
+		if err := h.record(req.Desired, p.hash); err != nil {
+			if readsAs(h.StateDir, p.hash, payloadName(req.Desired)) {
 				// The record's rename landed; what failed after it (the state dir's fsync) may
 				// lose it in a power cut: said so, exit 1.
 				res.Outcome, res.Applied, res.Recorded, res.CleanupPending = api.OutcomeNoop, true, true, true
@@ -235,7 +235,7 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 			return res, nil
 		}
 		res.Outcome, res.Applied, res.Recorded = api.OutcomeNoop, true, true
-		n.Decoded.put("/"+payloadName(req.Desired), p.des)
+		h.Decoded.put("/"+payloadName(req.Desired), p.des)
 		return res, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -245,8 +245,8 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 	}
 	pl := p.built
 	// Each unit state action's undo comes from the unit's state now, journaled with the actions.
-	meta := actions.Meta{Hash: p.hash, PayloadFile: payloadName(req.Desired), Actions: actions.WithUndo(ctx, n.Units, pl.Actions)}
-	if pl.Drain && n.Drainer != nil {
+	meta := actions.Meta{Hash: p.hash, PayloadFile: payloadName(req.Desired), Actions: actions.WithUndo(ctx, h.Units, pl.Actions)}
+	if pl.Drain && h.Drainer != nil {
 		dctx, stop := context.WithCancel(ctx)
 		if gate != nil {
 			lost := gate.Lost()
@@ -258,7 +258,7 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 				}
 			}()
 		}
-		err := n.drain(ctx, dctx)
+		err := h.drain(ctx, dctx)
 		stop()
 		if err != nil {
 			if gate != nil {
@@ -269,24 +269,24 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 			res.Outcome, res.Reason = api.OutcomeFailed, err.Error()
 			return res, nil // nothing was written; the node is uncordoned again
 		}
-		defer n.uncordon(ctx, res)
+		defer h.uncordon(ctx, res)
 	}
 	if gate != nil {
 		if err := gate.Proceed(ctx); err != nil {
 			return nil, err
 		}
 	}
-	n.logger().Info("refresh starting", "hash", p.hash, "files", len(p.ops), "actions", len(pl.Actions), "drain", pl.Drain)
-	out, err := n.transact(ctx, res, p.ops, meta, req.Desired)
+	h.logger().Info("refresh starting", "hash", p.hash, "files", len(p.ops), "actions", len(pl.Actions), "drain", pl.Drain)
+	out, err := h.transact(ctx, res, p.ops, meta, req.Desired)
 	if err == nil && out != nil && out.Applied {
-		n.Decoded.put("/"+payloadName(req.Desired), p.des) // the record's payload now
+		h.Decoded.put("/"+payloadName(req.Desired), p.des) // the record's payload now
 	}
 	return out, err
 }
 
 // Run is Prepare then Execute with no gate: the apply command, a drift heal, an unpaced refresh.
-func Run(ctx context.Context, n Node, req Request) (*Result, error) {
-	p, err := Prepare(ctx, n, req)
+func Run(ctx context.Context, h Host, req Request) (*Result, error) {
+	p, err := Prepare(ctx, h, req)
 	if err != nil {
 		return nil, err
 	}

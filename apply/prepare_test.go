@@ -24,11 +24,11 @@ func TestPrepareIsTheDryRunThenExecuteDoesIt(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(n.dir, registries), []byte("# edited"), 0o644))
 	req := apply.Request{Desired: v2().JSON(), Hash: "v2"}
 
-	dry, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: req.Desired, Hash: req.Hash, DryRun: true})
+	dry, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: req.Desired, Hash: req.Hash, DryRun: true})
 	require.NoError(t, err)
 	require.Equal(t, api.OutcomePlanned, dry.Outcome)
 
-	prep, err := apply.Prepare(context.Background(), n.Node, req)
+	prep, err := apply.Prepare(context.Background(), n.Host, req)
 	require.NoError(t, err)
 	assert.True(t, prep.Writes())
 	got := prep.Result()
@@ -49,7 +49,7 @@ func TestPrepareIsTheDryRunThenExecuteDoesIt(t *testing.T) {
 
 	// The plan Execute carried out is the one Prepare showed: a second Prepare of the same payload
 	// is a no-op that writes nothing.
-	again, err := apply.Prepare(context.Background(), n.Node, req)
+	again, err := apply.Prepare(context.Background(), n.Host, req)
 	require.NoError(t, err)
 	assert.False(t, again.Writes())
 	again.Close()
@@ -60,7 +60,7 @@ func TestPrepareRefusedNeedsNoExecution(t *testing.T) {
 	n := newNode(t)
 	m := fixture.DefaultMachine()
 	m.KernelArguments = []string{"nosmt"}
-	prep, err := apply.Prepare(context.Background(), n.Node, apply.Request{Desired: v2().EmbedMachine(m).JSON(), Hash: "k"})
+	prep, err := apply.Prepare(context.Background(), n.Host, apply.Request{Desired: v2().EmbedMachine(m).JSON(), Hash: "k"})
 	require.NoError(t, err)
 	assert.False(t, prep.Writes())
 	assert.Equal(t, api.OutcomeRefused, prep.Result().Outcome)
@@ -75,11 +75,11 @@ func TestPrepareRefusedNeedsNoExecution(t *testing.T) {
 // under a second process.
 func TestPreparedHoldsTheNodeLock(t *testing.T) {
 	n := newNode(t)
-	prep, err := apply.Prepare(context.Background(), n.Node, apply.Request{Desired: v2().JSON(), Hash: "v2"})
+	prep, err := apply.Prepare(context.Background(), n.Host, apply.Request{Desired: v2().JSON(), Hash: "v2"})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	other := n.Node
+	other := n.Host
 	other.LockWait = 100 * time.Millisecond
 	_, err = apply.Prepare(ctx, other, apply.Request{Desired: v2().JSON(), Hash: "v2"})
 	require.Error(t, err, "a second Prepare got the lock while the first held it")
@@ -97,7 +97,7 @@ func TestPrepareRefusesOnTheNode(t *testing.T) {
 	target := filepath.Join(n.dir, "etc/containers")
 	require.NoError(t, os.RemoveAll(target))
 	require.NoError(t, os.Symlink("/tmp", target))
-	prep, err := apply.Prepare(context.Background(), n.Node, apply.Request{Desired: v2().JSON(), Hash: "v2"})
+	prep, err := apply.Prepare(context.Background(), n.Host, apply.Request{Desired: v2().JSON(), Hash: "v2"})
 	require.NoError(t, err)
 	defer prep.Close()
 	res := prep.Result()

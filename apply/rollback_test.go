@@ -57,7 +57,7 @@ func TestRollbackIncompleteWhenTheActionsFailAgain(t *testing.T) {
 
 	// The next refresh first retries the rollback; while it cannot complete, nothing else starts.
 	n.units.ran = nil
-	_, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: v2().JSON(), Hash: "v2"})
+	_, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: v2().JSON(), Hash: "v2"})
 	require.ErrorIs(t, err, apply.ErrRollbackPending)
 	assert.Contains(t, err.Error(), "crio.service")
 	// (A rollback runs it only if the manager has the unit: IfLoaded.)
@@ -65,7 +65,7 @@ func TestRollbackIncompleteWhenTheActionsFailAgain(t *testing.T) {
 	assert.Equal(t, "# v1 mirrors", n.read(t, registries))
 
 	n.units.fail["crio.service"] = 0
-	rec, err := apply.Recover(context.Background(), n.Node)
+	rec, err := apply.Recover(context.Background(), n.Host)
 	require.NoError(t, err)
 	assert.True(t, rec.Found)
 	assert.Equal(t, actions.PhaseRolledBack, rec.Phase)
@@ -101,12 +101,12 @@ func TestRollbackIncompleteWhenTheRestoreFails(t *testing.T) {
 	assert.Len(t, n.units.ran, 1, "no action runs on half-restored files")
 
 	n.units.hook = nil
-	_, err := apply.Recover(context.Background(), n.Node)
+	_, err := apply.Recover(context.Background(), n.Host)
 	require.ErrorIs(t, err, apply.ErrRollbackPending)
 	assert.Contains(t, err.Error(), registries)
 
 	require.NoError(t, os.RemoveAll(obstacle))
-	rec, err := apply.Recover(context.Background(), n.Node)
+	rec, err := apply.Recover(context.Background(), n.Host)
 	require.NoError(t, err)
 	assert.True(t, rec.RolledBack)
 	assert.Equal(t, before, n.treeHash(t), "every original byte-identical, nothing left behind")
@@ -123,7 +123,7 @@ func TestRollbackOutlivesTheCallersContext(t *testing.T) {
 		cancel()
 		return ctx.Err()
 	}
-	res, err := apply.Run(ctx, n.Node, apply.Request{Desired: v2().JSON(), Hash: "v2"})
+	res, err := apply.Run(ctx, n.Host, apply.Request{Desired: v2().JSON(), Hash: "v2"})
 	require.NoError(t, err)
 	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.True(t, res.RolledBack, res.Reason)
@@ -139,7 +139,7 @@ func TestActionsSkippedOnEveryPath(t *testing.T) {
 	// node checks, which refuse one already there): the commit never happens and the refresh rolls
 	// back.
 	obstacle := filepath.Join(n.StateDir, "payloads", "."+apply.PayloadHash(v2().JSON())+".tmp")
-	p, err := apply.Prepare(context.Background(), n.Node, apply.Request{Desired: v2().JSON()})
+	p, err := apply.Prepare(context.Background(), n.Host, apply.Request{Desired: v2().JSON()})
 	require.NoError(t, err)
 	res, err := p.Execute(context.Background(), gateFunc(func() error { return os.MkdirAll(filepath.Join(obstacle, "x"), 0o700) }))
 	require.NoError(t, err)
@@ -149,7 +149,7 @@ func TestActionsSkippedOnEveryPath(t *testing.T) {
 	assert.Zero(t, res.ActionsRun)
 	require.NoError(t, os.RemoveAll(obstacle))
 
-	res, err = apply.Run(context.Background(), n.Node, apply.Request{Desired: v2().JSON()})
+	res, err = apply.Run(context.Background(), n.Host, apply.Request{Desired: v2().JSON()})
 	require.NoError(t, err)
 	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.True(t, res.ActionsSkipped)
@@ -179,7 +179,7 @@ func TestCancelledBeforeStartWritesNothing(t *testing.T) {
 	before := n.treeHash(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := apply.Run(ctx, n.Node, apply.Request{Desired: v2().JSON(), Hash: "v2"})
+	res, err := apply.Run(ctx, n.Host, apply.Request{Desired: v2().JSON(), Hash: "v2"})
 	require.NoError(t, err)
 	assert.Equal(t, api.OutcomeFailed, res.Outcome)
 	assert.Contains(t, res.Reason, "not started")

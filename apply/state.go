@@ -95,7 +95,7 @@ func LoadCurrent(root *actions.Root, stateDir string) (*Current, error) {
 }
 
 // LoadCurrent is LoadCurrent through the node's Decoded cache.
-func (n Node) LoadCurrent() (*Current, error) { return loadCurrent(n.Root, n.StateDir, n.Decoded) }
+func (h Host) LoadCurrent() (*Current, error) { return loadCurrent(h.Root, h.StateDir, h.Decoded) }
 
 func loadCurrent(root *actions.Root, stateDir string, cache *Decoded) (*Current, error) {
 	data, err := os.ReadFile(filepath.Join(stateDir, currentFile))
@@ -205,13 +205,13 @@ func dropPayload(stateDir, payloadFile string) {
 // temp files of atomic writes (a copy of a payload among them: pull secret, keys), and the saved
 // payloads neither the record nor a pending journal references (one saved for a refresh that rolled
 // back, or a crash before its removal). Failures are logged; the next recovery tries again.
-func (n Node) sweepState() {
-	_, meta, jerr := actions.Peek(n.StateDir)
+func (h Host) sweepState() {
+	_, meta, jerr := actions.Peek(h.StateDir)
 	keep := map[string]bool{}
 	if meta.PayloadFile != "" {
 		keep[filepath.Join(payloadsDir, filepath.Base(meta.PayloadFile))] = true
 	}
-	data, err := os.ReadFile(filepath.Join(n.StateDir, currentFile))
+	data, err := os.ReadFile(filepath.Join(h.StateDir, currentFile))
 	var rec record
 	switch {
 	case err == nil && json.Unmarshal(data, &rec) == nil:
@@ -220,7 +220,7 @@ func (n Node) sweepState() {
 		jerr = errors.Join(jerr, errors.New("unreadable record")) // keep every payload: which one is current is unknown
 	}
 	for _, dir := range []string{"", payloadsDir} {
-		entries, _ := os.ReadDir(filepath.Join(n.StateDir, dir))
+		entries, _ := os.ReadDir(filepath.Join(h.StateDir, dir))
 		for _, e := range entries {
 			name := filepath.Join(dir, e.Name())
 			temp := actions.IsStateTemp(e.Name())
@@ -228,8 +228,8 @@ func (n Node) sweepState() {
 			if !e.Type().IsRegular() || !temp && !stale {
 				continue
 			}
-			if err := os.Remove(filepath.Join(n.StateDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				n.logger().Warn("removing a leftover in the state dir", "file", name, "err", err)
+			if err := os.Remove(filepath.Join(h.StateDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				h.logger().Warn("removing a leftover in the state dir", "file", name, "err", err)
 			}
 		}
 	}
@@ -269,8 +269,8 @@ func readsAs(stateDir, hash, payloadFile string) bool {
 // sweepSides removes the side files no journal accounts for beside the files cur manages (and the
 // machine-config daemon's record), with the node lock held and no journal pending; it returns the
 // ones it keeps (actions.SweepSides), logged too.
-func (n Node) sweepSides(cur *diff.Payload) []string {
-	if phase, _, err := actions.Peek(n.StateDir); err != nil || phase != "" {
+func (h Host) sweepSides(cur *diff.Payload) []string {
+	if phase, _, err := actions.Peek(h.StateDir); err != nil || phase != "" {
 		return nil // a journal is pending: its side files are its own
 	}
 	paths := []string{MCDCurrentConfig}
@@ -285,12 +285,12 @@ func (n Node) sweepSides(cur *diff.Payload) []string {
 			}
 		}
 	}
-	kept, err := actions.SweepSides(n.Root, paths)
+	kept, err := actions.SweepSides(h.Root, paths)
 	if err != nil {
-		n.logger().Warn("removing leftover side files", "err", err)
+		h.logger().Warn("removing leftover side files", "err", err)
 	}
 	for _, k := range kept {
-		n.logger().Warn("kept a leftover side file", "reason", k)
+		h.logger().Warn("kept a leftover side file", "reason", k)
 	}
 	return kept
 }

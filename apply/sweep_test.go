@@ -27,7 +27,7 @@ func TestRecoverSweepsTheStateDir(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(n.StateDir, f), []byte(`{"auths":{"secret":{}}}`), 0o600))
 	}
 	require.NoError(t, os.Mkdir(filepath.Join(n.StateDir, ".odd.tmp"), 0o700))
-	rec, err := apply.Recover(context.Background(), n.Node)
+	rec, err := apply.Recover(context.Background(), n.Host)
 	require.NoError(t, err)
 	assert.False(t, rec.Found)
 	var left []string

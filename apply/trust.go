@@ -15,8 +15,8 @@ import (
 // the policy's unit rules, core's keys file under a home directory, the daemon's record). The journal
 // lives in the state dir, which only root can write; a journal naming anything else was not
 // written by the agent, and recovery refuses it whole rather than delete or overwrite what it names.
-func (n Node) trust() actions.Trust {
-	pol := n.Policy
+func (h Host) trust() actions.Trust {
+	pol := h.Policy
 	if pol == nil {
 		pol = allowlist.Default()
 	}

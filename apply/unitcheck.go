@@ -15,8 +15,8 @@ import (
 // the executor would refuse is a refusal (returned), before anything is written, and the dry run
 // shows it. A manager that cannot be asked is no refusal (a real run's executor checks again and
 // fails, rolling back), but the dry run warns (warning).
-func (n Node) checkUnits(ctx context.Context, p *plan.Plan, dryRun bool) (refusal *plan.Refusal, warning string) {
-	if n.Units == nil {
+func (h Host) checkUnits(ctx context.Context, p *plan.Plan, dryRun bool) (refusal *plan.Refusal, warning string) {
+	if h.Units == nil {
 		return nil, ""
 	}
 	var units []string
@@ -28,7 +28,7 @@ func (n Node) checkUnits(ctx context.Context, p *plan.Plan, dryRun bool) (refusa
 	if len(units) == 0 {
 		return nil, ""
 	}
-	err := actions.CheckUnits(ctx, n.Units, units)
+	err := actions.CheckUnits(ctx, h.Units, units)
 	switch {
 	case err == nil:
 		return nil, ""

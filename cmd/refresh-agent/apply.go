@@ -49,21 +49,21 @@ func addNodeFlags(fs *pflag.FlagSet) nodeFlags {
 	}
 }
 
-// open builds the apply.Node the flags describe. The systemd connection is made only when a unit
+// open builds the apply.Host the flags describe. The systemd connection is made only when a unit
 // action needs it.
-func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, error) {
+func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Host, error) {
 	if *f.root == "" {
-		return apply.Node{}, errors.New("--root is required (or $" + EnvRoot + "; inside the agent's pod it is /host)")
+		return apply.Host{}, errors.New("--root is required (or $" + EnvRoot + "; inside the agent's pod it is /host)")
 	}
 	switch *f.systemd {
 	case "system", "user", "none":
 	case testUnitsMode:
 	default:
-		return apply.Node{}, fmt.Errorf("--systemd must be system, user or none, not %q", *f.systemd)
+		return apply.Host{}, fmt.Errorf("--systemd must be system, user or none, not %q", *f.systemd)
 	}
 	root, err := actions.OpenRoot(*f.root)
 	if err != nil {
-		return apply.Node{}, err
+		return apply.Host{}, err
 	}
 	stateDir := *f.stateDir
 	if stateDir == "" {
@@ -72,7 +72,7 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, erro
 	pol := allowlist.Default()
 	if *f.policy != "" {
 		if pol, err = allowlist.LoadPolicy(*f.policy); err != nil {
-			return apply.Node{}, err
+			return apply.Host{}, err
 		}
 	}
 	mode := *f.systemd
@@ -88,17 +88,17 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Node, erro
 	var pods *actions.CRI
 	if *f.cri != "none" && *f.cri != "" {
 		if pods, err = actions.DialCRI(*f.cri, *f.nodeName); err != nil {
-			return apply.Node{}, err
+			return apply.Host{}, err
 		}
 	}
 	if *f.verifyWindow < 0 {
-		return apply.Node{}, fmt.Errorf("--verify-window must not be negative, not %s", *f.verifyWindow)
+		return apply.Host{}, fmt.Errorf("--verify-window must not be negative, not %s", *f.verifyWindow)
 	}
 	if err := allowlist.LoopbackURL(*f.kubeletHealthz); err != nil {
-		return apply.Node{}, fmt.Errorf("--kubelet-healthz: %w", err)
+		return apply.Host{}, fmt.Errorf("--kubelet-healthz: %w", err)
 	}
 	vo := verify.Options{Window: *f.verifyWindow, CRISocket: *f.cri, KubeletHealthz: *f.kubeletHealthz}
-	return apply.Node{Root: root, StateDir: stateDir, Units: units, Pods: pods, Policy: pol, Log: log, LockWait: *f.lockTimeout, Verify: vo}, nil
+	return apply.Host{Root: root, StateDir: stateDir, Units: units, Pods: pods, Policy: pol, Log: log, LockWait: *f.lockTimeout, Verify: vo}, nil
 }
 
 func runApply(args []string, stdout, stderr io.Writer) int {
@@ -130,15 +130,15 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitInvalid, "apply: %v", err)
 	}
-	node, err := nf.open(ctx, log)
+	host, err := nf.open(ctx, log)
 	if err != nil {
 		return fail(stderr, exitInvalid, "apply: %v", err)
 	}
-	node.Drained = *drained
-	defer node.Root.Close()
-	defer node.Units.Close()
-	if node.Pods != nil {
-		defer node.Pods.Close()
+	host.Drained = *drained
+	defer host.Root.Close()
+	defer host.Units.Close()
+	if host.Pods != nil {
+		defer host.Pods.Close()
 	}
 
 	raw, err := readInput(*desired, diff.MaxPayloadSize)
@@ -156,7 +156,7 @@ func runApply(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, exitInvalid, "%v", err)
 		}
 	}
-	res, err := apply.Run(ctx, node, req)
+	res, err := apply.Run(ctx, host, req)
 	var inv *apply.InvalidError
 	switch {
 	case errors.As(err, &inv):
@@ -193,16 +193,16 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitInvalid, "recover: %v", err)
 	}
-	node, err := nf.open(context.Background(), log)
+	host, err := nf.open(context.Background(), log)
 	if err != nil {
 		return fail(stderr, exitInvalid, "recover: %v", err)
 	}
-	defer node.Root.Close()
-	defer node.Units.Close()
-	if node.Pods != nil {
-		defer node.Pods.Close()
+	defer host.Root.Close()
+	defer host.Units.Close()
+	if host.Pods != nil {
+		defer host.Pods.Close()
 	}
-	rec, err := apply.Recover(context.Background(), node)
+	rec, err := apply.Recover(context.Background(), host)
 	if werr := writeJSON(stdout, rec); werr != nil {
 		return exitFailed
 	}

@@ -123,16 +123,16 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	if src == nil {
 		src = &agent.APISource{Client: client, Namespace: *namespace, Name: *configMap, Template: *template}
 	}
-	node, err := nf.open(ctx, log)
+	host, err := nf.open(ctx, log)
 	if err != nil {
 		return fail(stderr, exitInvalid, "run: %v", err)
 	}
-	defer node.Root.Close()
-	defer node.Units.Close()
-	if node.Pods != nil {
-		defer node.Pods.Close()
+	defer host.Root.Close()
+	defer host.Units.Close()
+	if host.Pods != nil {
+		defer host.Pods.Close()
 	}
-	node.Drainer = &kube.Drainer{Client: client, Node: *nodeName, Log: log} // plans that need a drain
+	host.Drainer = &kube.Drainer{Client: client, Node: *nodeName, Log: log} // plans that need a drain
 	recorder, stopEvents := agent.NewRecorder(client, *nodeName)
 	defer stopEvents()
 	metrics := agent.NewMetrics(version)
@@ -145,7 +145,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		pacer = pacing.New(pacing.Config{Leases: leases, Watch: leases, Nodes: client, Namespace: *namespace, Node: *nodeName,
 			Limit: limit, TTL: *slotTTL, Spread: *spread, Log: log})
 	}
-	a := agent.New(agent.Config{NodeName: *nodeName, Client: client, Source: src, Node: node, Recorder: recorder,
+	a := agent.New(agent.Config{NodeName: *nodeName, Client: client, Source: src, Host: host, Recorder: recorder,
 		Metrics: metrics, Log: log, ShutdownGrace: *grace, MaxAttempts: *maxAttempts, Drift: *drift, Pacer: pacer,
 		RefreshGCPercent: refreshGC})
 	if *metricsAddr != "" {
@@ -157,7 +157,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	if err := a.Serve(ctx, "", *healthAddr); err != nil { // metrics: metricsserver above
 		return fail(stderr, exitFailed, "run: %v", err)
 	}
-	log.Info("refresh-agent starting", "version", version, "source", *source, "root", node.Root.Dir, "stateDir", node.StateDir)
+	log.Info("refresh-agent starting", "version", version, "source", *source, "root", host.Root.Dir, "stateDir", host.StateDir)
 	if err := a.Run(ctx); err != nil {
 		return fail(stderr, exitFailed, "run: %v", err)
 	}

@@ -81,21 +81,21 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(root)
-	node, err := firstBoot(root)
+	host, err := firstBoot(root)
 	if err != nil {
 		return err
 	}
-	defer node.Root.Close()
+	defer host.Root.Close()
 	runtime, stopCRI, err := critest.Serve(filepath.Join(root, "..", filepath.Base(root)+"-crio.sock"))
 	if err != nil {
 		return err
 	}
 	defer stopCRI()
 	runtime.AddPod("kube-system", "kube-apiserver-proxy-"+nodeName, true)
-	if node.Pods, err = actions.DialCRI(runtime.Socket, nodeName); err != nil {
+	if host.Pods, err = actions.DialCRI(runtime.Socket, nodeName); err != nil {
 		return err
 	}
-	defer node.Pods.Close()
+	defer host.Pods.Close()
 	if _, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName,
 		Labels: map[string]string{"hypershift.openshift.io/nodePool": "demo"}}}, metav1.CreateOptions{}); err != nil {
 		return err
@@ -126,10 +126,10 @@ func run() error {
 		return err
 	}
 	defer sd.Close()
-	node.Units = sd
+	host.Units = sd
 	rec, stopEvents := agent.NewRecorder(agentClient, nodeName)
 	defer stopEvents()
-	a := agent.New(agent.Config{NodeName: nodeName, Client: agentClient, Recorder: rec, Node: node,
+	a := agent.New(agent.Config{NodeName: nodeName, Client: agentClient, Recorder: rec, Host: host,
 		Source: &agent.APISource{Client: agentClient, Namespace: ns, Name: cmName},
 		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	done := make(chan error, 1)
@@ -198,22 +198,22 @@ func run() error {
 
 // firstBoot lays out a node root as Ignition leaves it after booting from the MCS-served base
 // payload: the files, the server's metadata files, core's keys. The agent has no record yet.
-func firstBoot(root string) (apply.Node, error) {
+func firstBoot(root string) (apply.Host, error) {
 	for _, d := range []string{"etc", "var/home/core"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			return apply.Node{}, err
+			return apply.Host{}, err
 		}
 	}
 	_ = os.WriteFile(filepath.Join(root, "etc/passwd"), []byte("root:x:0:0:root:/root:/bin/bash\ncore:x:1000:1000:CoreOS Admin:/var/home/core:/bin/bash\n"), 0o644)
 	_ = os.WriteFile(filepath.Join(root, "etc/group"), []byte("root:x:0:\ncore:x:1000:\n"), 0o644)
 	if err := mcs.Base().Provision(root); err != nil {
-		return apply.Node{}, err
+		return apply.Host{}, err
 	}
 	r, err := actions.OpenRoot(root)
 	if err != nil {
-		return apply.Node{}, err
+		return apply.Host{}, err
 	}
-	return apply.Node{Root: r, StateDir: filepath.Join(root, "var/lib/refresh-agent"), Units: actions.NoUnits{}}, nil
+	return apply.Host{Root: r, StateDir: filepath.Join(root, "var/lib/refresh-agent"), Units: actions.NoUnits{}}, nil
 }
 
 func scenario(list []mcs.Scenario, name string) mcs.Scenario {

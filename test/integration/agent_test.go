@@ -52,7 +52,7 @@ type agentEnv struct {
 	source    agent.Source
 	watchDir  string
 	metrics   *agent.Metrics
-	agentNode apply.Node
+	agentHost apply.Host
 	agent     *agent.Agent
 	cfg       func(*agent.Config) // adjusts the agent's config before it starts
 }
@@ -100,7 +100,7 @@ func newAgentEnvNode(t *testing.T, failCrioReload bool, suffix string, labels ma
 	publisher, err := kube.New(kubeSrv.Config(kubetest.AdminUser))
 	require.NoError(t, err)
 	e := &agentEnv{kube: kubeSrv, admin: admin, publisher: publisher, node: "node-" + name + suffix, ns: "refresh-" + name, cm: "refresh-config",
-		root: sd.dir, stateDir: sd.StateDir, logs: &strings.Builder{}, agentNode: sd.Node}
+		root: sd.dir, stateDir: sd.StateDir, logs: &strings.Builder{}, agentHost: sd.Host}
 	ctx := context.Background()
 	_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: e.node, Labels: labels,
 		Annotations: map[string]string{api.AnnotationCurrent: "v1", api.AnnotationDesired: "v1", api.AnnotationState: api.StateDone}}}, metav1.CreateOptions{})
@@ -128,9 +128,9 @@ func (e *agentEnv) start(t *testing.T) {
 	sd, err := actions.DialSystemd(context.Background(), actions.UserSocket())
 	require.NoError(t, err)
 	t.Cleanup(sd.Close)
-	n := e.agentNode
+	n := e.agentHost
 	n.Units = sd
-	cfg := agent.Config{NodeName: e.node, Client: client, Source: e.source, Node: n, Recorder: rec,
+	cfg := agent.Config{NodeName: e.node, Client: client, Source: e.source, Host: n, Recorder: rec,
 		Metrics: e.metrics, Log: slog.New(slog.NewTextHandler(e, nil))}
 	if e.cfg != nil {
 		e.cfg(&cfg)

@@ -154,7 +154,7 @@ func recordBase(t *testing.T, dir string) {
 	defer root.Close()
 	empty, err := diffDecodeEmpty()
 	require.NoError(t, err)
-	res, err := apply.Run(context.Background(), apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}},
+	res, err := apply.Run(context.Background(), apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}},
 		apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})
 	require.NoError(t, err)
 	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)

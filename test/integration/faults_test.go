@@ -24,15 +24,15 @@ import (
 	"github.com/openshift/refresh-agent/test/systemdtest"
 )
 
-// plainNode is a node root at base(), recorded as v1, with no unit manager.
-func plainNode(t *testing.T) (apply.Node, string) {
+// plainHost is a node root at base(), recorded as v1, with no unit manager.
+func plainHost(t *testing.T) (apply.Host, string) {
 	dir := t.TempDir()
 	require.NoError(t, fixture.NodeRoot(dir))
 	recordBase(t, dir)
 	root, err := actions.OpenRoot(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { root.Close() })
-	return apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}}, dir
+	return apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}}, dir
 }
 
 func mount(t *testing.T, args ...string) {
@@ -44,7 +44,7 @@ func TestFaultDBusLostMidRefresh(t *testing.T) {
 	systemdtest.Require(t)
 	mgr := systemdtest.Another(t, "dbus-lost")
 	require.NoError(t, mgr.InstallStandIn(crio, mgr.SlowReload(crio, 3*time.Second)))
-	n, dir := plainNode(t)
+	n, dir := plainHost(t)
 	socket := mgr.Socket()
 	units := &actions.LazyUnits{Connect: func() (actions.Units, error) { return actions.DialSystemd(context.Background(), socket) }}
 	t.Cleanup(units.Close)
@@ -78,7 +78,7 @@ func TestFaultDBusLostMidRefresh(t *testing.T) {
 
 func TestFaultReadOnlyTargetDirectory(t *testing.T) {
 	systemdtest.Require(t) // runs in the private mount namespace
-	n, dir := plainNode(t)
+	n, dir := plainHost(t)
 	kubelet := filepath.Join(dir, "var/lib/kubelet")
 	mount(t, "--bind", kubelet, kubelet)
 	mount(t, "-o", "remount,bind,ro", kubelet)
@@ -100,7 +100,7 @@ func TestFaultReadOnlyTargetDirectory(t *testing.T) {
 
 func TestFaultFullTargetDirectory(t *testing.T) {
 	systemdtest.Require(t)
-	n, dir := plainNode(t)
+	n, dir := plainHost(t)
 	full := filepath.Join(dir, "etc/containers/registries.d")
 	require.NoError(t, os.MkdirAll(full, 0o755))
 	mount(t, "-t", "tmpfs", "-o", "size=16k", "tmpfs", full)
@@ -155,7 +155,7 @@ func reloadFailingOn(mgr *systemdtest.Manager, dir, file, text string) string {
 // original inode, and the tree is byte-identical.
 func TestFaultReadOnlyBeforeRestore(t *testing.T) {
 	systemdtest.Require(t) // runs in the private mount namespace
-	n, dir := plainNode(t)
+	n, dir := plainHost(t)
 	containers := filepath.Join(dir, "etc/containers")
 	origIno := inode(t, filepath.Join(dir, registries))
 	before, err := fixture.TreeHash(dir)
@@ -213,7 +213,7 @@ func TestFaultReadOnlyBeforeRestore(t *testing.T) {
 func TestFaultReloadFailsAgainAfterRestore(t *testing.T) {
 	mgr := systemdtest.Require(t)
 	mgr.StandIn(t, crio, true)
-	n, dir := plainNode(t)
+	n, dir := plainHost(t)
 	sd, err := actions.DialSystemd(context.Background(), actions.UserSocket())
 	require.NoError(t, err)
 	t.Cleanup(sd.Close)

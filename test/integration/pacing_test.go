@@ -147,8 +147,8 @@ func pacedPool(t *testing.T, ns, pool string, size, slots int, ttl time.Duration
 		require.NoError(t, err)
 		t.Cleanup(func() { root.Close() })
 		n.units = &fixture.MarkerUnits{Root: n.root, Path: registries}
-		node := apply.Node{Root: root, StateDir: filepath.Join(n.root, "var/lib/refresh-agent"), Units: n.units}
-		res, err := apply.Run(ctx, node, apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})
+		host := apply.Host{Root: root, StateDir: filepath.Join(n.root, "var/lib/refresh-agent"), Units: n.units}
+		res, err := apply.Run(ctx, host, apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})
 		require.NoError(t, err)
 		require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 		_, err = admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name,
@@ -170,7 +170,7 @@ func pacedPool(t *testing.T, ns, pool string, size, slots int, ttl time.Duration
 		rec, stop := agent.NewRecorder(client, n.name)
 		t.Cleanup(stop)
 		a := agent.New(agent.Config{NodeName: n.name, Client: client, Source: &agent.APISource{Client: client, Namespace: ns},
-			Node: node, Recorder: rec, Log: log, MaxAttempts: 1, Drift: agent.DriftOff, Pacer: pacer})
+			Host: host, Recorder: rec, Log: log, MaxAttempts: 1, Drift: agent.DriftOff, Pacer: pacer})
 		actx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- a.Run(actx) }()

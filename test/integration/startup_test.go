@@ -56,10 +56,10 @@ func TestAFirstRefreshThatChangesNothingPatchesTheNodeOnce(t *testing.T) {
 			t.Cleanup(func() { root.Close() })
 			stateDir := filepath.Join(dir, "var/lib/refresh-agent")
 			units := &fixture.MarkerUnits{Root: dir, Path: registries}
-			node := apply.Node{Root: root, StateDir: stateDir, Units: units}
+			host := apply.Host{Root: root, StateDir: stateDir, Units: units}
 			empty, err := diff.Decode(fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).JSON())
 			require.NoError(t, err)
-			res, err := apply.Run(ctx, node, apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})
+			res, err := apply.Run(ctx, host, apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})
 			require.NoError(t, err)
 			require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 			require.NoError(t, os.RemoveAll(stateDir))
@@ -82,7 +82,7 @@ func TestAFirstRefreshThatChangesNothingPatchesTheNodeOnce(t *testing.T) {
 			logs := &syncLog{}
 			log := slog.New(slog.NewTextHandler(logs, nil))
 			cfg := agent.Config{NodeName: name, Client: client, Source: &agent.APISource{Client: client, Namespace: ns},
-				Node: node, Log: log, Drift: agent.DriftOff}
+				Host: host, Log: log, Drift: agent.DriftOff}
 			if slots > 0 {
 				leases, err := kube.NewLeases(kubeSrv.Config(kubetest.AgentUser))
 				require.NoError(t, err)

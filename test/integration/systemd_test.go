@@ -35,15 +35,15 @@ func base() *fixture.Config {
 		SSHKeys("ssh-ed25519 AAAA one")
 }
 
-type sdNode struct {
-	apply.Node
+type sdHost struct {
+	apply.Host
 	dir string
 	mgr *systemdtest.Manager
 }
 
 // newSystemdNode starts stand-in units (crio's reload fails when failCrioReload) and returns a node
 // root at base(), with actions going to the real user manager over D-Bus.
-func newSystemdNode(t *testing.T, failCrioReload bool) *sdNode {
+func newSystemdNode(t *testing.T, failCrioReload bool) *sdHost {
 	mgr := systemdtest.Require(t)
 	for _, u := range []string{kubelet, updateCA, unrelated} {
 		mgr.StandIn(t, u, false)
@@ -57,17 +57,17 @@ func newSystemdNode(t *testing.T, failCrioReload bool) *sdNode {
 	sd, err := actions.DialSystemd(context.Background(), actions.UserSocket())
 	require.NoError(t, err)
 	t.Cleanup(sd.Close)
-	n := &sdNode{Node: apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd}, dir: dir, mgr: mgr}
+	n := &sdHost{Host: apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd}, dir: dir, mgr: mgr}
 	empty, err := diff.Decode(fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).JSON())
 	require.NoError(t, err)
-	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})
+	res, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})
 	require.NoError(t, err)
 	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	mgr.ResetMarkers(t)
 	return n
 }
 
-func (n *sdNode) pids(t *testing.T) map[string]int {
+func (n *sdHost) pids(t *testing.T) map[string]int {
 	out := map[string]int{}
 	for _, u := range []string{crio, kubelet, updateCA, unrelated} {
 		out[u] = n.mgr.MainPID(t, u)
@@ -76,8 +76,8 @@ func (n *sdNode) pids(t *testing.T) map[string]int {
 	return out
 }
 
-func (n *sdNode) apply(t *testing.T, c *fixture.Config, hash string) *apply.Result {
-	res, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: c.JSON(), Hash: hash})
+func (n *sdHost) apply(t *testing.T, c *fixture.Config, hash string) *apply.Result {
+	res, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: c.JSON(), Hash: hash})
 	require.NoError(t, err)
 	return res
 }

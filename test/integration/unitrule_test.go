@@ -40,10 +40,10 @@ func dropinPayload(contents string) *fixture.Config {
 	return c
 }
 
-// unitNode is a node root whose /etc/systemd/system is the real user manager's unit directory (a
+// unitHost is a node root whose /etc/systemd/system is the real user manager's unit directory (a
 // bind mount in the test's private mount namespace), so what the agent writes there is what the
 // manager loads.
-func unitNode(t *testing.T) (apply.Node, string, *systemdtest.Manager) {
+func unitHost(t *testing.T) (apply.Host, string, *systemdtest.Manager) {
 	mgr := systemdtest.Require(t)
 	mgr.StandIn(t, myapp, false)
 	dir := unitRoot(t, mgr, func() {
@@ -65,7 +65,7 @@ func unitNode(t *testing.T) (apply.Node, string, *systemdtest.Manager) {
 	t.Cleanup(sd.Close)
 	pol, err := allowlist.ParsePolicy([]byte(unitRulePolicy))
 	require.NoError(t, err)
-	return apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd, Policy: pol}, mgr.UnitDir, mgr
+	return apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd, Policy: pol}, mgr.UnitDir, mgr
 }
 
 // unitRoot is a node root whose /etc/systemd/system is mgr's unit directory (a bind mount in the
@@ -90,7 +90,7 @@ func environment(t *testing.T, mgr *systemdtest.Manager) string {
 }
 
 func TestDropinChangeDaemonReloadsAndRestarts(t *testing.T) {
-	n, unitDir, mgr := unitNode(t)
+	n, unitDir, mgr := unitHost(t)
 	before := mgr.MainPID(t, myapp)
 	require.Contains(t, environment(t, mgr), "V=1")
 	cur, err := diff.Decode(dropinPayload("[Service]\nEnvironment=V=1\n").JSON())
@@ -109,7 +109,7 @@ func TestDropinChangeDaemonReloadsAndRestarts(t *testing.T) {
 }
 
 func TestFailingRestartRestoresTheDropinAndReloadsAgain(t *testing.T) {
-	n, unitDir, mgr := unitNode(t)
+	n, unitDir, mgr := unitHost(t)
 	cur, err := diff.Decode(dropinPayload("[Service]\nEnvironment=V=1\n").JSON())
 	require.NoError(t, err)
 	// The new dropin makes every start fail: the restart fails, and the rollback must put the old

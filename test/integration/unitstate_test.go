@@ -44,10 +44,10 @@ var statePolicy = `nodeDisruptionPolicy:
     actions: [{type: Restart, restart: {serviceName: ` + stateUnit + `}}]
 `
 
-// stateNode is a node root whose /etc/systemd/system is the user manager's unit directory, with
+// stateHost is a node root whose /etc/systemd/system is the user manager's unit directory, with
 // stateUnit installed from the payload's current contents (enabled as asked, running) and
 // failingUnit, a oneshot whose start fails while the trigger file says "bad".
-func stateNode(t *testing.T, enabled bool) (apply.Node, *systemdtest.Manager) {
+func stateHost(t *testing.T, enabled bool) (apply.Host, *systemdtest.Manager) {
 	mgr := systemdtest.Require(t)
 	dir := unitRoot(t, mgr, func() {
 		_, _ = mgr.Systemctl("stop", stateUnit)
@@ -78,7 +78,7 @@ func stateNode(t *testing.T, enabled bool) (apply.Node, *systemdtest.Manager) {
 	t.Cleanup(sd.Close)
 	pol, err := allowlist.ParsePolicy([]byte(statePolicy))
 	require.NoError(t, err)
-	return apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd, Policy: pol}, mgr
+	return apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd, Policy: pol}, mgr
 }
 
 // statePayload is a config with stateUnit as given, and the trigger file when fail is set.
@@ -99,7 +99,7 @@ func stateUnitEntry(enabled, mask *bool, contents *string) *types.Unit {
 
 func bp(b bool) *bool     { return &b }
 func sp(s string) *string { return &s }
-func runState(t *testing.T, n apply.Node, cur, des *fixture.Config) *apply.Result {
+func runState(t *testing.T, n apply.Host, cur, des *fixture.Config) *apply.Result {
 	t.Helper()
 	c, err := diff.Decode(cur.JSON())
 	require.NoError(t, err)
@@ -115,7 +115,7 @@ func systemctl(t *testing.T, mgr *systemdtest.Manager, args ...string) string {
 }
 
 func TestUnitEnableAndItsRollback(t *testing.T) {
-	n, mgr := stateNode(t, false)
+	n, mgr := stateHost(t, false)
 	cur := statePayload(stateUnitEntry(bp(false), nil, sp(stateUnitFile)), false)
 	require.Equal(t, "disabled", systemctl(t, mgr, "is-enabled", stateUnit))
 
@@ -141,7 +141,7 @@ func TestUnitEnableAndItsRollback(t *testing.T) {
 }
 
 func TestUnitRemovalStopsDisablesAndRollsBack(t *testing.T) {
-	n, mgr := stateNode(t, true)
+	n, mgr := stateHost(t, true)
 	cur := statePayload(stateUnitEntry(bp(true), nil, sp(stateUnitFile)), false)
 	unitPath := filepath.Join(mgr.UnitDir, stateUnit)
 	before := mgr.MainPID(t, stateUnit)
@@ -170,7 +170,7 @@ func TestUnitRemovalStopsDisablesAndRollsBack(t *testing.T) {
 }
 
 func TestUnitMaskUnmaskAndRollback(t *testing.T) {
-	n, mgr := stateNode(t, false)
+	n, mgr := stateHost(t, false)
 	cur := statePayload(stateUnitEntry(nil, nil, sp(stateUnitFile)), false)
 	masked := statePayload(stateUnitEntry(nil, bp(true), nil), false)
 	unitPath := filepath.Join(mgr.UnitDir, stateUnit)
@@ -214,7 +214,7 @@ func TestUnitMaskUnmaskAndRollback(t *testing.T) {
 
 // A unit no rule names stays refused, enabling included.
 func TestUnitStateWithoutRuleRefused(t *testing.T) {
-	n, mgr := stateNode(t, false)
+	n, mgr := stateHost(t, false)
 	other := func(enabled bool) *fixture.Config {
 		c := fixture.Ignition("3.2.0")
 		c.Systemd.Units = []types.Unit{{Name: "other.service", Enabled: bp(enabled), Contents: sp(stateUnitFile)}}
@@ -229,7 +229,7 @@ func TestUnitStateWithoutRuleRefused(t *testing.T) {
 // A unit the refresh adds, enables and restarts, then a later action fails: the rollback removes
 // it and disables it, and does not fail restarting a unit that no longer exists.
 func TestAddedUnitRollsBackCompletely(t *testing.T) {
-	n, mgr := stateNode(t, false)
+	n, mgr := stateHost(t, false)
 	_, err := mgr.Systemctl("stop", stateUnit)
 	require.NoError(t, err)
 	unitPath := filepath.Join(mgr.UnitDir, stateUnit)
@@ -260,7 +260,7 @@ func actionNames(list []plan.UnitAction) []string {
 // Enabling a unit the OS provides whose [Install] Also= names another unit would enable a unit no
 // rule names: the executor refuses it, and the rollback's disable takes both links away again.
 func TestEnableWithAlsoIsRolledBack(t *testing.T) {
-	n, mgr := stateNode(t, false)
+	n, mgr := stateHost(t, false)
 	// The unit the OS provides ($XDG_RUNTIME_DIR/systemd/user stands in for /usr/lib/systemd/system).
 	vendorDir := filepath.Join(mgr.RuntimeDir, "systemd/user")
 	require.NoError(t, os.MkdirAll(vendorDir, 0o755))

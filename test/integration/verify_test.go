@@ -27,7 +27,7 @@ import (
 // registries.conf it cannot use: when the file says "broken", the reload leaves a marker that the
 // node's health endpoint and the stand-in CRI read (unhealthy, Version failing); a reload on good
 // content clears it. Returns the marker's path.
-func breakingCrio(t *testing.T, n *sdNode) string {
+func breakingCrio(t *testing.T, n *sdHost) string {
 	marker := filepath.Join(t.TempDir(), "crio-broken")
 	conf := filepath.Join(n.dir, registries)
 	n.mgr.StandInReload(t, crio, "/bin/sh -c 'if grep -q broken "+conf+"; then touch "+marker+"; else rm -f "+marker+"; fi; echo x >> "+filepath.Join(n.mgr.MarkerDir, crio+".reload")+"'")
@@ -82,7 +82,7 @@ func TestVerifiedRefreshRollsBackWhenCRIStopsAnswering(t *testing.T) {
 	n.Verify = verify.Options{Window: 2 * time.Second, CRISocket: rt.Socket}
 
 	// The dry run shows the check it will make.
-	dry, err := apply.Run(context.Background(), n.Node, apply.Request{Desired: base().File(registries, []byte("# v2 broken mirrors"), 0o644).JSON(), Hash: "v2", DryRun: true})
+	dry, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: base().File(registries, []byte("# v2 broken mirrors"), 0o644).JSON(), Hash: "v2", DryRun: true})
 	require.NoError(t, err)
 	require.Len(t, dry.Checks, 1)
 	assert.Equal(t, verify.Check{Name: "crio", Kind: verify.KindCRI, Target: rt.Socket, For: crio}, dry.Checks[0])
@@ -123,7 +123,7 @@ func setReady(t *testing.T, e *agentEnv, status corev1.ConditionStatus, reason s
 
 func TestAgentRollsBackWhenTheNodeTurnsNotReadyDuringTheWindow(t *testing.T) {
 	e := newAgentEnv(t, false)
-	e.agentNode.Verify = verify.Options{Window: 8 * time.Second}
+	e.agentHost.Verify = verify.Options{Window: 8 * time.Second}
 	setReady(t, e, corev1.ConditionTrue, "KubeletReady")
 	e.publish(t, base(), "v1")
 	e.start(t)

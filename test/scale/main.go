@@ -237,7 +237,7 @@ func (h *harness) pool(pool string, n int) ([]string, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		_, err = apply.Run(ctx, apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}},
+		_, err = apply.Run(ctx, apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}},
 			apply.Request{Desired: v0, Hash: "v0", Current: empty})
 		root.Close()
 		if err != nil {
