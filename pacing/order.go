@@ -118,7 +118,7 @@ func fraction(node, hash string) float64 {
 }
 
 // ensureOrder makes sure the pool has an order for hash, writing it when this node is the one to:
-// each node waits a delay fixed by its name (within the spread, at least 250 ms) for another to
+// each node waits a delay fixed by its name (within orderWindowLocked) for another to
 // write it, so that the pool's nodes do not all list the pool (a few may, when the watch lags). False: not yet, the agent is woken when it appears or
 // when this node's turn to write it comes.
 func (p *Pacer) ensureOrder(ctx context.Context, pool, hash string) bool {
@@ -128,7 +128,7 @@ func (p *Pacer) ensureOrder(ctx context.Context, pool, hash string) bool {
 		return true
 	}
 	now := p.cfg.Now()
-	at := p.want.since.Add(time.Duration(fraction(p.cfg.Node, hash) * float64(max(p.cfg.Spread, 250*time.Millisecond))))
+	at := p.want.since.Add(time.Duration(fraction(p.cfg.Node, hash) * float64(p.orderWindowLocked())))
 	if now.Before(at) {
 		p.wakeAtLocked(at)
 		p.mu.Unlock()
@@ -185,6 +185,14 @@ func (p *Pacer) ensureOrder(ctx context.Context, pool, hash string) bool {
 	}
 }
 
+// orderWindowLocked is the time over which the pool's nodes take their turns to write the order:
+// the spread (at least 250 ms), and a millisecond per node of the pool's last order, so that as
+// few nodes list the pool before the first writer's order reaches them at 5,000 nodes as at 100
+// (the first writer comes as soon; only a pool whose writers fail waits longer).
+func (p *Pacer) orderWindowLocked() time.Duration {
+	return max(p.cfg.Spread, 250*time.Millisecond, time.Duration(p.order.n)*time.Millisecond)
+}
+
 // choice is what an ordered node may do now.
 type choice struct {
 	take   *candidate // a slot to take now (lease nil: create; held: the holder is Done)
@@ -230,10 +238,10 @@ func (p *Pacer) chooseOrdered(o order, pos, m int, hash string, now time.Time) c
 func (p *Pacer) freeAfter(m, skip int, base time.Time, wait time.Duration, hash string, now time.Time) (*candidate, time.Time) {
 	var later time.Time
 	for j := 0; j < m; j++ {
-		if j == skip {
-			continue
+		if j == skip || !p.seesLocked(p.slotNameLocked(j)) {
+			continue // a slot this node does not watch is not one it may take
 		}
-		s, ok := p.slots[api.SlotName(p.pool, j)]
+		s, ok := p.slots[p.slotNameLocked(j)]
 		if ok && holder(s.lease) != "" && !s.expired(now, hash) {
 			continue
 		}
@@ -273,7 +281,7 @@ func (p *Pacer) ownQueue(o order, pos, m int, hash string, now time.Time, k *int
 	if !found {
 		idx = pos % m
 	}
-	name := api.SlotName(p.pool, idx)
+	name := p.slotNameLocked(idx)
 	s, exists := p.slots[name]
 	free := !exists || holder(s.lease) == "" || s.expired(now, hash)
 	if found {
@@ -328,7 +336,7 @@ func (p *Pacer) ownQueue(o order, pos, m int, hash string, now time.Time, k *int
 func (p *Pacer) lastOfQueue(pos, m int, hash string) (idx, q int, found bool) {
 	q = -1
 	for j := 0; j < m; j++ {
-		s, ok := p.slots[api.SlotName(p.pool, j)]
+		s, ok := p.slots[p.slotNameLocked(j)]
 		if !ok {
 			continue
 		}

@@ -68,19 +68,26 @@ type Pacer struct {
 	ctx  context.Context
 	wake func()
 
-	// pool is the pool whose Leases are watched (the worker's; not under mu).
-	pool      string
-	watching  bool
-	stopWatch context.CancelFunc
+	// pool is the pool whose Leases are watched, watches the watches open (scope.go) by key (the
+	// worker's; not under mu).
+	pool     string
+	watching bool
+	watches  map[string]context.CancelFunc
 
-	mu      sync.Mutex
-	slots   map[string]slot // the pool's Leases by name (a deleted one kept, see forget)
-	held    *coordv1.Lease  // the slot this node holds, as last written or seen
-	want    wanted          // the refresh waiting for a slot
-	sized   sizing
-	timer   *time.Timer // a pending wake, at timerAt
-	timerAt time.Time
-	renews  int // renewals sent (tests, logs)
+	mu sync.Mutex
+	// scope is what the watches deliver (set: once computed); slots holds only what it sees.
+	scope    scope
+	scopeSet bool
+	expect   map[string]bool // needed, watched from the next ensureScope (expectLocked)
+	slots    map[string]slot // the pool's Leases by name (a deleted one kept, see forget)
+	// slotNames caches the pool's slot names by index (slotNameLocked).
+	slotNames []string
+	held      *coordv1.Lease // the slot this node holds, as last written or seen
+	want      wanted         // the refresh waiting for a slot
+	sized     sizing
+	timer     *time.Timer // a pending wake, at timerAt
+	timerAt   time.Time
+	renews    int // renewals sent (tests, logs)
 	// halted is whether the waiting reason last returned said the pool halted: a change wakes the
 	// agent to say so (the in-use count alone does not, or every slot change would patch every
 	// waiting Node).
@@ -152,6 +159,7 @@ func poolKey(pool string) string {
 func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waiting *api.Waiting) {
 	pool = poolKey(pool)
 	p.ensurePool(pool)
+	p.ensureScope(ctx, hash, true)
 	if ok, done := p.preAcquire(ctx, pool, hash); done {
 		return ok, nil
 	}
@@ -159,10 +167,11 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 		return false, nil // the order is on its way; it wakes this node
 	}
 	m := p.slotsFor(ctx, pool, hash)
+	p.ensureScope(ctx, hash, true) // the order, or the slot count, may have come meanwhile
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.cfg.Now()
-	v := inspect(p.slots, pool, p.cfg.Node, hash, m, now)
+	v := p.inspectLocked(hash, m, now)
 	pos := -1
 	if p.order.hash == hash {
 		pos = p.order.position(p.cfg.Node)
@@ -222,7 +231,7 @@ func (p *Pacer) Acquire(ctx context.Context, pool, hash string) (ok bool, waitin
 	if t := p.nextExpiryLocked(now); !t.IsZero() {
 		p.wakeAtLocked(t) // a holder that stops renewing frees its slot then: no event says so
 	}
-	v = inspect(p.slots, pool, p.cfg.Node, hash, m, now)
+	v = p.inspectLocked(hash, m, now)
 	halted := v.failed >= m
 	if p.waiting == nil || halted != p.halted {
 		p.waiting = waitingFor(v, m)
@@ -321,17 +330,15 @@ func (p *Pacer) slotsFor(ctx context.Context, pool, hash string) int {
 		return s.m
 	}
 	m := p.cfg.Limit.Slots(0)
-	if o.hash == hash && o.m > 0 {
+	if o.hash == hash {
 		// The count the order's writer computed, so that the pool agrees on one per content (a
 		// rollout that changes --max-concurrent), but never more than this node's own.
-		m = min(o.m, p.cfg.Limit.Slots(o.n))
+		m = p.orderSlots(o)
 	} else if p.cfg.Limit.IsPercent() {
 		p.mu.Lock()
 		counted := countedFor(p.slots, hash)
 		p.mu.Unlock()
 		switch {
-		case o.hash == hash:
-			m = p.cfg.Limit.Slots(o.n)
 		case counted > 0:
 			m = counted
 		default:
@@ -361,7 +368,7 @@ func (p *Pacer) slotsFor(ctx context.Context, pool, hash string) int {
 func (p *Pacer) Status() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	v := inspect(p.slots, p.pool, p.cfg.Node, p.want.hash, p.sized.m, p.cfg.Now())
+	v := p.inspectLocked(p.want.hash, p.sized.m, p.cfg.Now())
 	return fmt.Sprintf("%d/%d in use, %d failed, mine %v", v.inUse, p.sized.m, v.failed, v.mine != nil)
 }
 

@@ -88,6 +88,8 @@ type fakeLeases struct {
 	writes   int
 	// failCreates fails that many creates with a server error (a transient API failure).
 	failCreates int
+	opened      []string     // the watches opened, "node selector/name"
+	delivered   atomic.Int64 // Lease events the pacers' scopes let through
 }
 
 var leaseGR = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
@@ -135,11 +137,45 @@ func (f *fakeLeases) store(l *coordv1.Lease) *coordv1.Lease {
 	// writer, whose lock is held, saw its own write in the answer).
 	for _, w := range ws {
 		if w.mu.TryLock() {
+			if w.seesLocked(l.Name) {
+				f.delivered.Add(1) // what its watches would have delivered to it
+			}
 			w.observeLocked(l.DeepCopy())
 			w.mu.Unlock()
 		}
 	}
 	return l.DeepCopy()
+}
+
+// WatchLeases is the watch's first list (what selector and name select); the writes after it reach
+// the pacers through store, as far as each one's scope lets them (observeLocked).
+func (f *fakeLeases) WatchLeases(_ context.Context, _, selector, name string, changed func(old, cur *coordv1.Lease)) {
+	f.watchFor("", selector, name, changed)
+}
+
+// watchOf is node's watcher of f, so that f.opened says whose watch each is.
+type watchOf struct {
+	f    *fakeLeases
+	node string
+}
+
+func (w watchOf) WatchLeases(_ context.Context, _, selector, name string, changed func(old, cur *coordv1.Lease)) {
+	w.f.watchFor(w.node, selector, name, changed)
+}
+
+func (f *fakeLeases) watchFor(node, selector, name string, changed func(old, cur *coordv1.Lease)) {
+	f.mu.Lock()
+	f.opened = append(f.opened, node+" "+selector+"/"+name)
+	var list []*coordv1.Lease
+	for _, l := range f.leases {
+		if (name == "" || l.Name == name) && selector == api.LabelSlotPool+"="+l.Labels[api.LabelSlotPool] {
+			list = append(list, l.DeepCopy())
+		}
+	}
+	f.mu.Unlock()
+	for _, l := range list {
+		changed(nil, l)
+	}
 }
 
 // sync delivers the writes so far to every watcher.
@@ -241,7 +277,7 @@ func newPool(t *testing.T, name string, n int, limit string, clk *clock, nodes *
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	for i := 0; i < n; i++ {
-		cfg := Config{Leases: f, Namespace: "ns", Node: "node-" + strconv.Itoa(i), Limit: l, TTL: time.Minute, Now: clk.now}
+		cfg := Config{Leases: f, Watch: watchOf{f, "node-" + strconv.Itoa(i)}, Namespace: "ns", Node: "node-" + strconv.Itoa(i), Limit: l, TTL: time.Minute, Now: clk.now}
 		if nodes != nil {
 			cfg.Nodes = nodes
 		}

@@ -20,6 +20,16 @@ func (p *Pacer) Settle(ctx context.Context, pool, desired string, shown api.Node
 	pool = poolKey(pool)
 	p.ensurePool(pool)
 	p.mu.Lock()
+	hash := desired
+	if hash == "" {
+		hash = p.want.hash
+	}
+	// Waiting for a slot for the content the pool asks for, and not Done with it (a holder that
+	// handed its slot over still has it as its want).
+	waiting := hash != "" && p.want.hash == hash && !(shown.State == api.StateDone && shown.Current == hash)
+	p.mu.Unlock()
+	p.ensureScope(ctx, hash, waiting)
+	p.mu.Lock()
 	defer p.mu.Unlock()
 	mine := p.mineLocked()
 	if mine == nil {

@@ -60,8 +60,24 @@ type candidate struct {
 	handover bool           // held by a node whose refresh is Done: taken without its release
 }
 
-// inspect reads the pool's slots for node me with m slots, for content hash.
-func inspect(slots map[string]slot, pool, me, hash string, m int, now time.Time) view {
+// inspectLocked is inspect of this node's slots: a slot below m that it does not watch counts as
+// in use (not one this node may take; see scope.go).
+func (p *Pacer) inspectLocked(hash string, m int, now time.Time) view {
+	return inspect(p.slots, p.slotNameLocked, p.cfg.Node, hash, m, now, p.seesLocked)
+}
+
+// slotNameLocked is api.SlotName(p.pool, i), from a cache: the deciders look at every slot index
+// on each event, and a pool of 5,000 nodes at 10% has 500.
+func (p *Pacer) slotNameLocked(i int) string {
+	for len(p.slotNames) <= i {
+		p.slotNames = append(p.slotNames, api.SlotName(p.pool, len(p.slotNames)))
+	}
+	return p.slotNames[i]
+}
+
+// inspect reads the pool's slots (slotName names slot i) for node me with m slots, for content
+// hash; sees says which Leases the node watches.
+func inspect(slots map[string]slot, slotName func(int) string, me, hash string, m int, now time.Time, sees func(string) bool) view {
 	var v view
 	for _, s := range slots {
 		h := holder(s.lease)
@@ -77,8 +93,10 @@ func inspect(slots map[string]slot, pool, me, hash string, m int, now time.Time)
 		}
 	}
 	for i := 0; i < m; i++ {
-		s, ok := slots[api.SlotName(pool, i)]
+		s, ok := slots[slotName(i)]
 		switch {
+		case !ok && !sees(slotName(i)):
+			v.inUse++ // not watched: not free for this node
 		case !ok:
 			v.free = append(v.free, candidate{index: i})
 		case holder(s.lease) == "" || s.expired(now, hash):

@@ -17,13 +17,17 @@ func (p *Pacer) maybeWakeLocked() {
 		return
 	}
 	now := p.cfg.Now()
+	if p.cfg.Watch != nil && p.scopeSet && !p.scopeLocked(p.want.hash, true).equal(p.scope) {
+		p.wakeAtLocked(now) // its queue stalled, or its slot came: watch what it needs now
+		return
+	}
 	if p.sized.m == 0 || p.sized.hash != p.want.hash {
 		if p.order.hash == p.want.hash && !now.Before(p.want.notBefore) {
 			p.wakeAtLocked(now) // the order this node waited for
 		}
 		return
 	}
-	v := inspect(p.slots, p.pool, p.cfg.Node, p.want.hash, p.sized.m, now)
+	v := p.inspectLocked(p.want.hash, p.sized.m, now)
 	pos := -1
 	if p.order.hash == p.want.hash {
 		pos = p.order.position(p.cfg.Node)
@@ -77,7 +81,7 @@ func (p *Pacer) tryable(v view, now time.Time) ([]candidate, time.Time) {
 	m := p.sized.m
 	var open []int // slot indexes no failed node keeps
 	for i := 0; i < m; i++ {
-		s, ok := p.slots[api.SlotName(p.pool, i)]
+		s, ok := p.slots[p.slotNameLocked(i)]
 		if ok && holder(s.lease) != "" && !s.expired(now, p.want.hash) && s.lease.Annotations[api.AnnotationSlotFailed] == "true" {
 			continue
 		}
@@ -95,7 +99,7 @@ func (p *Pacer) tryable(v view, now time.Time) ([]candidate, time.Time) {
 		// A slot never created counts as free since this node's own spread delay ended: by the time
 		// a node that does not prefer it would create it, one that does has usually done so.
 		freeSince := p.want.notBefore
-		if s, seen := p.slots[api.SlotName(p.pool, c.index)]; seen {
+		if s, seen := p.slots[p.slotNameLocked(c.index)]; seen {
 			freeSince = s.observed
 		}
 		if (c.index == preferred && !now.Before(freeSince)) || now.Sub(freeSince) >= p.cfg.Spread {

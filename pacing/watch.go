@@ -38,32 +38,21 @@ func (f followed) done(hash string) bool {
 	return f.exists && settle(hash, "", f.shown, true) == release
 }
 
-// ensurePool watches pool's Leases (and only them), switching from another pool's.
+// ensurePool makes pool's Leases the ones this node watches (scope.go), switching from another
+// pool's: its order Lease at first.
 func (p *Pacer) ensurePool(pool string) {
 	if p.watching && p.pool == pool {
 		return
 	}
-	if p.stopWatch != nil {
-		p.stopWatch()
-	}
+	p.stopWatches()
 	p.mu.Lock()
 	p.slots, p.held, p.want, p.sized = map[string]slot{}, nil, wanted{}, sizing{}
 	p.order, p.orderLease, p.unordered = order{}, nil, ""
+	p.scope, p.scopeSet, p.expect, p.slotNames = scope{}, false, nil, nil
 	p.followLocked("")
 	p.pool, p.watching = pool, true
 	p.mu.Unlock()
-	if p.cfg.Watch == nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(p.ctx)
-	p.stopWatch = cancel
-	p.cfg.Watch.WatchLeases(ctx, p.cfg.Namespace, api.LabelSlotPool+"="+pool, "", func(old, cur *coordv1.Lease) {
-		if cur == nil {
-			p.forget(old)
-			return
-		}
-		p.Observe(cur)
-	})
+	p.ensureScope(p.ctx, "", false)
 }
 
 // Observe records a Lease as the watch delivers it.
@@ -79,8 +68,8 @@ func (p *Pacer) Observe(obj any) {
 }
 
 func (p *Pacer) observeLocked(l *coordv1.Lease) {
-	if l.Labels[api.LabelSlotPool] != p.pool {
-		return
+	if l.Labels[api.LabelSlotPool] != p.pool || !p.seesLocked(l.Name) {
+		return // another pool's, or from a watch this node closed
 	}
 	if l.Name == api.OrderName(p.pool) {
 		if p.orderLease != nil && older(l.ResourceVersion, p.orderLease.ResourceVersion) {
@@ -89,6 +78,7 @@ func (p *Pacer) observeLocked(l *coordv1.Lease) {
 		p.orderLease = l
 		if o, ok := parseOrder(l, p.cfg.Now()); ok && o.hash != p.order.hash {
 			p.order = o
+			p.expectLocked()
 		}
 		return
 	}
@@ -130,6 +120,9 @@ func (p *Pacer) forget(obj any) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if l.Labels[api.LabelSlotPool] != p.pool || !p.seesLocked(l.Name) {
+		return
+	}
 	if l.Name == api.OrderName(p.pool) {
 		p.orderLease = nil
 		return

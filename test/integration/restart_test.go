@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +19,9 @@ import (
 
 // The kube-apiserver killed at a handover of a paced pool (the first holders just Done, the next
 // nodes about to take their slots) and started again a few seconds later: every watch each agent
-// opens (its ConfigMap, its Node, the slot Leases, a followed holder's Node) retries at the agents'
-// short backoff while it is down and is back within about a second of the server's return (not
+// opens (its ConfigMap, its Node, the pool's order Lease and its queue's slot Lease, a followed
+// holder's Node) retries at the agents' short backoff while it is down and is back within about a
+// second of the server's return (not
 // client-go's default reflector backoff, 800 ms doubling to 30 s, which left the slot Lease watch
 // 4-45 s behind with every slot free), and the pool completes, never more than its slots at once.
 func TestPacedPoolRecoversFromAnAPIServerRestartAtAHandover(t *testing.T) {
@@ -80,8 +82,20 @@ func TestPacedPoolRecoversFromAnAPIServerRestartAtAHandover(t *testing.T) {
 					first[key] = a.Received
 				}
 			}
+			// Each agent watches the pool's order Lease and its own queue's slot by name (node k of
+			// the sorted order refreshes in slot k mod slots).
+			var names []string
 			for _, n := range e.nodes {
-				for _, k := range []string{"configmaps " + api.ConfigMapName("", pool), "leases " + api.LabelSlotPool + "=" + pool, "nodes " + n.name} {
+				names = append(names, n.name)
+			}
+			sort.Strings(names)
+			place := map[string]int{}
+			for i, name := range names {
+				place[name] = i
+			}
+			for _, n := range e.nodes {
+				for _, k := range []string{"configmaps " + api.ConfigMapName("", pool), "leases " + api.OrderName(pool),
+					"leases " + api.SlotName(pool, place[n.name]%slots), "nodes " + n.name} {
 					k = "refresh-agent/" + n.name + " " + k
 					at, ok := first[k]
 					if !assert.True(t, ok, "no watch %q after the restart (watches: %v)", k, first) {
