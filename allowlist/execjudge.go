@@ -133,9 +133,12 @@ var wrappers = []string{"env", "exec", "nohup", "setsid", "systemd-run", "sudo",
 var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"}
 
 // judgeArgv says which command of argv stops the system (looking through wrappers and shells), or "".
-func judgeArgv(argv []string, depth int) string {
+func judgeArgv(argv []string, depth int, left *int) string {
 	if len(argv) == 0 {
 		return ""
+	}
+	if *left -= len(argv); *left < 0 {
+		return tooCostly
 	}
 	if depth > 8 {
 		return strings.Join(argv, " ") + " (nested too deep to judge)"
@@ -156,13 +159,18 @@ func judgeArgv(argv []string, depth int) string {
 		for i := 1; i < len(argv); i++ {
 			a := argv[i]
 			if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") && i+1 < len(argv) {
-				if why := judgeScript(argv[i+1], depth+1); why != "" {
+				if why := judgeScript(argv[i+1], depth+1, left); why != "" {
 					return why
 				}
 			}
 		}
 	}
 	if slices.Contains(wrappers, prog) || slices.Contains(shells, prog) {
+		if variableCommand(argv[1:]) != "" && !(slices.Contains(shells, prog) && hasDashC(argv[1:])) {
+			// The wrapper's command (env $CMD, nice $PROG, sh $SCRIPT) is named by a variable:
+			// systemd splits an unbraced $CMD into words, so it may be systemctl reboot.
+			return strings.Join(argv, " ") + " (a program named by a variable or specifier cannot be judged)"
+		}
 		// Whatever the wrapper's options, the command it runs is one of its suffixes; a split string
 		// (env -S "…", systemd-run -p …=…) is judged too.
 		for i := 1; i < len(argv); i++ {
@@ -171,11 +179,15 @@ func judgeArgv(argv []string, depth int) string {
 			}
 			if strings.ContainsAny(argv[i], " \t\n$`") {
 				// A script or a variable is not the program a suffix runs: scripts are judged below.
-			} else if why := judgeArgv(argv[i:], depth+1); why != "" {
+			} else if !mayRun(argv[i]) {
+				// A suffix that starts with an ordinary program says nothing its judgement here
+				// has not (sysrq-trigger was looked for in all of argv): skipping it keeps the cost
+				// linear in the words, not quadratic (env a a a … of a 1 MiB continued line).
+			} else if why := judgeArgv(argv[i:], depth+1, left); why != "" {
 				return why
 			}
 			if strings.ContainsAny(argv[i], " \t\n") {
-				if why := judgeScript(argv[i], depth+1); why != "" {
+				if why := judgeScript(argv[i], depth+1, left); why != "" {
 					return why
 				}
 			}
@@ -184,9 +196,93 @@ func judgeArgv(argv []string, depth int) string {
 	return ""
 }
 
+// variableCommand returns the first word of a wrapper's arguments that is named by a variable or
+// specifier before any program path: the wrapper would run it (env $CMD, timeout 5 $CMD). Options
+// and NAME=value assignments are skipped; after a word with a "/" (the program) variables are its
+// arguments. An option's value given by a variable (nice -n $N /usr/bin/x) is refused too: the
+// words cannot tell it from the command.
+func variableCommand(args []string) string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if name, _, ok := strings.Cut(a, "="); ok && name != "" && !strings.ContainsAny(name, "/$`%") {
+			continue
+		}
+		if strings.ContainsAny(a, "$%`") {
+			return a
+		}
+		if strings.Contains(a, "/") {
+			return ""
+		}
+	}
+	return ""
+}
+
+// hasDashC says whether a shell's options include -c (its first operand is then the script).
+func hasDashC(args []string) bool {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return false
+		}
+		if !strings.HasPrefix(a, "--") && strings.Contains(a, "c") {
+			return true
+		}
+	}
+	return false
+}
+
+// The work of judging a unit's commands is bounded, whatever a payload's unit file holds (a 1 MiB
+// ExecStart= of continued lines, wrappers within wrappers): judgeArgv and judgeScript charge the
+// words and bytes they look at to a budget of execCostPerWord times the commands' words, and a unit
+// that would cost more is refused as one that cannot be judged. An ordinary unit costs a few times
+// its words.
+const (
+	execCostPerWord = 16
+	execCostBase    = 4096
+)
+
+const tooCostly = "commands too long or too deeply wrapped to judge"
+
+// MaxExecWords bounds the words of all of a unit's commands (every Exec*= line of the unit file and
+// its dropins): more cannot be judged at a bounded cost, and no unit a refresh acts on has them.
+const MaxExecWords = 16384
+
+// execBudget is the work judging the commands may take.
+func execBudget(exec [][]string) int {
+	n := execCostBase
+	for _, argv := range exec {
+		for _, a := range argv {
+			n += execCostPerWord * (1 + len(a)/8)
+		}
+	}
+	return n
+}
+
+// commandWords counts the words of the commands.
+func commandWords(exec [][]string) int {
+	n := 0
+	for _, argv := range exec {
+		n += len(argv)
+	}
+	return n
+}
+
+// mayRun says whether judging a command that starts with word can find more than its arguments
+// do: a wrapper or shell (it runs another command), a power tool, or a program named by a variable
+// or specifier.
+func mayRun(word string) bool {
+	prog := path.Base(word)
+	return slices.Contains(wrappers, prog) || slices.Contains(shells, prog) || slices.Contains(powerCommands, prog) ||
+		slices.Contains(busTools, prog) || prog == "systemctl" || prog == "loginctl" || strings.ContainsAny(word, "$%`")
+}
+
 // judgeScript judges a shell script: every command in it (split on ; & | newlines, parentheses,
 // braces, command substitutions), and every quoted string in it as a script of its own.
-func judgeScript(s string, depth int) string {
+func judgeScript(s string, depth int, left *int) string {
+	if *left -= len(s)/8 + 1; *left < 0 {
+		return tooCostly
+	}
 	if depth > 8 {
 		return "a shell script nested too deep to judge"
 	}
@@ -221,8 +317,12 @@ func judgeScript(s string, depth int) string {
 				return "a shell script with an unterminated quote (cannot be judged)"
 			}
 			q := s[i+1 : i+1+j]
-			if why := judgeScript(q, depth+1); why != "" {
-				return why
+			// A quoted single word ("$@", "$X", "reboot") is a word of this script, judged where it
+			// stands below (as the command, or a wrapper's); only a quoted script is judged as one.
+			if strings.ContainsAny(q, " \t\n;&|(){}<>`") {
+				if why := judgeScript(q, depth+1, left); why != "" {
+					return why
+				}
 			}
 			w.WriteString(q)
 			inWord = true
@@ -252,7 +352,7 @@ func judgeScript(s string, depth int) string {
 		if len(cmd) > 0 && strings.ContainsAny(cmd[0], "$") {
 			return strings.Join(cmd, " ") + " (a command named by a variable cannot be judged)"
 		}
-		if why := judgeArgv(cmd, depth+1); why != "" {
+		if why := judgeArgv(cmd, depth+1, left); why != "" {
 			return why
 		}
 	}

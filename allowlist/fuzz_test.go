@@ -150,3 +150,34 @@ func FuzzNormalizeUnit(f *testing.F) {
 		}
 	})
 }
+
+// FuzzJudgeExec: judging any Exec line a unit file can hold never panics, stays within its bound,
+// and looking through a wrapper never lets a refused command pass: if argv is refused, env argv is.
+func FuzzJudgeExec(f *testing.F) {
+	for _, s := range []string{"/usr/bin/systemctl reboot", "/bin/sh -c 'a; systemctl \"reboot\"'", "$CMD",
+		"/usr/bin/nice -n 5 /usr/bin/myapp $ARGS", "busctl call org.freedesktop.login1 / x PowerOff",
+		"/usr/bin/timeout 5 $CMD", "/bin/sh -c 'exec /usr/bin/myapp \"$@\"' x $ARGS", "systemctl start runlevel6",
+		"echo b > /proc/sysrq-trigger", "/usr/bin/env " + strings.Repeat("nice ", 20) + "reboot"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		argvs, err := allowlist.SplitExec(line)
+		if err != nil {
+			return
+		}
+		judge := func(exec [][]string) error {
+			return allowlist.JudgeUnit(allowlist.UnitProps{ID: "myapp.service", DefaultDependencies: true, Exec: exec})
+		}
+		for _, argv := range argvs {
+			if len(argv) == 0 || strings.HasPrefix(argv[0], "-") || strings.Contains(argv[0], "=") {
+				continue // env would read it as an option or an assignment, not as the program
+			}
+			if judge([][]string{argv}) != nil {
+				wrapped := append([]string{"/usr/bin/env"}, argv...)
+				if judge([][]string{wrapped}) == nil {
+					t.Fatalf("%q is refused but %q is not", argv, wrapped)
+				}
+			}
+		}
+	})
+}

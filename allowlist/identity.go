@@ -285,6 +285,9 @@ var powerMethods = []string{"Reboot", "PowerOff", "Halt", "KExec", "SoftReboot",
 	"HybridSleep", "SuspendThenHibernate", "Exit", "SwitchRoot", "RebootWithFlags", "PowerOffWithFlags",
 	"HaltWithFlags", "SuspendWithFlags", "HibernateWithFlags"}
 
+// busTools call D-Bus methods: a call of a power method stops the system.
+var busTools = []string{"busctl", "dbus-send", "gdbus"}
+
 // powerCommands are programs whose run stops the system whatever their arguments.
 var powerCommands = []string{"reboot", "poweroff", "halt", "shutdown", "kexec", "telinit", "init", "rpm-ostree", "machine-config-daemon"}
 
@@ -352,8 +355,12 @@ func JudgeUnit(p UnitProps) error {
 			return fmt.Errorf("Conflicts=%s: its start would stop %s", u, u)
 		}
 	}
+	if n := commandWords(p.Exec); n > MaxExecWords {
+		return fmt.Errorf("runs commands of %d words (at most %d): too long to judge", n, MaxExecWords)
+	}
+	left := execBudget(p.Exec)
 	for _, argv := range p.Exec {
-		if why := judgeArgv(argv, 0); why != "" {
+		if why := judgeArgv(argv, 0, &left); why != "" {
 			return fmt.Errorf("runs %s", why)
 		}
 	}
@@ -414,7 +421,7 @@ func powerCommand(argv []string) string {
 	if slices.Contains(powerCommands, prog) {
 		return strings.Join(argv, " ")
 	}
-	if prog == "busctl" || prog == "dbus-send" || prog == "gdbus" {
+	if slices.Contains(busTools, prog) {
 		for _, a := range argv[1:] {
 			if strings.ContainsAny(a, "$`") {
 				return strings.Join(argv, " ") + " (an argument set by a variable cannot be judged)"
@@ -428,20 +435,18 @@ func powerCommand(argv []string) string {
 	if prog != "systemctl" && prog != "loginctl" {
 		return ""
 	}
-	for i, a := range argv[1:] {
+	starts := false // a start verb was seen: every later word that is no option is a unit it starts
+	for _, a := range argv[1:] {
 		if strings.ContainsAny(a, "$`") {
 			return strings.Join(argv, " ") + " (an argument set by a variable cannot be judged)"
 		}
 		if slices.Contains(powerVerbs, strings.ToLower(a)) {
 			return strings.Join(argv, " ")
 		}
-		if a == "start" || a == "restart" || a == "try-restart" || a == "reload-or-restart" {
-			for _, u := range argv[i+2:] {
-				if !strings.HasPrefix(u, "-") && stopsSystem(withSuffix(u)) != nil {
-					return strings.Join(argv, " ")
-				}
-			}
+		if starts && !strings.HasPrefix(a, "-") && stopsSystem(withSuffix(a)) != nil {
+			return strings.Join(argv, " ")
 		}
+		starts = starts || a == "start" || a == "restart" || a == "try-restart" || a == "reload-or-restart"
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
@@ -109,4 +110,21 @@ func TestPlanJudgesShutdownOrderingBothWays(t *testing.T) {
 		p := ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(contents))))
 		assert.True(t, p.Eligible, "%s: %+v", name, p.Refused)
 	}
+}
+
+// A unit file's commands are judged at a bounded cost (issue 27, class 1): a continued ExecStart=
+// of more words than can be judged is refused, naming the unit, as the payload's other parsers
+// refuse what they cannot bound.
+func TestPlanRefusesUnitCommandsTooLongToJudge(t *testing.T) {
+	cur := withUnits(unit("myapp.service", str("[Service]\nExecStart=/usr/bin/myapp\n")))
+	line := "[Service]\nExecStart=/usr/bin/env " + strings.Repeat("a \\\n", allowlist.MaxExecWords) + "/usr/bin/myapp\n"
+	p := ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(line))))
+	assert.False(t, p.Eligible)
+	if assert.NotEmpty(t, p.Refused) {
+		assert.Contains(t, p.Refused[0].Reason, "unit myapp.service")
+		assert.Contains(t, p.Refused[0].Reason, "too long to judge")
+	}
+	ok := "[Service]\nExecStart=/usr/bin/env " + strings.Repeat("a \\\n", 1000) + "/usr/bin/myapp\n"
+	p = ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(ok))))
+	assert.True(t, p.Eligible, "%+v", p.Refused)
 }
