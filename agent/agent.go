@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
@@ -75,7 +74,7 @@ type Agent struct {
 	nodes    *nodeWatch
 	reporter *reporter
 	queue    workqueue.TypedRateLimitingInterface[string]
-	limiter  workqueue.TypedRateLimiter[string]
+	retries  *retries // the queue's limiter: the loop's one backoff
 	drift    *driftWatch
 	// last is what the loop last concluded; only the worker touches it.
 	last      LastRefresh
@@ -128,20 +127,10 @@ func New(cfg Config) *Agent {
 		cfg.Host.Decoded = &apply.Decoded{}
 	}
 	a := &Agent{cfg: cfg, log: cfg.Log}
-	a.limiter = jitterLimiter{workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBase, cfg.RetryMax)}
-	a.queue = workqueue.NewTypedRateLimitingQueueWithConfig(a.limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: "refresh"})
+	a.retries = newRetries(cfg.RetryBase, cfg.RetryMax)
+	a.queue = workqueue.NewTypedRateLimitingQueueWithConfig[string](a.retries, workqueue.TypedRateLimitingQueueConfig[string]{Name: "refresh"})
 	a.desired.notify = a.enqueue
 	return a
-}
-
-// jitterLimiter spreads each delay by up to half of it, so that nodes failing on the same payload do
-// not retry (and restart their units) in lockstep.
-type jitterLimiter struct {
-	workqueue.TypedRateLimiter[string]
-}
-
-func (j jitterLimiter) When(item string) time.Duration {
-	return wait.Jitter(j.TypedRateLimiter.When(item), 0.5)
 }
 
 func (a *Agent) enqueue() { a.queue.Add(workKey) }
@@ -279,8 +268,8 @@ func (a *Agent) follow() {
 
 // work takes the work item and reconciles once; false when the queue shut down. The queue's
 // limiter is the loop's one backoff: a reconcile that failed comes back when the limiter says, and
-// the failure's next attempt is when it said (Decide holds a retry back until then, whatever else
-// wakes the loop).
+// the failure's next attempt is when it said (Decide reads the limiter's Backoff and holds a retry
+// back until then, whatever else wakes the loop).
 func (a *Agent) work(ctx context.Context) bool {
 	key, shutdown := a.queue.Get()
 	if shutdown {
@@ -290,9 +279,7 @@ func (a *Agent) work(ctx context.Context) bool {
 	requeueAfter, err := a.reconcile(ctx)
 	switch {
 	case err != nil:
-		delay := a.limiter.When(key)
-		a.last.NextAttempt = time.Now().Add(delay)
-		a.queue.AddAfter(key, delay)
+		a.queue.AddRateLimited(key)
 	case requeueAfter > 0:
 		a.queue.AddAfter(key, requeueAfter)
 	}
@@ -349,7 +336,7 @@ func (a *Agent) reconcile(ctx context.Context) (requeueAfter time.Duration, err 
 // transaction, the Node as the watch has it, the drift watch's finding and the last outcome.
 func (a *Agent) observe() (Inputs, Snapshot) {
 	in := Inputs{RecordHash: apply.CurrentHash(a.cfg.Host.StateDir), Node: a.nodes.get(), Last: a.last,
-		MaxAttempts: a.cfg.MaxAttempts, Now: time.Now()}
+		Backoff: a.retries.state(workKey), MaxAttempts: a.cfg.MaxAttempts, Now: time.Now()}
 	if phase, err := actions.Pending(a.cfg.Host.StateDir); phase != "" || err != nil {
 		in.Pending = phase
 		if err != nil {

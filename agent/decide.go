@@ -15,7 +15,8 @@ import (
 // ConfigMap was given: it cannot know which payload is its own, so it writes nothing.
 const ReasonNoNodePool = "no NodePool label"
 
-// LastRefresh is what the last refresh concluded: the loop's only memory between decisions.
+// LastRefresh is what the last refresh concluded: with the work queue's backoff (Backoff), the
+// loop's only memory between decisions.
 type LastRefresh struct {
 	Seq     int    // counts refreshes; keys each one's Event
 	Digest  string // the snapshot content refreshed (Snapshot.digest)
@@ -24,11 +25,9 @@ type LastRefresh struct {
 	Reason  string      // why it was refused or failed
 	// Message is the applied Event's text.
 	Message string
-	// Attempts counts consecutive failures for Digest since RetryToken; NextAttempt is when the next
-	// may start (the work queue's jittered, exponential backoff).
-	Attempts    int
-	RetryToken  string // the Node's api.AnnotationRetry when the failures began counting
-	NextAttempt time.Time
+	// RetryToken is the Node's api.AnnotationRetry when a failure concluded: a new value asks for
+	// another attempt, and starts the failures' count (Backoff) over.
+	RetryToken string
 }
 
 // Inputs are everything a decision depends on.
@@ -37,6 +36,7 @@ type Inputs struct {
 	RecordHash  string       // the hash the node's record says was applied last ("" when none)
 	Node        *corev1.Node // the Node as the watch has it (nil when it does not exist)
 	Last        LastRefresh
+	Backoff     Backoff // the work queue's: the failures in a row and when the next attempt may start
 	MaxAttempts int
 	Drift       string // the drift watch's finding, reported as is
 	// Heal asks to write drifted files back (--drift=heal); LastHeal is the finding healed last, so
@@ -155,19 +155,19 @@ func decide(in Inputs) Decision {
 				Event:    &Event{corev1.EventTypeWarning, EventFailed, reason},
 				EventKey: "outcome/" + seq}
 		case api.OutcomeFailed:
-			retryAsked := retryToken(in.Node) != last.RetryToken
-			if last.Attempts >= max(in.MaxAttempts, 1) && !retryAsked {
+			retryAsked, b := retryToken(in.Node) != last.RetryToken, in.Backoff
+			if b.Failures >= max(in.MaxAttempts, 1) && !retryAsked {
 				reason := fmt.Sprintf("%s (gave up after %d attempts; set the annotation %s to a new value to retry)",
-					last.Reason, last.Attempts, api.AnnotationRetry)
+					last.Reason, b.Failures, api.AnnotationRetry)
 				return Decision{Report: &api.NodeStatus{Current: rec, Desired: s.Hash, State: api.StateDegraded, Reason: reason},
 					Event:    &Event{corev1.EventTypeWarning, EventFailed, "failed, giving up: " + reason},
 					EventKey: "outcome/" + seq + "/cap"}
 			}
-			if !retryAsked && in.Now.Before(last.NextAttempt) {
-				reason := fmt.Sprintf("%s (attempt %d of %d; retrying)", last.Reason, last.Attempts, max(in.MaxAttempts, 1))
+			if !retryAsked && in.Now.Before(b.Until) {
+				reason := fmt.Sprintf("%s (attempt %d of %d; retrying)", last.Reason, b.Failures, max(in.MaxAttempts, 1))
 				return Decision{Report: &api.NodeStatus{Current: rec, Desired: s.Hash, State: api.StateDegraded, Reason: reason},
 					Event:    &Event{corev1.EventTypeWarning, EventFailed, "failed: " + reason},
-					EventKey: "outcome/" + seq, Wait: last.NextAttempt.Sub(in.Now)}
+					EventKey: "outcome/" + seq, Wait: b.Until.Sub(in.Now)}
 			}
 		}
 		// Applied or noop, yet the record names another hash (the state dir was reset): again.
@@ -183,15 +183,12 @@ func retryToken(n *corev1.Node) string {
 	return n.Annotations[api.AnnotationRetry]
 }
 
-// nextOutcome is the outcome of a refresh of digest that ended with result, counting attempts.
+// concluded is what the loop remembers of a refresh of digest that ended with result (the failures'
+// count is the backoff's: retries.conclude).
 func concluded(last LastRefresh, digest, hash string, result api.Outcome, reason string, node *corev1.Node) LastRefresh {
 	out := LastRefresh{Seq: last.Seq + 1, Digest: digest, Hash: hash, Outcome: result, Reason: reason}
 	if result == api.OutcomeFailed {
 		out.RetryToken = retryToken(node)
-		out.Attempts = 1
-		if last.Digest == digest && last.Outcome == api.OutcomeFailed && last.RetryToken == out.RetryToken {
-			out.Attempts = last.Attempts + 1
-		}
 	}
 	return out
 }
@@ -220,17 +217,17 @@ func pending(in Inputs) Decision {
 		return d
 	}
 	if last.Outcome == api.OutcomeFailed {
-		retryAsked := retryToken(in.Node) != last.RetryToken
-		if last.Attempts >= max(in.MaxAttempts, 1) && !retryAsked {
+		retryAsked, b := retryToken(in.Node) != last.RetryToken, in.Backoff
+		if b.Failures >= max(in.MaxAttempts, 1) && !retryAsked {
 			// The same cap as any failure: a unit that always fails is not restarted forever.
 			d.Report.Reason = fmt.Sprintf("%s (gave up after %d attempts; set the annotation %s to a new value to retry)",
-				reason, last.Attempts, api.AnnotationRetry)
+				reason, b.Failures, api.AnnotationRetry)
 			d.Event = &Event{corev1.EventTypeWarning, EventFailed, "failed, giving up: " + d.Report.Reason}
 			d.EventKey += "/cap"
 			return d
 		}
-		if !retryAsked && in.Now.Before(last.NextAttempt) {
-			d.Wait = last.NextAttempt.Sub(in.Now)
+		if !retryAsked && in.Now.Before(b.Until) {
+			d.Wait = b.Until.Sub(in.Now)
 			return d
 		}
 	}

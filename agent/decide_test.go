@@ -31,9 +31,8 @@ func upgrading() *corev1.Node {
 	return nodeWith(map[string]string{mcdDesiredConfig: "rendered-2", mcdCurrentConfig: "rendered-1"})
 }
 
-func outcome(s *Snapshot, result api.Outcome, reason string, attempts int, next time.Time) LastRefresh {
-	return LastRefresh{Seq: 7, Digest: s.digest(), Hash: s.Hash, Outcome: result, Reason: reason, Message: "applied " + s.Hash,
-		Attempts: attempts, NextAttempt: next}
+func outcome(s *Snapshot, result api.Outcome, reason string) LastRefresh {
+	return LastRefresh{Seq: 7, Digest: s.digest(), Hash: s.Hash, Outcome: result, Reason: reason, Message: "applied " + s.Hash}
 }
 
 func TestDecide(t *testing.T) {
@@ -63,27 +62,29 @@ func TestDecide(t *testing.T) {
 		{"an unsettled rollback: Degraded before anything else, recovery retried", Inputs{RecordHash: "v1", Snapshot: v2, Pending: "phase rollingback"},
 			want{action: ActRefresh, state: api.StateDegraded, current: "v1", desired: "v2", reason: "not settled (phase rollingback)", eventType: "Warning", event: EventFailed}},
 		{"an unsettled rollback with the record at the hash: never Done, recovery retried", Inputs{RecordHash: "v2", Snapshot: v2, Pending: "phase rollingback",
-			Last: outcome(v2, api.OutcomeApplied, "", 0, time.Time{})},
+			Last: outcome(v2, api.OutcomeApplied, "")},
 			want{action: ActRefresh, state: api.StateDegraded, current: "v2", desired: "v2", reason: "not settled", eventType: "Warning", event: EventFailed}},
 		{"an unsettled rollback, retry backing off", Inputs{RecordHash: "v1", Snapshot: v2, Pending: "phase rollingback", Now: t0, MaxAttempts: 3,
-			Last: outcome(v2, api.OutcomeFailed, "restore failed: read-only file system", 1, t0.Add(time.Minute))},
+			Backoff: Backoff{1, t0.Add(time.Minute)},
+			Last:    outcome(v2, api.OutcomeFailed, "restore failed: read-only file system")},
 			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "read-only file system", eventType: "Warning", event: EventFailed, wait: true}},
 		{"an unsettled rollback, failure cap reached: gave up, no more attempts", Inputs{RecordHash: "v1", Snapshot: v2, Pending: "phase rolledback", Now: t0, MaxAttempts: 3,
-			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service failed", 3, t0.Add(-time.Minute))},
+			Backoff: Backoff{3, t0.Add(-time.Minute)},
+			Last:    outcome(v2, api.OutcomeFailed, "Reload crio.service failed")},
 			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "gave up after 3 attempts", eventType: "Warning", event: EventFailed}},
 		{"an unsettled rollback before any payload: Degraded", Inputs{RecordHash: "v1", Pending: "phase rollingback"},
 			want{state: api.StateDegraded, current: "v1", desired: "v1", reason: "not settled", eventType: "Warning", event: EventFailed}},
 		{"no NodePool label and no fixed ConfigMap", Inputs{RecordHash: "v1", Snapshot: &Snapshot{NoPool: true, Problem: "no label"}},
 			want{state: api.StateDegraded, current: "v1", desired: "v1", reason: ReasonNoNodePool, eventType: "Warning", event: EventFailed}},
 		{"ConfigMap missing: the node stays at its record, an Event says why", Inputs{RecordHash: "v1", Snapshot: &Snapshot{Problem: "ConfigMap ns/x not found"},
-			Last: outcome(v2, api.OutcomeRefused, "FIPS", 0, time.Time{})},
+			Last: outcome(v2, api.OutcomeRefused, "FIPS")},
 			want{state: api.StateDone, current: "v1", desired: "v1", eventType: "Warning", event: EventFailed}},
 		{"unparsable no-reboot-paths", Inputs{RecordHash: "v1", Snapshot: badRules},
 			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "no-reboot-paths", eventType: "Warning", event: EventFailed}},
 		{"in-place upgrade: deferred", Inputs{RecordHash: "v1", Snapshot: v2, Node: upgrading()},
 			want{state: api.StateWorking, current: "v1", desired: "v2", reason: "deferred: an in-place upgrade", eventType: "Normal", event: EventDeferred}},
 		{"deferred even when already there (the upgrade rewrites files)", Inputs{RecordHash: "v2", Snapshot: v2, Node: upgrading(),
-			Last: outcome(v2, api.OutcomeApplied, "", 0, time.Time{})},
+			Last: outcome(v2, api.OutcomeApplied, "")},
 			want{state: api.StateWorking, current: "v2", desired: "v2", reason: "deferred:", eventType: "Normal", event: EventDeferred}},
 		{"node being deleted: deferred", Inputs{RecordHash: "v1", Snapshot: v2, Node: deleting},
 			want{state: api.StateWorking, current: "v1", desired: "v2", reason: "being deleted", eventType: "Normal", event: EventDeferred}},
@@ -93,32 +94,37 @@ func TestDecide(t *testing.T) {
 			want{action: ActRefresh, state: api.StateWorking, current: "v1", desired: "v2"}},
 		{"record already at the hash (a restart): Done, nothing run", Inputs{RecordHash: "v2", Snapshot: v2},
 			want{state: api.StateDone, current: "v2", desired: "v2"}},
-		{"just applied: Done with the applied Event", Inputs{RecordHash: "v2", Snapshot: v2, Last: outcome(v2, api.OutcomeApplied, "", 0, time.Time{})},
+		{"just applied: Done with the applied Event", Inputs{RecordHash: "v2", Snapshot: v2, Last: outcome(v2, api.OutcomeApplied, "")},
 			want{state: api.StateDone, current: "v2", desired: "v2", eventType: "Normal", event: EventApplied}},
 		{"noop: Done, no Event", Inputs{RecordHash: "v2", Snapshot: v2, Last: LastRefresh{Seq: 3, Digest: v2.digest(), Hash: "v2", Outcome: api.OutcomeNoop}},
 			want{state: api.StateDone, current: "v2", desired: "v2"}},
-		{"applied but the record was reset: refresh again", Inputs{RecordHash: "", Snapshot: v2, Last: outcome(v2, api.OutcomeApplied, "", 0, time.Time{})},
+		{"applied but the record was reset: refresh again", Inputs{RecordHash: "", Snapshot: v2, Last: outcome(v2, api.OutcomeApplied, "")},
 			want{action: ActRefresh, state: api.StateWorking, current: "", desired: "v2"}},
-		{"refused: Unreconcilable until the content changes", Inputs{RecordHash: "v1", Snapshot: v2, Last: outcome(v2, api.OutcomeRefused, "FIPS mode change requires a reboot", 0, time.Time{})},
+		{"refused: Unreconcilable until the content changes", Inputs{RecordHash: "v1", Snapshot: v2, Last: outcome(v2, api.OutcomeRefused, "FIPS mode change requires a reboot")},
 			want{state: api.StateUnreconcilable, current: "v1", desired: "v2", reason: "FIPS", eventType: "Warning", event: EventRefused}},
-		{"refused, then new content: refresh", Inputs{RecordHash: "v1", Snapshot: snap("v3"), Last: outcome(v2, api.OutcomeRefused, "FIPS", 0, time.Time{})},
+		{"refused, then new content: refresh", Inputs{RecordHash: "v1", Snapshot: snap("v3"), Last: outcome(v2, api.OutcomeRefused, "FIPS")},
 			want{action: ActRefresh, state: api.StateWorking, current: "v1", desired: "v3"}},
-		{"invalid payload: Degraded until the content changes", Inputs{RecordHash: "v1", Snapshot: v2, Last: outcome(v2, api.OutcomeInvalid, "desired payload: bad gzip", 0, time.Time{})},
+		{"invalid payload: Degraded until the content changes", Inputs{RecordHash: "v1", Snapshot: v2, Last: outcome(v2, api.OutcomeInvalid, "desired payload: bad gzip")},
 			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "invalid payload", eventType: "Warning", event: EventFailed}},
 		{"failed, backing off", Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0,
-			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service: failed", 1, t0.Add(time.Second))},
+			Backoff: Backoff{1, t0.Add(time.Second)},
+			Last:    outcome(v2, api.OutcomeFailed, "Reload crio.service: failed")},
 			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "attempt 1 of 3", eventType: "Warning", event: EventFailed, wait: true}},
 		{"failed, backoff over: refresh again", Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0.Add(2 * time.Second),
-			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service: failed", 2, t0.Add(time.Second))},
+			Backoff: Backoff{2, t0.Add(time.Second)},
+			Last:    outcome(v2, api.OutcomeFailed, "Reload crio.service: failed")},
 			want{action: ActRefresh, state: api.StateWorking, current: "v1", desired: "v2"}},
 		{"failure cap reached: Degraded for good", Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0.Add(time.Hour),
-			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service: failed", 3, t0)},
+			Backoff: Backoff{3, t0},
+			Last:    outcome(v2, api.OutcomeFailed, "Reload crio.service: failed")},
 			want{state: api.StateDegraded, current: "v1", desired: "v2", reason: "gave up after 3 attempts", eventType: "Warning", event: EventFailed}},
 		{"failure cap, an operator asks again", Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0, Node: retried,
-			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service: failed", 3, t0.Add(time.Minute))},
+			Backoff: Backoff{3, t0.Add(time.Minute)},
+			Last:    outcome(v2, api.OutcomeFailed, "Reload crio.service: failed")},
 			want{action: ActRefresh, state: api.StateWorking, current: "v1", desired: "v2"}},
 		{"failure cap, the content changes", Inputs{RecordHash: "v1", Snapshot: snap("v3"), MaxAttempts: 3, Now: t0,
-			Last: outcome(v2, api.OutcomeFailed, "Reload crio.service: failed", 3, t0.Add(time.Minute))},
+			Backoff: Backoff{3, t0.Add(time.Minute)},
+			Last:    outcome(v2, api.OutcomeFailed, "Reload crio.service: failed")},
 			want{action: ActRefresh, state: api.StateWorking, current: "v1", desired: "v3"}},
 		{"drift reported with the state", Inputs{RecordHash: "v2", Snapshot: v2, Drift: "/etc/containers/registries.conf"},
 			want{state: api.StateDone, current: "v2", desired: "v2"}},
@@ -168,7 +174,7 @@ func TestDecide(t *testing.T) {
 // payload, then the upgrade ends. The node must end Done, not stay Working.
 func TestDecideDeferralEndsDoneWithoutNewContent(t *testing.T) {
 	v2 := snap("v2")
-	last := outcome(v2, api.OutcomeApplied, "", 0, time.Time{})
+	last := outcome(v2, api.OutcomeApplied, "")
 	steady := nodeWith(map[string]string{mcdDesiredConfig: "rendered-1", mcdCurrentConfig: "rendered-1", mcdState: "Done"})
 	d := Decide(Inputs{RecordHash: "v2", Snapshot: v2, Node: steady, Last: last})
 	assert.Equal(t, api.StateDone, d.Report.State)
@@ -184,7 +190,7 @@ func TestDecideDeferralEndsDoneWithoutNewContent(t *testing.T) {
 // report as one that says the truth, and the reporter then corrects it.
 func TestDecideIgnoresTheNodesOwnAnnotations(t *testing.T) {
 	v2 := snap("v2")
-	last := outcome(v2, api.OutcomeApplied, "", 0, time.Time{})
+	last := outcome(v2, api.OutcomeApplied, "")
 	truthful := Decide(Inputs{RecordHash: "v2", Snapshot: v2, Last: last,
 		Node: nodeWith(map[string]string{api.AnnotationCurrent: "v2", api.AnnotationDesired: "v2", api.AnnotationState: api.StateDone})})
 	for _, n := range []*corev1.Node{
@@ -195,31 +201,45 @@ func TestDecideIgnoresTheNodesOwnAnnotations(t *testing.T) {
 	}
 }
 
+// TestNextOutcomeCountsAttemptsPerContent runs the loop's accounting of refreshes that conclude one
+// after another (concluded, the backoff's conclude, and work's rate-limited requeue of a failure) and
+// reads the attempts as Decide does, from the work queue's limiter.
 func TestNextOutcomeCountsAttemptsPerContent(t *testing.T) {
 	v2, v3 := snap("v2"), snap("v3")
+	r := newRetries(time.Millisecond, time.Second)
 	var last LastRefresh
-	for i := 1; i <= 3; i++ {
-		last = concluded(last, v2.digest(), "v2", api.OutcomeFailed, "boom", nil)
-		assert.Equal(t, i, last.Attempts)
-		assert.Equal(t, i, last.Seq)
+	step := func(s *Snapshot, result api.Outcome, n *corev1.Node) int {
+		out := concluded(last, s.digest(), s.Hash, result, "boom", n)
+		r.conclude(last, out)
+		if result == api.OutcomeFailed {
+			assert.Positive(t, r.When(workKey)) // work: a failed reconcile comes back rate-limited
+		}
+		last = out
+		return r.state(workKey).Failures
 	}
-	asked := concluded(last, v2.digest(), "v2", api.OutcomeFailed, "boom", nodeWith(map[string]string{api.AnnotationRetry: "1"}))
-	assert.Equal(t, 1, asked.Attempts, "an operator's retry starts the count over")
-	assert.Equal(t, "1", asked.RetryToken)
-	other := concluded(last, v3.digest(), "v3", api.OutcomeFailed, "boom", nil)
-	assert.Equal(t, 1, other.Attempts, "new content starts the count over")
-	ok := concluded(last, v2.digest(), "v2", api.OutcomeApplied, "", nil)
-	assert.Zero(t, ok.Attempts)
+	for i := 1; i <= 3; i++ {
+		assert.Equal(t, i, step(v2, api.OutcomeFailed, nil))
+		assert.Equal(t, i, last.Seq)
+		assert.True(t, r.state(workKey).Until.After(time.Now()), "the next attempt is the limiter's")
+	}
+	retried := nodeWith(map[string]string{api.AnnotationRetry: "1"})
+	assert.Equal(t, 1, step(v2, api.OutcomeFailed, retried), "an operator's retry starts the count over")
+	assert.Equal(t, "1", last.RetryToken)
+	assert.Equal(t, 2, step(v2, api.OutcomeFailed, retried))
+	assert.Equal(t, 1, step(v3, api.OutcomeFailed, retried), "new content starts the count over")
+	assert.Zero(t, step(v3, api.OutcomeApplied, retried))
+	assert.Zero(t, r.state(workKey).Until, "a success leaves no retry pending")
 }
 
 func TestDecideEventKeysChangeWithEachOutcome(t *testing.T) {
 	v2 := snap("v2")
-	in := Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0, Last: outcome(v2, api.OutcomeFailed, "boom", 1, t0.Add(time.Second))}
+	in := Inputs{RecordHash: "v1", Snapshot: v2, MaxAttempts: 3, Now: t0, Backoff: Backoff{1, t0.Add(time.Second)},
+		Last: outcome(v2, api.OutcomeFailed, "boom")}
 	first := Decide(in)
-	in.Last.Seq, in.Last.Attempts = 8, 2
+	in.Last.Seq, in.Backoff.Failures = 8, 2
 	second := Decide(in)
 	assert.NotEqual(t, first.EventKey, second.EventKey, "each failed attempt has its Event")
-	in.Last.Attempts, in.Now = 3, t0.Add(time.Hour)
+	in.Backoff.Failures, in.Now = 3, t0.Add(time.Hour)
 	capped := Decide(in)
 	assert.NotEqual(t, second.EventKey, capped.EventKey, "giving up is announced")
 	assert.True(t, strings.Contains(capped.Event.Message, api.AnnotationRetry), "the Event says how to retry")

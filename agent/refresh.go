@@ -83,17 +83,20 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) refreshS
 		a.drift.loadPayload(a.cfg.Host, snap.Hash, res.Desired, delegated(node))
 	}
 	out := concluded(a.last, snap.digest(), snap.Hash, result, reason, node)
-	if result != api.OutcomeFailed || out.Attempts == 1 {
-		// A success, or a new failure (or an operator's retry), starts the backoff over; work asks
-		// the limiter when a failure may be tried again.
-		a.limiter.Forget(workKey)
+	attempt := 0 // the failure's attempt, for the log
+	if result == api.OutcomeFailed {
+		attempt = 1
+		if continues(a.last, out) {
+			attempt = a.retries.NumRequeues(workKey) + 1
+		}
 	}
+	a.retries.conclude(a.last, out) // a success, new content or an operator's retry starts the backoff over
 	if result == api.OutcomeApplied || (result == api.OutcomeNoop && len(delegatedChanges(res)) > 0) {
 		out.Message = appliedMessage(res)
 	}
 	a.last = out
 	a.counted = metricsOf(result, res, started)
-	a.log.Info("refresh concluded", "hash", snap.Hash, "result", result, "reason", reason, "attempt", out.Attempts,
+	a.log.Info("refresh concluded", "hash", snap.Hash, "result", result, "reason", reason, "attempt", attempt,
 		"duration", time.Since(started).Round(time.Millisecond))
 	return concludedStep
 }
