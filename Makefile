@@ -72,9 +72,11 @@ bench: build
 # at every step of apply (TestCrashAtEveryStep, 300+ trials) and of recover, at random steps of the
 # agent's refreshes with restarts (TestAgentCrashAndRestart, 200 trials), a tmpfs root too small by
 # size and by inodes at every step, read-only remounts and ext4 power cuts (loop device,
-# EXT4_IOC_SHUTDOWN) at every step, and two processes racing on one root. `make test` runs a subset.
+# EXT4_IOC_SHUTDOWN) at every step, fsync failing (EIO, EROFS; strace's fault injection) at every call, two
+# processes racing on one root, and the adversary's cases (hostile journals, state-dir names taken, stale
+# side files). `make test` runs a subset.
 crash-test:
-	REFRESH_AGENT_CRASH_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'TestCrashAtEveryStep|TestAgentCrashAndRestart|TestFault(TmpfsFull|ReadOnly|PowerCut)AtEveryStep|TestCrashDuringRecover|TestSecondFaultDuringRecovery|TestTwoProcesses' -v ./test/integration/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok)|trials|by (size|inodes)'
+	REFRESH_AGENT_CRASH_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'TestCrashAtEveryStep|TestAgentCrashAndRestart|TestFault(TmpfsFull|ReadOnly|PowerCut|SyncFails)AtEveryStep|TestCrashDuringRecover|TestSecondFaultDuringRecovery|TestTwoProcesses|TestAdversary' -v ./test/integration/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok)|trials|by (size|inodes)'
 
 # Each fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s

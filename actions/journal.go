@@ -105,7 +105,7 @@ func readJournal(stateDir string) (*journal, error) {
 		return nil, fmt.Errorf("journal %s is corrupt: %w", filepath.Join(stateDir, journalFile), err)
 	}
 	if err := j.check(); err != nil {
-		return nil, fmt.Errorf("journal %s is not one this agent wrote: %w; left as it is", filepath.Join(stateDir, journalFile), err)
+		return nil, fmt.Errorf("journal %s is not one this agent wrote: %w; refusing it and touching nothing (it is left as it is: inspect it, and remove it by hand once no refresh-agent runs)", filepath.Join(stateDir, journalFile), err)
 	}
 	return &j, nil
 }

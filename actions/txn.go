@@ -312,8 +312,17 @@ func (t *Txn) Finish() error {
 	if err := os.Remove(filepath.Join(t.stateDir, journalFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return syncPath(t.stateDir)
+	if err := syncPath(t.stateDir); err != nil {
+		// Everything is removed; only the removal's durability is in doubt (after a power cut the
+		// journal may be back, settled, and recovery finishes it again).
+		return fmt.Errorf("%w: %w", ErrNotDurable, err)
+	}
+	return nil
 }
+
+// ErrNotDurable marks a Finish that removed everything, the journal included, but whose last fsync
+// failed: the transaction is settled as far as the files show.
+var ErrNotDurable = errors.New("the clean-up is done but may not be durable")
 
 // removeCreatedDirs removes the parent directories the transaction created, innermost first. One
 // that is gone already is fine, and so is one that holds something now (not the transaction's: it

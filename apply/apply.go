@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -209,7 +211,9 @@ func (h Host) rollback(ctx context.Context, txn *actions.Txn) error {
 	if _, err := actions.RunAll(ctx, h.runner(), plan.Rollback(txn.Rerun())); err != nil {
 		return fmt.Errorf("%w: files restored, but the unit actions on them failed: %w", ErrRollbackPending, err)
 	}
-	if err := txn.Finish(); err != nil {
+	if err := txn.Finish(); errors.Is(err, actions.ErrNotDurable) {
+		h.logger().Warn("rolled back", "warning", err.Error())
+	} else if err != nil {
 		return fmt.Errorf("%w: cleanup: %w", ErrRollbackPending, err)
 	}
 	dropPayload(h.StateDir, txn.Meta().PayloadFile)
@@ -245,7 +249,9 @@ func (h Host) finish(txn *actions.Txn) (recorded bool, err error) {
 	if derr != nil {
 		return true, derr
 	}
-	if err := txn.Finish(); err != nil {
+	if err := txn.Finish(); errors.Is(err, actions.ErrNotDurable) {
+		h.logger().Warn("refresh applied", "warning", err.Error())
+	} else if err != nil {
 		return true, fmt.Errorf("removing the backups and the journal: %w", err)
 	}
 	return true, nil
@@ -315,8 +321,10 @@ func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 	phase, meta, _ := actions.Peek(h.StateDir)
 	txn, err := actions.Recover(h.Root, h.StateDir, h.trust())
 	if err != nil {
-		// Said as found, when a journal is there: it stays, and recovery is retried.
-		rec := Recovery{Found: phase != "", Phase: phase, Hash: meta.Hash, Reason: err.Error()}
+		// Said as found, when a journal is there (one refused as not the agent's too): it stays, and
+		// recovery is retried.
+		_, jerr := os.Lstat(filepath.Join(h.StateDir, "journal.json"))
+		rec := Recovery{Found: phase != "" || jerr == nil, Phase: phase, Hash: meta.Hash, Reason: err.Error()}
 		if phase == actions.PhasePreparing {
 			rec.Outcome, rec.CleanupPending = api.OutcomeFailed, true
 			rec.Reason = "interrupted while preparing: nothing had changed on the node, but the clean-up failed: " + err.Error() +

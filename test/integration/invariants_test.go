@@ -193,9 +193,9 @@ func checkHonest(t *testing.T, trial string, m nodeModel, root, stateDir string,
 		require.Equal(t, "new", files, "%s: says applied", trial)
 		require.True(t, o.CleanupPending, "%s: exit 1 with applied must say what is pending", trial)
 		require.NotEmpty(t, o.Reason, trial)
-		if o.Recorded {
-			require.Equal(t, m.newHash, hash, "%s: says recorded (%s)", trial, problem)
-		}
+		// Recorded says what a read of the record shows: never "not recorded" with the record
+		// naming the new hash, never "recorded" without.
+		require.Equal(t, o.Recorded, hash == m.newHash, "%s: says recorded=%v, the record names %q (%s)", trial, o.Recorded, hash, problem)
 	case o.RolledBack:
 		require.Equal(t, "old", files, "%s: says rolled back", trial)
 		require.Equal(t, m.oldHash, hash, trial)
