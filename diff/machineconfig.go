@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sjson "sigs.k8s.io/json"
 )
 
@@ -16,10 +18,14 @@ import (
 type machineConfig = machineConfigOf[json.RawMessage]
 
 // machineConfigOf is machineConfig with spec.config of type C: a cross-check reads the rest without
-// copying the config.
+// copying the config. Metadata is Kubernetes' own ObjectMeta, as in mcfgv1.MachineConfig: the
+// machine-config daemon decodes its record into that type, so metadata it could not decode
+// (generation: true, labels: {a: 1}, creationTimestamp: 5, ...) is invalid here, not a baseline the
+// daemon fails on later.
 type machineConfigOf[C any] struct {
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind,omitempty"`
+	APIVersion string            `json:"apiVersion,omitempty"`
+	Kind       string            `json:"kind,omitempty"`
+	Metadata   metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec       struct {
 		Config          C        `json:"config,omitempty"`
 		OSImageURL      string   `json:"osImageURL,omitempty"`
@@ -138,22 +144,34 @@ func specConfigSpan(js []byte) (start, end int, ok bool) {
 func readMachineConfig(js []byte) (*machineConfig, error) {
 	var mc machineConfig
 	if err := json.Unmarshal(js, &mc); err != nil {
-		return nil, jsonError(js, err)
+		return nil, machineConfigError(js, err)
 	}
 	var cs machineConfigOf[present]
 	if err := k8sjson.UnmarshalCaseSensitivePreserveInts(js, &cs); err != nil {
-		return nil, jsonError(js, err)
+		return nil, machineConfigError(js, err)
 	}
 	hasConfig := len(mc.Spec.Config) > 0 && string(mc.Spec.Config) != "null"
 	if mc.APIVersion != cs.APIVersion || mc.Kind != cs.Kind || hasConfig != bool(cs.Spec.Config) ||
 		mc.Spec.OSImageURL != cs.Spec.OSImageURL || mc.Spec.ExtensionsImage != cs.Spec.ExtensionsImage || !slices.Equal(mc.Spec.KernelArguments, cs.Spec.KernelArguments) ||
-		mc.Spec.FIPS != cs.Spec.FIPS || mc.Spec.KernelType != cs.Spec.KernelType || !slices.Equal(mc.Spec.Extensions, cs.Spec.Extensions) {
+		mc.Spec.FIPS != cs.Spec.FIPS || mc.Spec.KernelType != cs.Spec.KernelType || !slices.Equal(mc.Spec.Extensions, cs.Spec.Extensions) ||
+		!reflect.DeepEqual(mc.Metadata, cs.Metadata) {
 		return nil, fmt.Errorf("MachineConfig key %s differs from a field name only in case (the machine-config operator reads keys case-sensitively)", caseVariantKey(js))
 	}
 	if mc.Kind != "" && mc.Kind != "MachineConfig" {
 		return nil, fmt.Errorf("kind is %q, want MachineConfig", mc.Kind)
 	}
 	return &mc, nil
+}
+
+// machineConfigError words a MachineConfig's decode error. Only ObjectMeta's timestamps
+// (metav1.Time) fail with errors of their own that name no field: those are metadata's.
+func machineConfigError(js []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if !errors.As(err, &syn) && !errors.As(err, &typ) {
+		return fmt.Errorf("metadata: a timestamp does not decode as Kubernetes' ObjectMeta reads it: %s", oneLine(err))
+	}
+	return jsonError(js, err)
 }
 
 // caseVariantKey names the first key of a MachineConfig that matches one of its fields only when
@@ -171,13 +189,20 @@ func caseVariantKey(js []byte) string {
 		}
 		return "", m
 	}
-	if k, top := check(js, "", "apiVersion", "kind", "spec"); k != "" {
+	if k, top := check(js, "", "apiVersion", "kind", "metadata", "spec"); k != "" {
 		return k
-	} else if k, _ := check(top["spec"], "/spec", "config", "osImageURL", "kernelArguments", "fips", "kernelType", "extensions"); k != "" {
+	} else if k, _ := check(top["spec"], "/spec", "config", "osImageURL", "baseOSExtensionsContainerImage", "kernelArguments", "fips", "kernelType", "extensions"); k != "" {
+		return k
+	} else if k, _ := check(top["metadata"], "/metadata", metaFields...); k != "" {
 		return k
 	}
 	return "(unknown)"
 }
+
+// metaFields are ObjectMeta's JSON keys (for naming a key that differs from one only in case).
+var metaFields = []string{"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion",
+	"generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+	"annotations", "ownerReferences", "finalizers", "managedFields"}
 
 func (mc *machineConfigOf[C]) view(source string) MachineView {
 	kt := mc.Spec.KernelType
@@ -249,8 +274,8 @@ func (p *Payload) MachineConfigJSON() ([]byte, error) {
 }
 
 // mcdRecord is data as JSON the machine-config daemon reads into its MachineConfig: an object whose
-// kind (when set) is MachineConfig, whose metadata.name is a string, whose spec fields have the types
-// of mcfgv1.MachineConfigSpec, and whose spec.config is an Ignition config object.
+// kind (when set) is MachineConfig, whose metadata decodes as Kubernetes' ObjectMeta, whose spec
+// fields have the types of mcfgv1.MachineConfigSpec, and whose spec.config is an Ignition config object.
 func mcdRecord(data []byte) ([]byte, error) {
 	js := bytes.TrimLeft(data, " \t\r\n")
 	if len(js) == 0 || js[0] != '{' {
@@ -262,22 +287,10 @@ func mcdRecord(data []byte) ([]byte, error) {
 	} else {
 		js = data
 	}
-	var mc struct {
-		Kind     string `json:"kind"`
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-		Spec struct {
-			Config          json.RawMessage `json:"config"`
-			OSImageURL      string          `json:"osImageURL"`
-			KernelArguments []string        `json:"kernelArguments"`
-			FIPS            bool            `json:"fips"`
-			KernelType      string          `json:"kernelType"`
-			Extensions      []string        `json:"extensions"`
-		} `json:"spec"`
-	}
+	// The daemon's own decode (encoding/json into mcfgv1.MachineConfig): the same field types.
+	var mc machineConfig
 	if err := json.Unmarshal(js, &mc); err != nil {
-		return nil, fmt.Errorf("the MachineConfig for the machine-config daemon's record does not decode as it reads it: %w", err)
+		return nil, fmt.Errorf("the MachineConfig for the machine-config daemon's record does not decode as it reads it: %w", jsonError(js, err))
 	}
 	if mc.Kind != "" && mc.Kind != "MachineConfig" {
 		return nil, fmt.Errorf("the MachineConfig for the machine-config daemon's record has kind %q", mc.Kind)
