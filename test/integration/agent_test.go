@@ -6,11 +6,9 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -519,37 +517,20 @@ func TestSIGTERMLetsTheRefreshFinish(t *testing.T) {
 	mgr := systemdtestManager(t)
 	mgr.StandInReload(t, crio, mgr.SlowReload(crio, 3*time.Second))
 	e.publish(t, base(), "v1")
-	kubeconfig, err := e.kube.Kubeconfig(kubetest.AgentUser)
-	require.NoError(t, err)
-	cmd := exec.Command(agentBinary(t), "run", "--node-name", e.node, "--root", e.root, "--source", "api",
-		"--namespace", e.ns, "--configmap", e.cm, "--systemd", "user", "--kubeconfig", kubeconfig,
-		"--metrics-addr", "127.0.0.1:0", "--health-addr", "")
-	cmd.Stderr = e
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	p := e.runBinary(t, "--configmap", e.cm, "--metrics-addr", "127.0.0.1:0")
 	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 
 	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
 	require.True(t, kubetest.WaitFor(context.Background(), 20*time.Second, func() bool {
 		return read(t, e.root, registries) == "# v2 mirrors" // committed; the slow reload is running
 	}), "v2 never written; agent log:\n%s", e.logText())
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-exited:
-		require.NoError(t, err, "clean exit")
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Signal(syscall.SIGQUIT) // goroutine dump into the log
-		time.Sleep(time.Second)
-		t.Fatalf("agent did not exit after SIGTERM; log:\n%s", e.logText())
-	}
+	require.NoError(t, p.terminate(t, e.logText), "clean exit")
 	assert.Equal(t, 1, mgr.Reloads(crio), "the reload finished before exit")
 	assert.Equal(t, "v2", apply.CurrentHash(e.stateDir), "the refresh was recorded")
 	ann := e.annotations(t)
 	assert.Equal(t, api.StateDone, ann[api.AnnotationState], "the refresh that finished during the grace period is reported before exit")
 	assert.Equal(t, "v2", ann[api.AnnotationCurrent])
 	assert.Equal(t, "v2", ann[api.AnnotationDesired])
-	_, err = os.Stat(filepath.Join(e.stateDir, "journal.json"))
+	_, err := os.Stat(filepath.Join(e.stateDir, "journal.json"))
 	assert.True(t, os.IsNotExist(err), "no transaction left open")
 }

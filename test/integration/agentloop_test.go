@@ -3,10 +3,8 @@ package integration
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -285,15 +283,7 @@ func TestAgentHealsDrift(t *testing.T) {
 func TestAgentBinaryReadsItsPoolsConfigMap(t *testing.T) {
 	e := newAgentEnv(t, false)
 	e.publishTo(t, api.ConfigMapName("", "workers"), base().File(registries, []byte("# workers mirrors"), 0o644), "w1")
-	kubeconfig, err := e.kube.Kubeconfig(kubetest.AgentUser)
-	require.NoError(t, err)
-	cmd := exec.Command(agentBinary(t), "run", "--node-name", e.node, "--root", e.root, "--source", "api",
-		"--namespace", e.ns, "--systemd", "user", "--kubeconfig", kubeconfig, "--metrics-addr", "", "--health-addr", "")
-	cmd.Stderr = e
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	p := e.runBinary(t, "--metrics-addr", "")
 
 	ann := e.waitAnnotations(t, "no NodePool label", 30*time.Second, func(a map[string]string) bool {
 		return a[api.AnnotationState] == api.StateDegraded
@@ -305,11 +295,5 @@ func TestAgentBinaryReadsItsPoolsConfigMap(t *testing.T) {
 	e.waitState(t, "w1", api.StateDone, 30*time.Second)
 	assert.Equal(t, "# workers mirrors", read(t, e.root, registries))
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-exited:
-		require.NoError(t, err, "clean exit")
-	case <-time.After(30 * time.Second):
-		t.Fatalf("agent did not exit after SIGTERM; log:\n%s", e.logText())
-	}
+	require.NoError(t, p.terminate(t, e.logText), "clean exit")
 }

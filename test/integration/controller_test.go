@@ -2,9 +2,6 @@ package integration
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +32,6 @@ import (
 func TestControllerDrivesAgentsThroughDrift(t *testing.T) {
 	systemdtest.Require(t)
 	e := newCtlEnv(t, "drift")
-	bin := agentBinary(t)
 	agentKC, err := e.guest.Kubeconfig(kubetest.AgentUser)
 	require.NoError(t, err)
 	const pool = "workers"
@@ -45,29 +41,11 @@ func TestControllerDrivesAgentsThroughDrift(t *testing.T) {
 	require.NoError(t, err)
 	var nodes []simNode
 	for i := 1; i <= 3; i++ {
-		n := simNode{name: fmt.Sprintf("drift-node-%d", i), root: t.TempDir(), mgr: systemdtest.Another(t, fmt.Sprintf("drift-%d", i))}
-		for _, u := range []string{crio, kubelet, updateCA} {
-			n.mgr.StandIn(t, u, false)
-		}
-		require.NoError(t, fixture.NodeRoot(n.root))
+		n := newSimNode(t, fmt.Sprintf("drift-node-%d", i))
 		recordBase(t, n.root)
 		e.guestNode(n.name, pool)
 		nodes = append(nodes, n)
-		cmd := exec.Command(bin, "run", "--node-name", n.name, "--root", n.root, "--namespace", e.guestNS,
-			"--configmap", api.ConfigMapName("", pool), "--systemd", "user", "--kubeconfig", agentKC, "--metrics-addr", "", "--health-addr", "")
-		cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+n.mgr.RuntimeDir)
-		logf, err := os.Create(filepath.Join(t.TempDir(), n.name+".log"))
-		require.NoError(t, err)
-		cmd.Stderr = logf
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			_ = cmd.Wait()
-			if t.Failed() {
-				b, _ := os.ReadFile(logf.Name())
-				t.Logf("%s log:\n%s", n.name, tailLines(string(b), 30))
-			}
-		})
+		n.startAgent(t, "--namespace", e.guestNS, "--configmap", api.ConfigMapName("", pool), "--kubeconfig", agentKC)
 	}
 	ctl := e.startController()
 

@@ -27,12 +27,6 @@ import (
 	"github.com/openshift/refresh-agent/test/systemdtest"
 )
 
-type simNode struct {
-	name string
-	root string
-	mgr  *systemdtest.Manager
-}
-
 // TestEndToEndThreeNodes drives publish -> agents -> annotations -> status for three simulated
 // nodes, each with its own root, systemd manager and agent process, against one API server.
 func TestEndToEndThreeNodes(t *testing.T) {
@@ -50,11 +44,7 @@ func TestEndToEndThreeNodes(t *testing.T) {
 
 	var nodes []simNode
 	for i := 1; i <= 3; i++ {
-		n := simNode{name: fmt.Sprintf("e2e-node-%d", i), root: t.TempDir(), mgr: systemdtest.Another(t, fmt.Sprintf("e2e-%d", i))}
-		for _, u := range []string{crio, kubelet, updateCA} {
-			n.mgr.StandIn(t, u, false)
-		}
-		require.NoError(t, fixture.NodeRoot(n.root))
+		n := newSimNode(t, fmt.Sprintf("e2e-node-%d", i))
 		recordBase(t, n.root)
 		_, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name,
 			Labels: map[string]string{"hypershift.openshift.io/nodePool": pool}}}, metav1.CreateOptions{})
@@ -95,23 +85,9 @@ func TestEndToEndThreeNodes(t *testing.T) {
 
 	publishCLI(base(), "v1")
 	for _, n := range nodes {
-		cmd := exec.Command(bin, "run", "--node-name", n.name, "--root", n.root, "--namespace", ns, "--configmap", cm,
-			"--systemd", "user", "--kubeconfig", agentKC, "--metrics-addr", "", "--health-addr", "",
+		n.startAgent(t, "--namespace", ns, "--configmap", cm, "--kubeconfig", agentKC,
 			// Unpaced, and retried until the unit is fixed: pacing and the failure cap have their own tests.
 			"--max-concurrent", "0", "--max-attempts", "1000")
-		cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+n.mgr.RuntimeDir)
-		logf, err := os.Create(filepath.Join(t.TempDir(), n.name+".log"))
-		require.NoError(t, err)
-		cmd.Stderr = logf
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			_ = cmd.Wait()
-			if t.Failed() {
-				b, _ := os.ReadFile(logf.Name())
-				t.Logf("%s log:\n%s", n.name, b)
-			}
-		})
 	}
 	waitCondition("v1", fleet.ConditionComplete, metav1.ConditionTrue)
 

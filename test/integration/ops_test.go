@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/openshift/refresh-agent/api"
-	"github.com/openshift/refresh-agent/test/fixture"
 	"github.com/openshift/refresh-agent/test/kubetest"
 	"github.com/openshift/refresh-agent/test/mcs"
 	"github.com/openshift/refresh-agent/test/systemdtest"
@@ -70,19 +69,11 @@ func TestOperatingAPoolAsAnSRE(t *testing.T) {
 	// Two nodes provisioned from the server's payload, each with its agent and its systemd.
 	base := mcs.Base()
 	served := base.Served()
-	names := []string{"ops-n1", "ops-n2"}
-	roots := map[string]string{}
-	mgrs := map[string]*systemdtest.Manager{}
-	for _, name := range names {
-		root := t.TempDir()
-		require.NoError(t, fixture.NodeRoot(root))
-		require.NoError(t, base.Provision(root))
-		roots[name] = root
-		m := systemdtest.Another(t, name)
-		for _, u := range []string{crio, kubelet, updateCA} {
-			m.StandIn(t, u, false)
-		}
-		mgrs[name] = m
+	var nodes []simNode
+	for _, name := range []string{"ops-n1", "ops-n2"} {
+		n := newSimNode(t, name)
+		require.NoError(t, base.Provision(n.root))
+		nodes = append(nodes, n)
 		_, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,
 			Labels: map[string]string{api.LabelNodePool: pool}}}, metav1.CreateOptions{})
 		require.NoError(t, err)
@@ -100,22 +91,8 @@ func TestOperatingAPoolAsAnSRE(t *testing.T) {
 	assert.Contains(t, stderr, "does not exist yet")
 	t.Cleanup(func() { _ = admin.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 	assert.Equal(t, api.Hash(mcs.ConfigMapValue(served)), cmHash())
-	for _, name := range names {
-		cmd := exec.Command(bin, "run", "--node-name", name, "--root", roots[name], "--namespace", ns, "--systemd", "user",
-			"--kubeconfig", agentKC, "--metrics-addr", "", "--health-addr", "", "--max-concurrent", "0")
-		cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+mgrs[name].RuntimeDir)
-		logf, err := os.Create(filepath.Join(dir, name+".log"))
-		require.NoError(t, err)
-		cmd.Stderr = logf
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			_ = cmd.Wait()
-			if t.Failed() {
-				b, _ := os.ReadFile(logf.Name())
-				t.Logf("%s log:\n%s", name, tailLines(string(b), 20))
-			}
-		})
+	for _, n := range nodes {
+		n.startAgent(t, "--namespace", ns, "--kubeconfig", agentKC, "--max-concurrent", "0")
 	}
 	code, out, stderr = run("status", "--pool", pool, "--namespace", ns, "--watch", "--timeout", "60s")
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
@@ -165,8 +142,8 @@ func TestOperatingAPoolAsAnSRE(t *testing.T) {
 	assert.Contains(t, out, "published "+next)
 	assert.Contains(t, out, "complete: 2/2 updated")
 	assert.NotContains(t, out+stderr, "cm90YXRlZA", "never a file's contents")
-	for _, name := range names {
-		assert.Equal(t, string(secret), read(t, roots[name], mcs.PullSecret), name)
+	for _, n := range nodes {
+		assert.Equal(t, string(secret), read(t, n.root, mcs.PullSecret), n.name)
 	}
 	var followed []string
 	for l := range lines {
@@ -180,7 +157,7 @@ func TestOperatingAPoolAsAnSRE(t *testing.T) {
 	}
 
 	// Node 2's crio cannot reload the new mirrors: it rolls back, --wait exits 1 naming it.
-	mgrs["ops-n2"].StandIn(t, crio, true)
+	nodes[1].mgr.StandIn(t, crio, true)
 	mirrors := filepath.Join(dir, "mirrors.cfg")
 	code, _, stderr = run("payload", "set-file", "--payload", edited, "--path", mcs.RegistriesConf,
 		"--from-file", file("registries.conf", []byte("unqualified-search-registries = [\"quay.io\"]\n")), "--out", mirrors)
@@ -207,7 +184,7 @@ func TestOperatingAPoolAsAnSRE(t *testing.T) {
 
 	// Forced: every node refuses it (Unreconcilable), and --wait says so with exit 1. (Node 2's crio
 	// fixed first: until then its rollback stays incomplete, and it is Degraded whatever comes.)
-	mgrs["ops-n2"].StandIn(t, crio, false)
+	nodes[1].mgr.StandIn(t, crio, false)
 	code, out, stderr = run("publish", "--pool", pool, "--namespace", ns, "--payload", kfile, "--force", "--wait", "--timeout", "90s")
 	assert.Equal(t, 1, code, "%s\n%s", out, stderr)
 	// The first failure for the hash ends the wait: node 1's refusal, or node 2 still Degraded
@@ -230,14 +207,7 @@ func TestRecoverBesideARunningAgent(t *testing.T) {
 	mgr := systemdtestManager(t)
 	mgr.StandInReload(t, crio, mgr.SlowReload(crio, 3*time.Second))
 	e.publish(t, base(), "v1")
-	kubeconfig, err := e.kube.Kubeconfig(kubetest.AgentUser)
-	require.NoError(t, err)
-	cmd := exec.Command(agentBinary(t), "run", "--node-name", e.node, "--root", e.root, "--source", "api",
-		"--namespace", e.ns, "--configmap", e.cm, "--systemd", "user", "--kubeconfig", kubeconfig,
-		"--metrics-addr", "", "--health-addr", "")
-	cmd.Stderr = e
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	cmd := e.runBinary(t, "--configmap", e.cm, "--metrics-addr", "")
 	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 
 	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")
