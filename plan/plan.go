@@ -369,6 +369,9 @@ func refusalReason(c *diff.Change) string {
 // the contents to write. reason is non-empty when the change is refused.
 func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (FileOp, allowlist.Effects, string, error) {
 	op, reason, err := checkFile(c, pol, extra)
+	if reason == "" && err == nil {
+		reason = judgeContents(op)
+	}
 	if reason != "" || err != nil {
 		return FileOp{}, allowlist.Effects{}, reason, err
 	}

@@ -75,7 +75,7 @@ func TestEligibleRefresh(t *testing.T) {
 }
 
 func TestActionsDeduplicatedAndOrdered(t *testing.T) {
-	des := base().File(registries, []byte("# new"), 0o644).File(trust, []byte("CA"), 0o644).File(credProv, []byte("x"), 0o644)
+	des := base().File(registries, []byte("# new"), 0o644).File(trust, []byte("CA"), 0o644).File(credProv, fixture.CredentialProviderConfig("ecr"), 0o644)
 	p := build(t, base(), des, "")
 	require.True(t, p.Eligible)
 	assert.Equal(t, []plan.UnitAction{

@@ -154,6 +154,7 @@ func haproxyCfg(ip string, port int) []byte {
 func haproxyManifest(image string) []byte {
 	return []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    k8s-app: kube-apiserver-proxy\n  name: kube-apiserver-proxy\n  namespace: kube-system\nspec:\n" +
 		"  containers:\n  - command:\n    - haproxy\n    - -f\n    - /usr/local/etc/haproxy\n    image: " + image + "\n    name: haproxy\n" +
+		"    resources:\n      requests:\n        cpu: 13m\n        memory: 16Mi\n    securityContext:\n      runAsUser: 1001\n" +
 		"    volumeMounts:\n    - mountPath: /usr/local/etc/haproxy\n      name: config\n  hostNetwork: true\n" +
 		"  priorityClassName: system-node-critical\n  volumes:\n  - hostPath:\n      path: /etc/kubernetes/apiserver-proxy-config\n    name: config\n")
 }

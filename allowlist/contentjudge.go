@@ -1,0 +1,87 @@
+package allowlist
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/openshift/refresh-agent/diff"
+)
+
+// Content judges. A path rule grants that a file may change; for the files whose readers run as
+// root and would take code or root's power from their contents, what the file may say is judged
+// too, whichever rule (built in, the policy file's, a NodeDisruptionPolicy's) allowed the path:
+// the static pod the kubelet runs, its credential provider configs and dropin, the pull secrets
+// CRI-O reads, nmstate's desired state. docs/security.md says why the other built-in files'
+// contents cannot make root run code.
+
+// ContentJudge returns the judge of what a file at path may hold (nil when its contents are not
+// judged): it says why data must not be written there, naming the field.
+func ContentJudge(path string) func(data []byte) error {
+	switch {
+	case IsStaticPodManifest(path):
+		return JudgeStaticPod
+	case path == credProviderDropin:
+		return JudgeCredProviderDropin
+	case IsCredentialProviderFile(path):
+		return func(data []byte) error { return JudgeCredentialProviderFile(path, data) }
+	case IsPullSecretFile(path):
+		return JudgePullSecret
+	case strings.HasPrefix(path, nmstateDir+"/"):
+		return JudgeNMState
+	}
+	return nil
+}
+
+// nmstateDir holds nmstate's desired state: nmstate.service applies its files at boot, and the
+// MCO's OpenShiftNMStateConfigDir (/etc/nmstate/openshift) is copied there by
+// nmstate-configuration.service.
+const nmstateDir = "/etc/nmstate"
+
+// JudgeNMState refuses an nmstate desired state with dispatch scripts: nmstate writes a
+// "dispatch" (interface post-activation/post-deactivation, or the top-level dispatch interfaces'
+// activation) bash script into NetworkManager's dispatcher directory, which runs it as root. The
+// rest of nmstate's state moves trust (routes, DNS), which the node policy granted.
+func JudgeNMState(data []byte) error {
+	js, err := diff.YAMLToJSON(data)
+	if err != nil {
+		return fmt.Errorf("nmstate state: %w", err)
+	}
+	var doc any
+	if err := json.Unmarshal(js, &doc); err != nil {
+		return fmt.Errorf("nmstate state: %v", err)
+	}
+	if at := findKey(doc, "", "dispatch"); at != "" {
+		return fmt.Errorf("nmstate state %s: a dispatch script runs as root (NetworkManager's dispatcher)", at)
+	}
+	return nil
+}
+
+// findKey returns the path of the first mapping key equal to key (in any case: nmstate's serde is
+// case-sensitive, the judge need not be), or "".
+func findKey(v any, at, key string) string {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			c, p := v[k], join(at, k)
+			if strings.EqualFold(k, key) {
+				return p
+			}
+			if s, ok := c.(string); ok && strings.EqualFold(k, "type") && strings.EqualFold(s, key) {
+				return p
+			}
+			if f := findKey(c, p, key); f != "" {
+				return f
+			}
+		}
+	case []any:
+		for i, c := range v {
+			if f := findKey(c, fmt.Sprintf("%s[%d]", at, i), key); f != "" {
+				return f
+			}
+		}
+	}
+	return ""
+}
