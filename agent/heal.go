@@ -3,11 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/coreos/ignition/v2/config/v3_5/types"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/openshift/refresh-agent/api"
@@ -39,15 +37,6 @@ func (a *Agent) heal(ctx context.Context, snap Snapshot, d Decision) {
 	if len(paths) == 0 {
 		return
 	}
-	cur, err := a.cfg.Host.LoadCurrent()
-	if err != nil {
-		a.log.Warn("drift heal: the record cannot be read", "err", err)
-		return
-	}
-	base := *cur.Payload
-	base.Config.Storage.Files = slices.DeleteFunc(slices.Clone(base.Config.Storage.Files), func(f types.File) bool {
-		return slices.Contains(paths, f.Path)
-	})
 	started := time.Now()
 	a.busySince.Store(started.UnixNano())
 	defer a.busySince.Store(0)
@@ -56,7 +45,7 @@ func (a *Agent) heal(ctx context.Context, snap Snapshot, d Decision) {
 	rctx, cancel := graceContext(ctx, a.cfg.ShutdownGrace)
 	defer cancel()
 	res, err := apply.Run(rctx, a.cfg.Host, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
-		Delegated: delegated(a.nodes.get()), Current: &base})
+		Delegated: delegated(a.nodes.get()), Heal: paths}) // the record is read under the node lock
 	switch {
 	case err != nil:
 		a.event(corev1.EventTypeWarning, EventFailed, "drift heal failed: "+err.Error())

@@ -40,19 +40,23 @@ func (a *Agent) refresh(ctx context.Context, snap Snapshot, d Decision) refreshS
 	// The whole refresh is worked out first; only one that writes needs a pacing slot, taken between
 	// the plan and its execution.
 	var res *apply.Result
-	prep, err := apply.Prepare(rctx, a.cfg.Host, apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules,
-		Delegated: delegated(node)})
+	req := apply.Request{Desired: snap.Config, Hash: snap.Hash, NoRebootPaths: d.Rules, Delegated: delegated(node)}
+	prep, err := apply.Prepare(rctx, a.cfg.Host, req)
+	var gate apply.Gate
+	if err == nil && a.cfg.Pacer != nil && prep.Writes() && rctx.Err() == nil {
+		// The node lock is not held while the slot is asked for (API calls, or a wait): a hand-run
+		// recover or apply goes ahead meanwhile. With the slot, the refresh is prepared again under
+		// the lock, against the node as it is now.
+		prep.Close()
+		if !a.takeSlot(rctx, snap, d) {
+			return waitingForSlot // nothing written
+		}
+		gate = slotGate{pacer: a.cfg.Pacer, pool: a.pool, hash: snap.Hash}
+		prep, err = apply.Prepare(rctx, a.cfg.Host, req)
+	}
 	if err == nil {
-		var gate apply.Gate
 		if a.cfg.Pacer == nil && prep.Writes() {
 			a.report(*d.Report) // Working, only now that the plan writes
-		}
-		if a.cfg.Pacer != nil && prep.Writes() && rctx.Err() == nil {
-			if !a.takeSlot(rctx, snap, d) {
-				prep.Close()
-				return waitingForSlot // nothing written
-			}
-			gate = slotGate{pacer: a.cfg.Pacer, pool: a.pool, hash: snap.Hash}
 		}
 		res, err = prep.Execute(rctx, gate)
 	}

@@ -59,6 +59,9 @@ type Request struct {
 	Delegated map[string]string
 	// Current overrides the recorded current state (the --current flag).
 	Current *diff.Payload
+	// Heal says the current state is the record without these files (a drift heal: exactly they are
+	// written back). The record is read under the node lock, as for any refresh.
+	Heal []string
 	// DryRun plans against the node (owners, paths, symlinks, the daemon's record) and stops before
 	// any effect: no recovery, no write, no action, no record (apply --dry-run).
 	DryRun bool

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/diff"
@@ -98,6 +100,13 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		// Under the lock with no journal pending: side files no journal accounts for go (those that
 		// may be originals stay, and the node check below refuses their files).
 		h.sweepSides(cur)
+	}
+	if len(req.Heal) > 0 {
+		base := *cur
+		base.Config.Storage.Files = slices.DeleteFunc(slices.Clone(base.Config.Storage.Files), func(f types.File) bool {
+			return slices.Contains(req.Heal, f.Path)
+		})
+		cur = &base
 	}
 	des, err := diff.DecodeAgainst(req.Desired, cur)
 	if err != nil {
