@@ -142,7 +142,7 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	// A symlinked component or a reserved name is a refusal, shown by --dry-run as by a real run.
 	err = actions.Check(h.Root, ops)
 	if err == nil {
-		err = checkStateNames(h.StateDir, req.Desired)
+		err = checkStateNames(h.StateDir, req.Desired, built.Drain && h.Drainer != nil)
 	}
 	if err != nil {
 		if actions.IsRefusal(err) {

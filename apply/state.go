@@ -301,15 +301,20 @@ func (h Host) sweepSides(cur *diff.Payload) []string {
 // planned what then fails with the node half way. Nothing here is removed: a state dir entry the
 // agent did not make is the operator's to inspect (refresh-agent never removes what it did not
 // create); the refusal names it.
-func checkStateNames(stateDir string, raw []byte) error {
+func checkStateNames(stateDir string, raw []byte, drains bool) error {
 	name := PayloadHash(raw)
-	for _, c := range []struct {
+	type entry struct {
 		rel string
 		dir bool
-	}{
+	}
+	names := []entry{
 		{"journal.json", false}, {".journal.json" + ".tmp", false}, {currentFile, false}, {"." + currentFile + ".tmp", false},
 		{payloadsDir, true}, {filepath.Join(payloadsDir, name), false}, {filepath.Join(payloadsDir, "."+name+".tmp"), false},
-	} {
+	}
+	if drains {
+		names = append(names, entry{cordonMarker, false}, entry{"." + cordonMarker + ".tmp", false})
+	}
+	for _, c := range names {
 		p := filepath.Join(stateDir, c.rel)
 		fi, err := os.Lstat(p)
 		switch {

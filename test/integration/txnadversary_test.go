@@ -174,7 +174,7 @@ func TestAdversaryStaleSideFiles(t *testing.T) {
 }
 
 // TestFaultSyncFailsAtEveryStep makes fsync fail (EIO, then EROFS) at its Nth call in each thread of
-// apply, for every N until no call is left to fail (strace's fault injection: the kernel call
+// apply, for every N until no call is left to fail, and then of the recover that follows (strace's fault injection: the kernel call
 // returns the error, as a failing disk's would). The output must say what is on disk: recorded
 // exactly when a read of current.json names the new hash (the adversary saw recorded:false with
 // the record renamed in place, its directory's fsync failed). Then recover settles the node.
@@ -189,32 +189,49 @@ func TestFaultSyncFailsAtEveryStep(t *testing.T) {
 			dir := t.TempDir()
 			f.copyTo(t, dir)
 			trace := filepath.Join(t.TempDir(), "trace")
-			args := append([]string{"-f", "-qq", "-o", trace, "-e", "trace=fsync", "-e", fmt.Sprintf("inject=fsync:error=%s:when=%d", errno, k), agentBinary(t)},
-				applyArgs(dir, f.v2File, "v2")...)
-			cmd := exec.Command("strace", args...)
-			cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else {
-				require.NoError(t, err)
-			}
-			tr, _ := os.ReadFile(trace)
-			if !strings.Contains(string(tr), "(INJECTED)") {
+			code, stdout, stderr, injected := straced(t, trace, errno, k, applyArgs(dir, f.v2File, "v2")...)
+			if !injected {
 				quiet++
 				continue
 			}
 			quiet = 0
 			trial := fmt.Sprintf("fsync %s at call %d", errno, k)
-			claimed := checkHonest(t, trial, f.m, dir, stateOf(dir), code, stdout.String(), stderr.String())
+			claimed := checkHonest(t, trial, f.m, dir, stateOf(dir), code, stdout, stderr)
 			seen[fmt.Sprintf("exit %d applied=%v recorded=%v", code, claimed.Applied, claimed.Recorded)]++
+			// A recover under the same fault says what it found and never lies either.
+			rcode, rout, rerr, _ := straced(t, trace, errno, k, recoverArgs(dir)...)
+			if rcode == 0 {
+				checkSettled(t, trial+" (recover under the fault)", f.m, dir, stateOf(dir), claimed)
+			} else {
+				require.Equal(t, 1, rcode, "%s: recover under the fault: %s %s", trial, rout, rerr)
+				var o outcome
+				require.NoError(t, jsonOut(rout, &o), "%s: recover says what it found: %s", trial, rerr)
+				_, jerr := os.Stat(filepath.Join(stateOf(dir), "journal.json"))
+				require.Equal(t, jerr == nil, o.Found, "%s: found says whether a journal is there: %s", trial, rout)
+			}
 			f.settle(t, trial, dir, claimed)
 			trials++
 		}
 	}
 	require.NotZero(t, trials)
 	t.Logf("fsync fault trials: %d (%v)", trials, seen)
+}
+
+// straced runs refresh-agent under strace with fsync failing with errno at its kth call in each
+// thread; injected says whether any call failed.
+func straced(t *testing.T, trace, errno string, k int, args ...string) (code int, stdout, stderr string, injected bool) {
+	t.Helper()
+	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", trace, "-e", "trace=fsync",
+		"-e", fmt.Sprintf("inject=fsync:error=%s:when=%d", errno, k), agentBinary(t)}, args...)...)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	tr, _ := os.ReadFile(trace)
+	return code, so.String(), se.String(), strings.Contains(string(tr), "(INJECTED)")
 }
