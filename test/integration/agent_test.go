@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/agent"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
@@ -123,11 +122,8 @@ func (e *agentEnv) start(t *testing.T) {
 	rec, stop := agent.NewRecorder(client, e.node)
 	t.Cleanup(stop)
 	e.metrics = agent.NewMetrics("test")
-	sd, err := actions.DialSystemd(context.Background(), actions.UserSocket())
-	require.NoError(t, err)
-	t.Cleanup(sd.Close)
 	n := e.agentHost
-	n.Units = sd
+	n.Units = userSystemd(t)
 	cfg := agent.Config{NodeName: e.node, Client: client, Source: e.source, Host: n, Recorder: rec,
 		Metrics: e.metrics, Log: slog.New(slog.NewTextHandler(e, nil))}
 	if e.cfg != nil {

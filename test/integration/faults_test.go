@@ -29,10 +29,7 @@ func plainHost(t *testing.T) (apply.Host, string) {
 	dir := t.TempDir()
 	require.NoError(t, fixture.NodeRoot(dir))
 	recordBase(t, dir)
-	root, err := actions.OpenRoot(dir)
-	require.NoError(t, err)
-	t.Cleanup(func() { root.Close() })
-	return apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: actions.NoUnits{}}, dir
+	return hostAt(t, dir, actions.NoUnits{}, nil), dir
 }
 
 func mount(t *testing.T, args ...string) {
@@ -214,10 +211,7 @@ func TestFaultReloadFailsAgainAfterRestore(t *testing.T) {
 	mgr := systemdtest.Require(t)
 	mgr.StandIn(t, crio, true)
 	n, dir := plainHost(t)
-	sd, err := actions.DialSystemd(context.Background(), actions.UserSocket())
-	require.NoError(t, err)
-	t.Cleanup(sd.Close)
-	n.Units = sd
+	n.Units = userSystemd(t)
 	before, err := fixture.TreeHash(dir)
 	require.NoError(t, err)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: base().File(registries, []byte("# v2 mirrors"), 0o644).JSON(), Hash: "v2"})

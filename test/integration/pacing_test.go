@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/agent"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
@@ -143,11 +141,8 @@ func pacedPool(t *testing.T, ns, pool string, size, slots int, ttl time.Duration
 	for i := 0; i < size; i++ {
 		n := &pacedNode{name: fmt.Sprintf("%s-%d", pool, i), root: t.TempDir(), logs: &syncLog{}}
 		require.NoError(t, fixture.NodeRoot(n.root))
-		root, err := actions.OpenRoot(n.root)
-		require.NoError(t, err)
-		t.Cleanup(func() { root.Close() })
 		n.units = &fixture.MarkerUnits{Root: n.root, Path: registries}
-		host := apply.Host{Root: root, StateDir: filepath.Join(n.root, "var/lib/refresh-agent"), Units: n.units}
+		host := hostAt(t, n.root, n.units, nil)
 		res, err := apply.Run(ctx, host, apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})
 		require.NoError(t, err)
 		require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)

@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/agent"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
@@ -51,12 +50,9 @@ func TestAFirstRefreshThatChangesNothingPatchesTheNodeOnce(t *testing.T) {
 			// Provisioned with v1: its files, and no record of the agent's.
 			dir := t.TempDir()
 			require.NoError(t, fixture.NodeRoot(dir))
-			root, err := actions.OpenRoot(dir)
-			require.NoError(t, err)
-			t.Cleanup(func() { root.Close() })
-			stateDir := filepath.Join(dir, "var/lib/refresh-agent")
 			units := &fixture.MarkerUnits{Root: dir, Path: registries}
-			host := apply.Host{Root: root, StateDir: stateDir, Units: units}
+			host := hostAt(t, dir, units, nil)
+			stateDir := host.StateDir
 			empty, err := diff.Decode(fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).JSON())
 			require.NoError(t, err)
 			res, err := apply.Run(ctx, host, apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})

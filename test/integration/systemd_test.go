@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
@@ -51,13 +50,7 @@ func newSystemdNode(t *testing.T, failCrioReload bool) *sdHost {
 	mgr.StandIn(t, crio, failCrioReload)
 	dir := t.TempDir()
 	require.NoError(t, fixture.NodeRoot(dir))
-	root, err := actions.OpenRoot(dir)
-	require.NoError(t, err)
-	t.Cleanup(func() { root.Close() })
-	sd, err := actions.DialSystemd(context.Background(), actions.UserSocket())
-	require.NoError(t, err)
-	t.Cleanup(sd.Close)
-	n := &sdHost{Host: apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd}, dir: dir, mgr: mgr}
+	n := &sdHost{Host: hostAt(t, dir, userSystemd(t), nil), dir: dir, mgr: mgr}
 	empty, err := diff.Decode(fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).JSON())
 	require.NoError(t, err)
 	res, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: base().JSON(), Hash: "v1", Current: empty})

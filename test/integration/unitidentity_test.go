@@ -83,10 +83,7 @@ func TestUnitIdentityAgainstRealSystemd(t *testing.T) {
 
 			dir := t.TempDir()
 			require.NoError(t, fixture.NodeRoot(dir))
-			root, err := actions.OpenRoot(dir)
-			require.NoError(t, err)
-			t.Cleanup(func() { root.Close() })
-			n := apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd, Policy: pol}
+			n := hostAt(t, dir, sd, pol)
 			var reasons []string
 			for _, dry := range []bool{true, false} {
 				res, err := apply.Run(ctx, n, apply.Request{Desired: des.JSON(), Hash: "h", Current: c, DryRun: dry})

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
@@ -57,15 +56,9 @@ func unitHost(t *testing.T) (apply.Host, string, *systemdtest.Manager) {
 	require.NoError(t, err)
 	_, err = mgr.Systemctl("restart", myapp)
 	require.NoError(t, err)
-	root, err := actions.OpenRoot(dir)
-	require.NoError(t, err)
-	t.Cleanup(func() { root.Close() })
-	sd, err := actions.DialSystemd(context.Background(), actions.UserSocket())
-	require.NoError(t, err)
-	t.Cleanup(sd.Close)
 	pol, err := allowlist.ParsePolicy([]byte(unitRulePolicy))
 	require.NoError(t, err)
-	return apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd, Policy: pol}, mgr.UnitDir, mgr
+	return hostAt(t, dir, userSystemd(t), pol), mgr.UnitDir, mgr
 }
 
 // unitRoot is a node root whose /etc/systemd/system is mgr's unit directory (a bind mount in the

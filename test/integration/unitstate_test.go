@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
@@ -70,15 +69,9 @@ func stateHost(t *testing.T, enabled bool) (apply.Host, *systemdtest.Manager) {
 	}
 	_, err = mgr.Systemctl("start", stateUnit)
 	require.NoError(t, err)
-	root, err := actions.OpenRoot(dir)
-	require.NoError(t, err)
-	t.Cleanup(func() { root.Close() })
-	sd, err := actions.DialSystemd(context.Background(), actions.UserSocket())
-	require.NoError(t, err)
-	t.Cleanup(sd.Close)
 	pol, err := allowlist.ParsePolicy([]byte(statePolicy))
 	require.NoError(t, err)
-	return apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd, Policy: pol}, mgr
+	return hostAt(t, dir, userSystemd(t), pol), mgr
 }
 
 // statePayload is a config with stateUnit as given, and the trigger file when fail is set.
