@@ -120,12 +120,14 @@ func (h Host) mcdCurrentConfigOp(des *diff.Payload) (*actions.Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	mc, err := des.MachineConfigJSON()
-	if err != nil || mc == nil {
+	// Checked now (a MachineConfig the daemon cannot read fails the refresh before anything is
+	// written), and produced again at staging time: it is as large as the payload's files together,
+	// and held from here to the commit it would stand beside every staged file in memory.
+	if mc, err := des.MachineConfigJSON(); err != nil || mc == nil {
 		return nil, err
 	}
 	uid, gid := ownerOf(fi)
-	return &actions.Op{Path: MCDCurrentConfig, Data: mc, Mode: fi.Mode().Perm(), UID: uid, GID: gid}, nil
+	return &actions.Op{Path: MCDCurrentConfig, Contents: des.MachineConfigJSON, Mode: fi.Mode().Perm(), UID: uid, GID: gid}, nil
 }
 
 // drift counts planned files whose on-disk state differs from what the current config says (changed

@@ -287,16 +287,27 @@ func mcdRecord(data []byte) ([]byte, error) {
 	} else {
 		js = data
 	}
-	// The daemon's own decode (encoding/json into mcfgv1.MachineConfig): the same field types.
-	var mc machineConfig
+	// The daemon's own decode (encoding/json into mcfgv1.MachineConfig): the same field types, with
+	// spec.config only checked to be an object (a copy of it would be megabytes held for nothing).
+	var mc machineConfigOf[configObject]
 	if err := json.Unmarshal(js, &mc); err != nil {
 		return nil, fmt.Errorf("the MachineConfig for the machine-config daemon's record does not decode as it reads it: %w", jsonError(js, err))
 	}
 	if mc.Kind != "" && mc.Kind != "MachineConfig" {
 		return nil, fmt.Errorf("the MachineConfig for the machine-config daemon's record has kind %q", mc.Kind)
 	}
-	if cfg := bytes.TrimSpace(mc.Spec.Config); len(cfg) == 0 || cfg[0] != '{' {
+	if !mc.Spec.Config {
 		return nil, errors.New("the MachineConfig for the machine-config daemon's record has no spec.config object (the daemon parses it as an Ignition config)")
 	}
 	return js, nil
+}
+
+// configObject records whether a JSON value is an object, without keeping it (the config is nearly
+// all of the MachineConfig: a copy of it would be megabytes held for nothing).
+type configObject bool
+
+func (c *configObject) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*c = len(b) > 0 && b[0] == '{'
+	return nil
 }

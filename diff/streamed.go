@@ -81,7 +81,8 @@ func reduceEmbedded(raw []byte, outer *types.Config) *embeddedConfig {
 	if err != nil {
 		return nil
 	}
-	e := &embeddedConfig{size: int64(len(raw)), cost: cost, sources: map[int]string{}, kargs: kargs}
+	// A copy: a slice of raw would keep the whole decoded MachineConfig alive with the payload.
+	e := &embeddedConfig{size: int64(len(raw)), cost: cost, sources: map[int]string{}, kargs: bytes.Clone(kargs)}
 	keep := spans[:0]
 	for _, s := range spans {
 		if src, ok := outerSources[unquoteKey(s.path)]; ok && jsonStringIs(raw[s.start:s.end], src) {

@@ -90,11 +90,14 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	refreshGC := 0
 	if os.Getenv("GOGC") == "" {
 		// The agent idles between rare refreshes: trade a little CPU during a refresh for a peak heap
-		// closer to the payload's size (every node pays for the peak in its memory limit). A small
+		// closer to the payload's size (every node pays for the peak in its memory limit): a large
+		// payload's refresh holds about the payload once and the embedded MachineConfig while it is
+		// read, so a target of 10 keeps the peak within twice the payload (25 did not: docs/
+		// performance.md; the heap is mostly payload bytes, which the GC does not scan). A small
 		// payload's refresh (the common case: a pull secret, a mirror) runs with a target of 200
 		// until the agent is idle again: its peak stays small, and a pool's nodes refreshing at once
 		// spend a quarter less CPU (docs/performance.md).
-		debug.SetGCPercent(25)
+		debug.SetGCPercent(10)
 		refreshGC = 200
 	}
 	log, err := newLog(stderr)
