@@ -20,6 +20,10 @@ type User struct {
 // CoreUser is core as RHCOS creates it.
 var CoreUser = User{Name: "core", UID: 1000, GID: 1000, Home: "/var/home/core"}
 
+// ErrNoSuchOwner marks a user or group name the node root's /etc/passwd or /etc/group does not have:
+// a file owned by it cannot be written as planned on this node (a refusal, not a failure to retry).
+var ErrNoSuchOwner = errors.New("no such user or group on the node")
+
 // LookupUser finds name in <root>/etc/passwd (never the container's own).
 func (r *Root) LookupUser(name string) (User, error) {
 	data, _, err := r.ReadFile("/etc/passwd")
@@ -41,7 +45,7 @@ func (r *Root) LookupUser(name string) (User, error) {
 			return User{Name: name, UID: uid, GID: gid, Home: f[5]}, nil
 		}
 	}
-	return User{}, fmt.Errorf("user %s: not in the node's /etc/passwd", name)
+	return User{}, fmt.Errorf("user %s: %w: not in the node's /etc/passwd", name, ErrNoSuchOwner)
 }
 
 // LookupGroup finds name in <root>/etc/group.
@@ -59,7 +63,7 @@ func (r *Root) LookupGroup(name string) (int, error) {
 			return gid, nil
 		}
 	}
-	return 0, fmt.Errorf("group %s: not in the node's /etc/group", name)
+	return 0, fmt.Errorf("group %s: %w: not in the node's /etc/group", name, ErrNoSuchOwner)
 }
 
 // colonRecords splits a passwd-style file into records, skipping comments and blank lines.

@@ -159,3 +159,52 @@ func TestAuditTableMatchesTheDocs(t *testing.T) {
 		assert.NotEmpty(t, l.Why, l.Prefix)
 	}
 }
+
+// Every row of the audit, generated rather than listed by hand, with the variants a hostile
+// ConfigMap writer tries: the file, a file below a directory row, the row itself as a directory
+// entry (with and without the trailing slash) and the directory above; unclean spellings (".",
+// "..", "//") are no rule at all. None of them reaches the file under the widest ceiling.
+func TestWideCeilingNeverReachesAnyAuditRow(t *testing.T) {
+	pol := mustPolicy(t, wideCeiling)
+	for _, l := range allowlist.Audit {
+		raw := strings.TrimSuffix(l.Prefix, "*")
+		targets := []string{raw + "x", raw + "/x", raw + "/x/y.conf"}
+		if !strings.HasSuffix(l.Prefix, "*") {
+			targets = append(targets, raw)
+		}
+		for _, p := range targets {
+			if !strings.HasPrefix(p, "/etc/") && !strings.HasPrefix(p, "/var/") {
+				continue // outside the ceiling anyway
+			}
+			if _, under := allowlist.Denied(p); !under {
+				if _, nodeOnly := allowlist.NodeOnlyUnder(p); !nodeOnly {
+					continue // raw+"x" of a component row (/etc/sshx) is another file
+				}
+			}
+			entries := []string{p, raw + "/", raw, p[:strings.LastIndex(p, "/")+1]}
+			for _, entry := range entries {
+				if entry == "/etc/" || entry == "/var/" || entry == "/" {
+					continue
+				}
+				rules, err := allowlist.ParseRules([]byte(fmt.Sprintf(`[{"path": %q, "action": "None"}]`, entry)))
+				if err != nil {
+					continue // not a rule at all
+				}
+				extra, _ := pol.Extra(rules)
+				d := pol.Resolve(p, extra)
+				assert.False(t, d.Allowed && d.Source != "policy", "%s (%s row) through the ConfigMap entry %s", p, l.Prefix, entry)
+			}
+			for _, unclean := range []string{strings.Replace(p, "/", "//", 2), strings.Replace(p, "/etc/", "/etc/./", 1),
+				strings.Replace(p, "/etc/", "/etc/x/../", 1), strings.Replace(p, "/var/", "/var/x/../", 1)} {
+				if unclean == p {
+					continue
+				}
+				rules, err := allowlist.ParseRules([]byte(fmt.Sprintf(`[{"path": %q, "action": "None"}]`, unclean)))
+				if err == nil {
+					extra, _ := pol.Extra(rules)
+					assert.Empty(t, extra, "unclean %s is no rule", unclean)
+				}
+			}
+		}
+	}
+}

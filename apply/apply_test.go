@@ -202,7 +202,8 @@ func TestApplyOwnersByName(t *testing.T) {
 	before, _ := fixture.TreeHash(n.dir)
 	des = v1().File("/etc/containers/policy.json", []byte("x"), 0o644).Owner("/etc/containers/policy.json", "nobody-here", "root")
 	res = n.run(t, des.JSON(), "unknown-owner")
-	assert.Equal(t, api.OutcomeFailed, res.Outcome)
+	// An owner the node does not have is a refusal (issue 27, class 4): no retry can write it.
+	assert.Equal(t, api.OutcomeRefused, res.Outcome)
 	assert.Contains(t, res.Reason, "nobody-here")
 	after, _ := fixture.TreeHash(n.dir)
 	assert.Equal(t, before, after)

@@ -21,13 +21,19 @@ func (h Host) checkOwnerCeiling(f plan.FileOp, uid, gid int) error {
 		return nil
 	}
 	user, group := allowlist.SplitOwner(f.Owner)
-	wantUID, err := h.resolveID(user, true)
-	if err != nil {
-		return fmt.Errorf("%s: %w: the node policy's owner %s: %v", f.Path, ErrOwnerCeiling, f.Owner, err)
+	// Root is always within: the policy's owner is resolved only for what is not root, so a policy
+	// owner this node lacks refuses no root-owned file (and every file it would own).
+	wantUID, wantGID := 0, 0
+	var err error
+	if uid != 0 {
+		if wantUID, err = h.resolveID(user, true); err != nil {
+			return fmt.Errorf("%s: %w: the node policy's owner %s: %v", f.Path, ErrOwnerCeiling, f.Owner, err)
+		}
 	}
-	wantGID, err := h.resolveID(group, false)
-	if err != nil {
-		return fmt.Errorf("%s: %w: the node policy's owner %s: %v", f.Path, ErrOwnerCeiling, f.Owner, err)
+	if gid != 0 {
+		if wantGID, err = h.resolveID(group, false); err != nil {
+			return fmt.Errorf("%s: %w: the node policy's owner %s: %v", f.Path, ErrOwnerCeiling, f.Owner, err)
+		}
 	}
 	if uid != 0 && uid != wantUID || gid != 0 && gid != wantGID {
 		return fmt.Errorf("file %s: %w: owner %d:%d on the node is not root nor the node policy's owner %s (%d:%d)",

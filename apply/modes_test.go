@@ -43,6 +43,13 @@ func TestOwnerCeilingResolvedOnTheNode(t *testing.T) {
 		{"core by name for 1001:1001", "1001:1001", v1().File(app, []byte("x"), 0o640).Owner(app, "core", "core"), api.OutcomeRefused},
 		{"id 1000 for 1001:core", "1001:core", byID(1000), api.OutcomeRefused},
 		{"root for core:core", "core:core", v1().File(app, []byte("x"), 0o600), api.OutcomeApplied},
+		// Names the node does not have: the payload's is refused naming it; a policy owner the node
+		// lacks does not refuse a root-owned file (root is always within).
+		{"ghost by name for core:core", "core:core", v1().File(app, []byte("x"), 0o640).Owner(app, "ghost", "ghost"), api.OutcomeRefused},
+		{"core with group ghost for core:core", "core:core", v1().File(app, []byte("x"), 0o640).Owner(app, "core", "ghost"), api.OutcomeRefused},
+		{"root for ghost:ghost", "ghost:ghost", v1().File(app, []byte("x"), 0o600), api.OutcomeApplied},
+		{"id 1000 for ghost:ghost", "ghost:ghost", byID(1000), api.OutcomeRefused},
+		{"ghost by name for 1001:1001", "1001:1001", v1().File(app, []byte("x"), 0o640).Owner(app, "ghost", "ghost"), api.OutcomeRefused},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +64,11 @@ func TestOwnerCeilingResolvedOnTheNode(t *testing.T) {
 				}
 				require.Equal(t, want, res.Outcome, "dry run %v: %s", dry, res.Reason)
 				if want == api.OutcomeRefused {
-					assert.Contains(t, res.Reason, "the node policy's owner "+tc.owner)
+					why := "the node policy's owner " + tc.owner
+					if tc.name == "ghost by name for 1001:1001" {
+						why = "user ghost: no such user or group on the node" // the payload's own owner
+					}
+					assert.Contains(t, res.Reason, why)
 					assert.Contains(t, res.Reason, app)
 					continue
 				}

@@ -129,7 +129,7 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		return nil
 	}
 	ops, err := h.ops(built, des)
-	if errors.Is(err, ErrUnsafeHome) || errors.Is(err, ErrOwnerCeiling) {
+	if errors.Is(err, ErrUnsafeHome) || errors.Is(err, ErrOwnerCeiling) || errors.Is(err, actions.ErrNoSuchOwner) {
 		p.refuse(fileRefusal(err))
 		return nil
 	}
