@@ -139,6 +139,9 @@ func (a *Agent) enqueue() { a.queue.Add(workKey) }
 // until ctx ends. A refresh in progress when ctx ends runs to completion (bounded by ShutdownGrace)
 // and its outcome is patched onto the Node before Run returns.
 func (a *Agent) Run(ctx context.Context) error {
+	// A crashed transaction is settled before anything else reads the node (the drift watch, the
+	// first decision, the first report). After this, recovery runs only inside a refresh's Prepare,
+	// under the refresh's own lock: there an incomplete rollback is retried (Decide's pending).
 	if rec, err := apply.Recover(context.WithoutCancel(ctx), a.cfg.Host); err != nil {
 		a.log.Error("recovering an interrupted refresh failed", "err", err)
 	} else if rec.Found {
