@@ -206,7 +206,7 @@ func TestDecideIgnoresTheNodesOwnAnnotations(t *testing.T) {
 // reads the attempts as Decide does, from the work queue's limiter.
 func TestNextOutcomeCountsAttemptsPerContent(t *testing.T) {
 	v2, v3 := snap("v2"), snap("v3")
-	r := newRetries(time.Millisecond, time.Second)
+	r := newRetries(time.Hour, 10*time.Hour) // long delays: "the next attempt is later" holds however slow the machine
 	var last LastRefresh
 	step := func(s *Snapshot, result api.Outcome, n *corev1.Node) int {
 		out := concluded(last, s.digest(), s.Hash, result, "boom", n)
