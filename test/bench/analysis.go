@@ -79,14 +79,14 @@ const analysis = `
   keeps 25, for its peak), the recorded payload stays decoded between refreshes (apply.Decoded,
   keyed by its content-addressed name), the agent decodes it once at start-up, and memory is
   given back 2 s after the outcome is reported: ~19 ms each, and the pool Done in ~1.7 s.
-- **Agent.** The idle agent holds two watches (its ConfigMap and its Node, each by field selector),
-  no resync, and sends nothing else: the API server's audit log counts its requests.
+- **Agent.** The idle agent holds two watches (its ConfigMap and its Node, each by field selector;
+  paced, also its pool's slot Leases), no resync, and sends nothing else: the API server's audit log counts its requests.
 - **Outage pickup.** A payload published right after an API server outage of a minute took 18–26 s
   to arrive. The cause was client-go's reflector backoff: after a failed list or watch it waits
   800 ms doubling to a 30 s cap, with jitter 1.0 (so up to 60 s), and resets only after 2 minutes
   without failure. The client's rate limiter (QPS 20) was not involved: the same bench with an
   agent built with client-go's default backoff, and nothing else changed, measured p50 27.5 s,
-  p99 78.4 s over 3 outages of 40 s. The agent's two watches now run their own reflectors
+  p99 78.4 s over 3 outages of 40 s. The agent's watches now run their own reflectors
   (` + "`agent/watch.go`" + `: one object each, no shared informer) with a 100 ms backoff doubling to a 1 s
   cap, jitter 0.2: while the server is down each watch retries about every 1–1.2 s, so the first
   retry after it is back comes within that.
