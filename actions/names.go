@@ -66,11 +66,15 @@ func reservedName(p string) bool { return plan.ReservedName(p) }
 // directory, a symlink): the transaction would fail on it, so the plan refuses it first.
 var ErrSideTaken = errors.New("the agent's side file name is taken")
 
+// ErrStateTaken marks a name the agent writes in its state dir (its journal, record, payload, their
+// temp files) taken by something it would fail on: a refusal, made by the dry run too.
+var ErrStateTaken = errors.New("a name the agent writes in its state dir is taken")
+
 // IsRefusal reports whether err from Check or Prepare refuses the plan for what the node holds (a
 // symlinked component, a reserved or unhandleable name, a side file name taken): retrying cannot
 // help, and nothing is written.
 func IsRefusal(err error) bool {
-	return errors.Is(err, ErrSymlink) || errors.Is(err, ErrReserved) || errors.Is(err, ErrName) || errors.Is(err, ErrSideTaken)
+	return errors.Is(err, ErrSymlink) || errors.Is(err, ErrReserved) || errors.Is(err, ErrName) || errors.Is(err, ErrSideTaken) || errors.Is(err, ErrStateTaken)
 }
 
 // opChecker makes the node checks Check and Prepare share, op by op.

@@ -326,8 +326,8 @@ func checkStateNames(stateDir string, raw []byte, drains bool) error {
 			if c.dir {
 				want = "a directory"
 			}
-			return fmt.Errorf("state dir: %w: %s is a %s, not %s the agent writes: the refresh would fail there; inspect it and remove it by hand",
-				actions.ErrSideTaken, p, typeName(fi.Mode()), want)
+			return fmt.Errorf("%w: %s is a %s, not %s the agent writes: the refresh would fail there; inspect it and remove it by hand",
+				actions.ErrStateTaken, p, typeName(fi.Mode()), want)
 		}
 	}
 	return nil
