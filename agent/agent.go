@@ -140,8 +140,10 @@ func (a *Agent) enqueue() { a.queue.Add(workKey) }
 // and its outcome is patched onto the Node before Run returns.
 func (a *Agent) Run(ctx context.Context) error {
 	// A crashed transaction is settled before anything else reads the node (the drift watch, the
-	// first decision, the first report). After this, recovery runs only inside a refresh's Prepare,
-	// under the refresh's own lock: there an incomplete rollback is retried (Decide's pending).
+	// first decision, the first report). After this, recovery runs only inside apply.Prepare, each
+	// time the node lock is taken for a change (a paced refresh lets the lock go while it waits for
+	// its slot, so it prepares, and recovers, again): there an incomplete rollback is retried
+	// (Decide's pending), and a hand-run apply that crashed meanwhile is settled first.
 	if rec, err := apply.Recover(context.WithoutCancel(ctx), a.cfg.Host); err != nil {
 		a.log.Error("recovering an interrupted refresh failed", "err", err)
 	} else if rec.Found {
