@@ -50,6 +50,11 @@ func TestUnitIdentityAgainstRealSystemd(t *testing.T) {
 		"fails-exit.service": func(dir string) error {
 			return os.WriteFile(filepath.Join(dir, "fails-exit.service"), []byte("[Unit]\nFailureAction=exit-force\n"+sleep), 0o644)
 		},
+		// A unit ordered into the manager's stop without being stopped by it (plymouth-poweroff's
+		// shape): the manager reports Before=exit.target and no Conflicts=shutdown.target.
+		"ordered-into-exit.service": func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "ordered-into-exit.service"), []byte("[Unit]\nDefaultDependencies=no\nBefore=exit.target\n"+sleep), 0o644)
+		},
 		// A unit that runs systemctl to stop the manager.
 		"runs-exit.service": func(dir string) error {
 			return os.WriteFile(filepath.Join(dir, "runs-exit.service"), []byte("[Service]\nExecStart=/bin/sleep infinity\nExecStartPost=/bin/systemctl --user exit\n"), 0o644)
@@ -110,10 +115,14 @@ func TestUnitIdentityAgainstRealSystemd(t *testing.T) {
 		})
 	}
 
-	// An ordinary unit under the same manager still runs: the check refuses by what a unit is.
+	// An ordinary unit under the same manager still runs: the check refuses by what a unit is, not
+	// by a word of its name (an SRE's app-shutdown-notifier is judged by its properties).
 	require.NoError(t, os.WriteFile(filepath.Join(mgr.UnitDir, "ordinary.service"), []byte(sleep), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(mgr.UnitDir, "app-shutdown-notifier.service"),
+		[]byte("[Unit]\nBefore=shutdown.target\n"+sleep), 0o644))
 	_, err = mgr.Systemctl("daemon-reload")
 	require.NoError(t, err)
 	require.NoError(t, sd.CheckUnit(ctx, "ordinary.service"))
+	require.NoError(t, sd.CheckUnit(ctx, "app-shutdown-notifier.service"))
 	require.NoError(t, sd.Run(ctx, plan.UnitAction{Unit: "ordinary.service", Action: allowlist.ActionRestart}))
 }
