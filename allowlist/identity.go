@@ -196,7 +196,7 @@ func denied(list []string, n string) bool {
 		return true
 	}
 	for _, a := range activators {
-		if stem, ok := strings.CutSuffix(n, a); ok && slices.Contains(list, stem+".service") {
+		if stem, ok := strings.CutSuffix(n, a); ok && denied(list, stem+".service") {
 			return true
 		}
 	}

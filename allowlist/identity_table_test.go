@@ -26,6 +26,7 @@ func TestUnitIdentityBothWays(t *testing.T) {
 		"reboot.service", "ctrl-alt-del.service", "suspend.service", "umount.service",
 		// The socket, path or timer that starts a power service.
 		"systemd-reboot.socket", "systemd-poweroff.path", "systemd-suspend.timer", "reboot.socket",
+		"ctrl-alt-del.socket", "suspend.timer", "dbus-org.freedesktop.login1.socket",
 		// D-Bus activation aliases of the manager's essentials.
 		"dbus-org.freedesktop.login1.service", "dbus-org.freedesktop.hostname1.service",
 		// What distributions ship to run as the system stops, or whose stop takes the disks down.
