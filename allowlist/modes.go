@@ -55,7 +55,7 @@ func DefaultMode(path string) Mode {
 	if m, ok := secretModes[path]; ok {
 		return m
 	}
-	if strings.HasSuffix(path, ".key") || strings.Contains(path, "/private/") {
+	if isPrivateKeyName(path) {
 		return 0o600 // private keys below a prefix rule
 	}
 	return 0o644
@@ -92,4 +92,13 @@ func checkOwner(o string) error {
 func SplitOwner(o string) (user, group string) {
 	u, g, _ := strings.Cut(o, ":")
 	return u, g
+}
+
+// isPrivateKeyName says whether a file's name is a private key's by the conventions TLS tools name
+// them (whatever the case: docker's certs.d reads client.KEY as a key too): *.key, *-key.pem,
+// *_key.pem, *.key.pem, anything under a private/ directory.
+func isPrivateKeyName(path string) bool {
+	p := strings.ToLower(path)
+	return strings.HasSuffix(p, ".key") || strings.HasSuffix(p, "-key.pem") || strings.HasSuffix(p, "_key.pem") ||
+		strings.HasSuffix(p, ".key.pem") || strings.Contains(p, "/private/")
 }
