@@ -89,7 +89,7 @@ func TestPlanJudgesShutdownOrderingBothWays(t *testing.T) {
 	base := "[Unit]\nDescription=my app\n[Service]\nExecStart=/usr/bin/myapp\n"
 	cur := withUnits(unit("myapp.service", str(base)))
 	for name, contents := range map[string]string{
-		"before the poweroff service": "[Unit]\nDefaultDependencies=no\nBefore=systemd-poweroff.service\n[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=poweroff.target\n",
+		"before the poweroff service":  "[Unit]\nDefaultDependencies=no\nBefore=systemd-poweroff.service\n[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=poweroff.target\n",
 		"before shutdown, not stopped": "[Unit]\nDefaultDependencies=no\nBefore=shutdown.target\n[Service]\nExecStart=/bin/true\n",
 		"before final, in a dropin":    "[Unit]\nDefaultDependencies=no\n[Service]\nExecStart=/bin/true\n",
 	} {

@@ -63,11 +63,21 @@ func TestModeAndOwnerCeilings(t *testing.T) {
 		{"a key below a prefix 0644", func() *fixture.Config { return plain().File("/etc/docker/certs.d/r.io/client.key", []byte("x"), 0o644) }, "mode ceiling 0600"},
 		// Adversary F9: a private key by any of the names TLS tools give one, whatever the case.
 		{"client.KEY 0644", func() *fixture.Config { return plain().File("/etc/docker/certs.d/r.io/client.KEY", []byte("x"), 0o644) }, "mode ceiling 0600"},
-		{"client-key.pem 0644", func() *fixture.Config { return plain().File("/etc/docker/certs.d/r.io/client-key.pem", []byte("x"), 0o644) }, "mode ceiling 0600"},
-		{"client_key.pem 0644", func() *fixture.Config { return plain().File("/etc/docker/certs.d/r.io/client_key.pem", []byte("x"), 0o644) }, "mode ceiling 0600"},
-		{"client.key.pem 0644", func() *fixture.Config { return plain().File("/etc/docker/certs.d/r.io/client.key.pem", []byte("x"), 0o644) }, "mode ceiling 0600"},
-		{"client-key.pem 0600", func() *fixture.Config { return plain().File("/etc/docker/certs.d/r.io/client-key.pem", []byte("x"), 0o600) }, ""},
-		{"client.cert 0644", func() *fixture.Config { return plain().File("/etc/docker/certs.d/r.io/client.cert", []byte("x"), 0o644) }, ""},
+		{"client-key.pem 0644", func() *fixture.Config {
+			return plain().File("/etc/docker/certs.d/r.io/client-key.pem", []byte("x"), 0o644)
+		}, "mode ceiling 0600"},
+		{"client_key.pem 0644", func() *fixture.Config {
+			return plain().File("/etc/docker/certs.d/r.io/client_key.pem", []byte("x"), 0o644)
+		}, "mode ceiling 0600"},
+		{"client.key.pem 0644", func() *fixture.Config {
+			return plain().File("/etc/docker/certs.d/r.io/client.key.pem", []byte("x"), 0o644)
+		}, "mode ceiling 0600"},
+		{"client-key.pem 0600", func() *fixture.Config {
+			return plain().File("/etc/docker/certs.d/r.io/client-key.pem", []byte("x"), 0o600)
+		}, ""},
+		{"client.cert 0644", func() *fixture.Config {
+			return plain().File("/etc/docker/certs.d/r.io/client.cert", []byte("x"), 0o644)
+		}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
