@@ -91,3 +91,20 @@ func TestStaleBackupIsKeptAndReported(t *testing.T) {
 	res = n.run(t, v2().JSON(), "v2")
 	assert.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 }
+
+// A drift heal (Request.Heal) plans from the record read under the node lock, without the healed
+// files: exactly they are written back, and nothing else changes.
+func TestHealWritesBackFromTheRecord(t *testing.T) {
+	n := newNode(t)
+	require.NoError(t, os.WriteFile(filepath.Join(n.dir, registries), []byte("# changed by hand"), 0o644))
+	res, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: v1().JSON(), Hash: "v1", Heal: []string{registries}})
+	require.NoError(t, err)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
+	assert.Equal(t, "# v1 mirrors", n.read(t, registries))
+	var paths []string
+	for _, w := range res.Writes {
+		paths = append(paths, w.Path)
+	}
+	assert.Contains(t, paths, registries)
+	assert.NotContains(t, paths, pullSecret, "only the healed file is written")
+}
