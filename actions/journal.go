@@ -132,8 +132,10 @@ func readJournal(stateDir string) (*journal, error) {
 //
 //  10. an entry that says it had no original has no backup on disk, from the prepared phase on: a
 //     rollback would remove the target as new, and the clean-up the backup, which may be its only copy;
-//  11. while preparing no target has been touched, so an entry's backup on disk without its target
-//     is the only copy of something: the journal is refused rather than the backup removed.
+//  11. while preparing no target has been touched, so an entry's backup on disk must be its target
+//     under a second name (the same inode, or the same bytes, mode and owner); one without its target,
+//     or another file, may be the only copy of an original: the journal is refused rather than the
+//     backup removed.
 //
 // Beyond these, Recover checks the paths and unit actions against the node's policy (Trust).
 func (j *journal) check() error {
@@ -219,12 +221,17 @@ func (j *journal) consistent(root *Root, stateDir string) error {
 			return fmt.Errorf("entry %d, %s: backup %s: %w", i, e.Path, backup, err)
 		}
 		if j.Phase == PhasePreparing {
-			tr, _ := rel(e.Path)
-			if _, err := root.root.Lstat(tr); errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("%w: entry %d, %s: its backup %s is there but the file is not, while preparing (when no file is touched yet): the backup may be its only copy",
-					ErrHostile, i, e.Path, backup)
+			if j.Version >= 2 {
+				br, _ := rel(e.Backup)
+				fi, err := root.root.Lstat(br)
+				if err == nil && fi.Mode().IsRegular() && root.secondName(e.Path, br, fi) {
+					continue
+				}
+			} else if tr, _ := rel(e.Path); func() bool { _, err := root.root.Lstat(tr); return err == nil }() {
+				continue // a version 1 backup is a copy in the state dir; its file is there
 			}
-			continue
+			return fmt.Errorf("%w: entry %d, %s: its backup %s is there but is not the file under a second name, while preparing (when no file is touched yet): the backup may be the only copy of an original",
+				ErrHostile, i, e.Path, backup)
 		}
 		if !e.HadOriginal {
 			return fmt.Errorf("%w: entry %d, %s says it had no original, yet its backup %s is there: a rollback would remove the file and then the backup, which may be its only copy",

@@ -84,6 +84,7 @@ func TestJournalValidityRules(t *testing.T) {
 		{"10 no original, backup there (prepared)", j("prepared", e(`,"hadOriginal":false`), "")},
 		{"10 no original, backup there (rolling back)", j("rollingback", e(`,"hadOriginal":false`), `,"committed":true`)},
 		{"10 no original, backup there (rolled back)", j("rolledback", e(`,"hadOriginal":false`), "")},
+		{"11 preparing, backup not the file's copy", j("preparing", e(""), "")},
 		{"11 preparing, backup without its file", j("preparing", `{"path":"`+pol+`","temp":"`+filepath.Dir(pol)+`/x","backup":"`+pbackup+`"}`, "")},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
