@@ -2,6 +2,7 @@ package allowlist
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -51,103 +52,116 @@ func JudgeStaticPod(data []byte) error {
 // podFault is a refused field and why.
 type podFault struct{ field, why string }
 
-func (f podFault) Error() string { return "static pod " + f.field + ": " + f.why }
+// podFaults are all the fields a manifest is refused for, in the order judged.
+type podFaults []podFault
+
+// maxPodFaults bounds the message: the first ones and how many more.
+const maxPodFaults = 8
+
+func (fs podFaults) Error() string {
+	parts := make([]string, 0, len(fs))
+	for i, f := range fs {
+		if i == maxPodFaults {
+			parts = append(parts, fmt.Sprintf("and %d more", len(fs)-i))
+			break
+		}
+		parts = append(parts, f.field+": "+f.why)
+	}
+	return "static pod " + strings.Join(parts, "; ")
+}
 
 const notHyperShifts = "not part of HyperShift's kube-apiserver-proxy pod, and a static pod runs with whatever power its manifest asks"
 
+// podJudge collects the faults of one manifest.
+type podJudge struct{ faults podFaults }
+
+func (j *podJudge) refuse(field, why string) { j.faults = append(j.faults, podFault{field, why}) }
+
+// rest refuses every field of v (under at) the judge has not cleared.
+func (j *podJudge) rest(v any, at, why string) {
+	for _, f := range setFields(v, at) {
+		j.refuse(f, why)
+	}
+}
+
 func judgePod(in *corev1.Pod) error {
 	p := in.DeepCopy()
+	j := &podJudge{}
 	if p.Kind != "Pod" || p.APIVersion != "v1" {
-		return podFault{"kind", fmt.Sprintf("%q of %q: only a single Pod of v1 is judged (a List or PodList would be the kubelet's to unpack)", p.Kind, p.APIVersion)}
+		j.refuse("kind", fmt.Sprintf("%q of %q: only a single Pod of v1 is judged (a List or PodList would be the kubelet's to unpack)", p.Kind, p.APIVersion))
 	}
 	if p.Namespace != proxyPodNamespace || p.Name != proxyPodName {
-		return podFault{"metadata", fmt.Sprintf("the pod is %q in namespace %q: the only static pod a refresh writes is %s/%s (HyperShift's API server proxy)",
-			p.Name, p.Namespace, proxyPodNamespace, proxyPodName)}
+		j.refuse("metadata", fmt.Sprintf("the pod is %q in namespace %q: the only static pod a refresh writes is %s/%s (HyperShift's API server proxy)",
+			p.Name, p.Namespace, proxyPodNamespace, proxyPodName))
 	}
 	p.TypeMeta = metav1.TypeMeta{}
 	p.Name, p.Namespace, p.Labels, p.CreationTimestamp = "", "", nil, metav1.Time{}
-	if f := firstSet(p.ObjectMeta, "metadata"); f != "" {
-		why := notHyperShifts
-		if len(p.Annotations) > 0 {
-			why = "annotations reach the container runtime (CRI-O reads io.kubernetes.cri-o.* ones, e.g. Devices): " + why
-		}
-		return podFault{f, why}
+	if len(p.Annotations) > 0 {
+		j.refuse("metadata.annotations", "annotations reach the container runtime (CRI-O reads io.kubernetes.cri-o.* ones, e.g. Devices): "+notHyperShifts)
+		p.Annotations = nil
 	}
-	if f := firstSet(p.Status, "status"); f != "" {
-		return podFault{f, "a manifest has no status"}
-	}
-	if err := judgePodSpec(&p.Spec); err != nil {
-		return err
+	j.rest(p.ObjectMeta, "metadata", notHyperShifts)
+	j.rest(p.Status, "status", "a manifest has no status")
+	j.spec(&p.Spec)
+	if len(j.faults) > 0 {
+		return j.faults
 	}
 	return nil
 }
 
-func judgePodSpec(s *corev1.PodSpec) error {
+func (j *podJudge) spec(s *corev1.PodSpec) {
 	// What the pod runs as: HyperShift's container runs as 1001 (config.DefaultSecurityContextUser).
 	// Unset, the image's user runs, root for most images.
 	podUser, podNonRoot := (*int64)(nil), false
 	if sc := s.SecurityContext; sc != nil {
 		podUser, podNonRoot = sc.RunAsUser, sc.RunAsNonRoot != nil && *sc.RunAsNonRoot
-		if err := judgeIDs("spec.securityContext", sc.RunAsUser, sc.RunAsGroup, sc.RunAsNonRoot); err != nil {
-			return err
-		}
-		if err := judgeProfiles("spec.securityContext", sc.SeccompProfile, sc.AppArmorProfile); err != nil {
-			return err
-		}
+		j.ids("spec.securityContext", sc.RunAsUser, sc.RunAsGroup, sc.RunAsNonRoot)
+		j.profiles("spec.securityContext", sc.SeccompProfile, sc.AppArmorProfile)
 		sc.RunAsUser, sc.RunAsGroup, sc.RunAsNonRoot, sc.SeccompProfile, sc.AppArmorProfile = nil, nil, nil, nil, nil
-		if f := firstSet(sc, "spec.securityContext"); f != "" {
-			return podFault{f, notHyperShifts}
-		}
+		j.rest(sc, "spec.securityContext", notHyperShifts)
 		s.SecurityContext = nil
 	}
 	volumes := map[string]bool{}
 	for i := range s.Volumes {
 		v := &s.Volumes[i]
 		at := fmt.Sprintf("spec.volumes[%d]", i)
-		hp := v.HostPath
-		if hp == nil {
-			return podFault{at, "only the host directory " + proxyConfigHostDir + " may be a volume (HyperShift's pod has no other): " + notHyperShifts}
-		}
-		if hp.Path != proxyConfigHostDir {
-			return podFault{at + ".hostPath.path", fmt.Sprintf("%q: the only host path the pod may mount is %s, its HAProxy config", hp.Path, proxyConfigHostDir)}
-		}
-		if hp.Type != nil && *hp.Type != "" && *hp.Type != corev1.HostPathDirectory {
-			return podFault{at + ".hostPath.type", fmt.Sprintf("%q: only Directory (or unset)", *hp.Type)}
-		}
 		if volumes[v.Name] {
-			return podFault{at + ".name", fmt.Sprintf("%q is given twice", v.Name)}
+			j.refuse(at+".name", fmt.Sprintf("%q is given twice", v.Name))
 		}
-		volumes[v.Name] = true
+		switch hp := v.HostPath; {
+		case hp == nil:
+			j.refuse(at, "only the host directory "+proxyConfigHostDir+" may be a volume (HyperShift's pod has no other): "+notHyperShifts)
+		case hp.Path != proxyConfigHostDir:
+			j.refuse(at+".hostPath.path", fmt.Sprintf("%q: the only host path the pod may mount is %s, its HAProxy config", hp.Path, proxyConfigHostDir))
+		case hp.Type != nil && *hp.Type != "" && *hp.Type != corev1.HostPathDirectory:
+			j.refuse(at+".hostPath.type", fmt.Sprintf("%q: only Directory (or unset)", *hp.Type))
+		default:
+			volumes[v.Name] = true
+		}
 		v.Name, v.HostPath = "", nil
-		if f := firstSet(v, at); f != "" {
-			return podFault{f, notHyperShifts}
-		}
+		j.rest(v, at, notHyperShifts)
 	}
 	s.Volumes = nil
-	switch len(s.Containers) {
-	case 0:
-		return podFault{"spec.containers", "no container"}
-	case 1:
-	default:
-		return podFault{"spec.containers", fmt.Sprintf("%d containers: HyperShift's pod has one", len(s.Containers))}
+	if n := len(s.Containers); n != 1 {
+		j.refuse("spec.containers", fmt.Sprintf("%d containers: HyperShift's pod has one", n))
 	}
-	if err := judgeContainer(&s.Containers[0], "spec.containers[0]", volumes, podUser, podNonRoot); err != nil {
-		return err
+	for i := range s.Containers {
+		j.container(&s.Containers[i], fmt.Sprintf("spec.containers[%d]", i), volumes, podUser, podNonRoot)
 	}
 	s.Containers = nil
 	// The pod's own settings HyperShift writes, and the defaults an encoder of a defaulted pod
 	// writes out; none of them reaches beyond the pod.
 	s.HostNetwork = false // HyperShift's pod is on the host network; off is narrower
 	if !slices.Contains([]string{"", "system-node-critical", "system-cluster-critical"}, s.PriorityClassName) {
-		return podFault{"spec.priorityClassName", fmt.Sprintf("%q: system-node-critical (HyperShift's) or system-cluster-critical", s.PriorityClassName)}
+		j.refuse("spec.priorityClassName", fmt.Sprintf("%q: system-node-critical (HyperShift's) or system-cluster-critical", s.PriorityClassName))
 	}
 	s.PriorityClassName = ""
 	if !slices.Contains([]corev1.RestartPolicy{"", corev1.RestartPolicyAlways}, s.RestartPolicy) {
-		return podFault{"spec.restartPolicy", fmt.Sprintf("%q: the proxy always restarts", s.RestartPolicy)}
+		j.refuse("spec.restartPolicy", fmt.Sprintf("%q: the proxy always restarts", s.RestartPolicy))
 	}
 	s.RestartPolicy = ""
 	if !slices.Contains([]corev1.DNSPolicy{"", corev1.DNSClusterFirst, corev1.DNSClusterFirstWithHostNet, corev1.DNSDefault}, s.DNSPolicy) {
-		return podFault{"spec.dnsPolicy", fmt.Sprintf("%q", s.DNSPolicy)}
+		j.refuse("spec.dnsPolicy", fmt.Sprintf("%q", s.DNSPolicy))
 	}
 	s.DNSPolicy = ""
 	if s.SchedulerName == corev1.DefaultSchedulerName {
@@ -161,46 +175,41 @@ func judgePodSpec(s *corev1.PodSpec) error {
 	if s.HostUsers != nil && *s.HostUsers {
 		s.HostUsers = nil // the default; false asks for a user namespace, which HyperShift's pod does not
 	}
-	if f := firstSet(s, "spec"); f != "" {
-		return podFault{f, notHyperShifts}
-	}
-	return nil
+	j.rest(s, "spec", notHyperShifts)
 }
 
-func judgeContainer(c *corev1.Container, at string, volumes map[string]bool, podUser *int64, podNonRoot bool) error {
+func (j *podJudge) container(c *corev1.Container, at string, volumes map[string]bool, podUser *int64, podNonRoot bool) {
 	if c.Image == "" {
-		return podFault{at + ".image", "empty"}
+		j.refuse(at+".image", "empty")
 	}
 	c.Name, c.Image, c.Command, c.Args, c.WorkingDir = "", "", nil, nil, ""
 	for i, p := range c.Ports {
 		if !slices.Contains([]corev1.Protocol{"", corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}, p.Protocol) {
-			return podFault{fmt.Sprintf("%s.ports[%d].protocol", at, i), fmt.Sprintf("%q", p.Protocol)}
+			j.refuse(fmt.Sprintf("%s.ports[%d].protocol", at, i), fmt.Sprintf("%q", p.Protocol))
 		}
 	}
 	c.Ports = nil
 	for i := range c.Env {
 		e := c.Env[i]
 		e.Name, e.Value = "", "" // the container's own environment, inside it
-		if f := firstSet(e, fmt.Sprintf("%s.env[%d]", at, i)); f != "" {
-			return podFault{f, "only literal values: " + notHyperShifts}
-		}
+		j.rest(e, fmt.Sprintf("%s.env[%d]", at, i), "only literal values: "+notHyperShifts)
 	}
 	c.Env = nil
 	for _, rl := range []struct {
 		name string
 		list corev1.ResourceList
 	}{{"requests", c.Resources.Requests}, {"limits", c.Resources.Limits}} {
-		for r := range rl.list {
+		for _, r := range slices.Sorted(maps.Keys(rl.list)) {
 			if !slices.Contains([]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage}, r) {
 				// An extended resource or hugepages hands the pod a device or host memory.
-				return podFault{at + ".resources." + rl.name + "." + string(r), "only cpu, memory and ephemeral-storage"}
+				j.refuse(at+".resources."+rl.name+"."+string(r), "only cpu, memory and ephemeral-storage")
 			}
 		}
 	}
 	c.Resources.Requests, c.Resources.Limits = nil, nil
-	for _, pr := range []**corev1.Probe{&c.LivenessProbe, &c.ReadinessProbe, &c.StartupProbe} {
-		*pr = nil // run in the container (exec) or by the kubelet against an address (httpGet, tcpSocket, grpc)
-	}
+	// Probes run in the container (exec) or by the kubelet against an address (httpGet,
+	// tcpSocket, grpc).
+	c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = nil, nil, nil
 	if c.TerminationMessagePath == "" || path.IsAbs(c.TerminationMessagePath) {
 		c.TerminationMessagePath = ""
 	}
@@ -214,19 +223,17 @@ func judgeContainer(c *corev1.Container, at string, volumes map[string]bool, pod
 		m := &c.VolumeMounts[i]
 		mat := fmt.Sprintf("%s.volumeMounts[%d]", at, i)
 		if !volumes[m.Name] {
-			return podFault{mat + ".name", fmt.Sprintf("%q is not a volume of the pod", m.Name)}
+			j.refuse(mat+".name", fmt.Sprintf("%q is not an accepted volume of the pod", m.Name))
 		}
 		if !path.IsAbs(m.MountPath) {
-			return podFault{mat + ".mountPath", fmt.Sprintf("%q is not absolute", m.MountPath)}
+			j.refuse(mat+".mountPath", fmt.Sprintf("%q is not absolute", m.MountPath))
 		}
 		if m.MountPropagation != nil && *m.MountPropagation == corev1.MountPropagationNone {
 			m.MountPropagation = nil
 		}
 		// subPath and subPathExpr are left to be refused: the way out of a host path (CVE-2017-1002101).
 		m.Name, m.MountPath, m.ReadOnly = "", "", false
-		if f := firstSet(m, mat); f != "" {
-			return podFault{f, notHyperShifts}
-		}
+		j.rest(m, mat, notHyperShifts)
 	}
 	c.VolumeMounts = nil
 	user, nonRoot := podUser, podNonRoot
@@ -238,12 +245,8 @@ func judgeContainer(c *corev1.Container, at string, volumes map[string]bool, pod
 		if sc.RunAsNonRoot != nil {
 			nonRoot = *sc.RunAsNonRoot
 		}
-		if err := judgeIDs(sat, sc.RunAsUser, sc.RunAsGroup, sc.RunAsNonRoot); err != nil {
-			return err
-		}
-		if err := judgeProfiles(sat, sc.SeccompProfile, sc.AppArmorProfile); err != nil {
-			return err
-		}
+		j.ids(sat, sc.RunAsUser, sc.RunAsGroup, sc.RunAsNonRoot)
+		j.profiles(sat, sc.SeccompProfile, sc.AppArmorProfile)
 		sc.RunAsUser, sc.RunAsGroup, sc.RunAsNonRoot, sc.SeccompProfile, sc.AppArmorProfile = nil, nil, nil, nil, nil
 		if sc.Privileged != nil && !*sc.Privileged {
 			sc.Privileged = nil
@@ -257,49 +260,42 @@ func judgeContainer(c *corev1.Container, at string, volumes map[string]bool, pod
 		}
 		if caps := sc.Capabilities; caps != nil {
 			if len(caps.Add) > 0 {
-				return podFault{sat + ".capabilities.add", fmt.Sprintf("%v: no capability may be added", caps.Add)}
+				j.refuse(sat+".capabilities.add", fmt.Sprintf("%v: no capability may be added", caps.Add))
 			}
 			sc.Capabilities = nil // drops only narrow it
 		}
-		if f := firstSet(sc, sat); f != "" {
-			return podFault{f, notHyperShifts}
-		}
+		j.rest(sc, sat, notHyperShifts)
 		c.SecurityContext = nil
 	}
 	if user == nil && !nonRoot {
-		return podFault{at + ".securityContext.runAsUser", "not set, nor runAsNonRoot: the image's user, root for most images, would run (HyperShift's runs as 1001)"}
+		j.refuse(at+".securityContext.runAsUser", "not set, nor runAsNonRoot: the image's user, root for most images, would run (HyperShift's runs as 1001)")
 	}
-	if f := firstSet(c, at); f != "" {
-		return podFault{f, notHyperShifts}
-	}
-	return nil
+	j.rest(c, at, notHyperShifts)
 }
 
-// judgeIDs refuses root: user 0, group 0, or runAsNonRoot false said outright.
-func judgeIDs(at string, user, group *int64, nonRoot *bool) error {
+// ids refuses root: user 0, group 0, or runAsNonRoot false said outright.
+func (j *podJudge) ids(at string, user, group *int64, nonRoot *bool) {
 	if user != nil && *user == 0 {
-		return podFault{at + ".runAsUser", "0 (root): HyperShift's pod runs as 1001"}
+		j.refuse(at+".runAsUser", "0 (root): HyperShift's pod runs as 1001")
 	}
 	if user != nil && *user < 0 {
-		return podFault{at + ".runAsUser", fmt.Sprintf("%d is not a user", *user)}
+		j.refuse(at+".runAsUser", fmt.Sprintf("%d is not a user", *user))
 	}
 	if group != nil && *group <= 0 {
-		return podFault{at + ".runAsGroup", fmt.Sprintf("%d: not the root group, nor a negative one", *group)}
+		j.refuse(at+".runAsGroup", fmt.Sprintf("%d: not the root group, nor a negative one", *group))
 	}
 	if nonRoot != nil && !*nonRoot {
-		return podFault{at + ".runAsNonRoot", "false: the proxy never needs root"}
+		j.refuse(at+".runAsNonRoot", "false: the proxy never needs root")
 	}
-	return nil
 }
 
-// judgeProfiles accepts the runtime's default seccomp and AppArmor profiles only: Unconfined lifts
-// the confinement, Localhost loads a profile of the node's.
-func judgeProfiles(at string, sp *corev1.SeccompProfile, ap *corev1.AppArmorProfile) error {
+// profiles accepts the runtime's default seccomp and AppArmor profiles only: Unconfined lifts the
+// confinement, Localhost loads a profile of the node's.
+func (j *podJudge) profiles(at string, sp *corev1.SeccompProfile, ap *corev1.AppArmorProfile) {
 	if sp != nil && (sp.Type != corev1.SeccompProfileTypeRuntimeDefault || sp.LocalhostProfile != nil) {
-		return podFault{at + ".seccompProfile", fmt.Sprintf("type %q: only RuntimeDefault", sp.Type)}
+		j.refuse(at+".seccompProfile", fmt.Sprintf("type %q: only RuntimeDefault", sp.Type))
 	}
 	if ap != nil && (ap.Type != corev1.AppArmorProfileTypeRuntimeDefault || ap.LocalhostProfile != nil) {
-		return podFault{at + ".appArmorProfile", fmt.Sprintf("type %q: only RuntimeDefault", ap.Type)}
+		j.refuse(at+".appArmorProfile", fmt.Sprintf("type %q: only RuntimeDefault", ap.Type))
 	}
-	return nil
 }

@@ -6,35 +6,39 @@ import (
 	"strings"
 )
 
-// firstSet names the first field of v (a struct, or a pointer to one) that is not its zero value,
-// by its JSON path under prefix ("spec.hostPID", "spec.containers[0].securityContext.privileged"),
-// or "". The judges clear every field they accept, then ask: whatever is left was not accepted, so
-// an allowlist needs no list of what to refuse, and a field a newer API adds is refused too.
-func firstSet(v any, prefix string) string {
+// setFields names the fields of v (a struct, or a pointer to one) that are not their zero value,
+// by their JSON paths under prefix ("spec.hostPID", "spec.containers[0].securityContext.privileged").
+// The judges clear every field they accept, then ask: whatever is left was not accepted, so an
+// allowlist needs no list of what to refuse, and a field a newer API adds is refused too.
+func setFields(v any, prefix string) []string {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer { // the caller's handle, not a field
 		if rv.IsNil() {
-			return ""
+			return nil
 		}
 		rv = rv.Elem()
 	}
-	return setField(rv, prefix)
+	var out []string
+	collectSet(rv, prefix, &out)
+	return out
 }
 
-func setField(v reflect.Value, at string) string {
+// collectSet appends the set leaves under v to out and reports whether v is set at all.
+func collectSet(v reflect.Value, at string, out *[]string) bool {
 	if v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 		// A pointer that is there is set, even to a zero value: hostUsers: false, emptyDir: {}.
 		if v.IsNil() {
-			return ""
+			return false
 		}
-		if s := setField(v.Elem(), at); s != "" {
-			return s
+		if !collectSet(v.Elem(), at, out) {
+			*out = append(*out, at)
 		}
-		return at
+		return true
 	}
 	if v.IsZero() {
-		return ""
+		return false
 	}
+	found := false
 	switch v.Kind() {
 	case reflect.Struct:
 		t := v.Type()
@@ -51,20 +55,17 @@ func setField(v reflect.Value, at string) string {
 			if !inline {
 				p = join(at, name)
 			}
-			if s := setField(v.Field(i), p); s != "" {
-				return s
-			}
+			found = collectSet(v.Field(i), p, out) || found
 		}
-		return at // set, but only in unexported fields (a Quantity, a Time): name the field itself
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			if s := setField(v.Index(i), at+"["+strconv.Itoa(i)+"]"); s != "" {
-				return s
-			}
+			found = collectSet(v.Index(i), at+"["+strconv.Itoa(i)+"]", out) || found
 		}
-		return at
 	}
-	return at
+	if !found {
+		*out = append(*out, at) // a scalar, or set only in unexported fields (a Quantity, a Time)
+	}
+	return true
 }
 
 func jsonName(f reflect.StructField) (string, bool) {
