@@ -87,4 +87,6 @@ fuzz:
 	$(GO) test ./plan -run '^$$' -fuzz '^FuzzTOMLBounds$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzParseRules$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzParsePolicy$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzJudgeStaticPod$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzJudgeCredentialProvider$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzNormalizeUnit$$' -fuzztime $(FUZZTIME)

@@ -11,9 +11,25 @@ import (
 	"github.com/openshift/refresh-agent/diff"
 )
 
-// maxJudgedFile bounds a file whose contents a judge reads (a static pod manifest, a credential
-// provider config): HyperShift's and the MCO's are under 4 KiB.
-const maxJudgedFile = 256 << 10
+// maxJudgedFile and maxJudgedNodes bound a file whose contents a judge reads (a static pod
+// manifest, a credential provider config, nmstate's state): HyperShift's and the MCO's are under
+// 4 KiB and 200 YAML nodes. The parse of the largest accepted costs a few MiB (checked before
+// parsing, as the payload's own YAML is).
+const (
+	maxJudgedFile  = 128 << 10
+	maxJudgedNodes = 8000
+)
+
+// checkJudgedSize refuses a judged file over the bounds, before anything parses it.
+func checkJudgedSize(data []byte) error {
+	if len(data) > maxJudgedFile {
+		return fmt.Errorf("%d bytes, more than the %d a judged file may hold", len(data), maxJudgedFile)
+	}
+	if n := diff.YAMLNodes(data); n > maxJudgedNodes {
+		return fmt.Errorf("up to %d YAML nodes, more than the %d a judged file may hold", n, maxJudgedNodes)
+	}
+	return nil
+}
 
 // decodeKubeFile decodes a file the kubelet reads as a Kubernetes object (YAML or JSON), as the
 // kubelet does (k8s.io/apimachinery/pkg/util/yaml.ToJSON: JSON as it is, YAML through
@@ -23,8 +39,8 @@ const maxJudgedFile = 256 << 10
 // document are refused, and so are a key given twice and any key the type does not have (a
 // miscased "HostPID" that a case-insensitive decoder would take, a field of a newer API).
 func decodeKubeFile(data []byte, into any) error {
-	if len(data) > maxJudgedFile {
-		return fmt.Errorf("%d bytes, more than the %d a judged file may hold", len(data), maxJudgedFile)
+	if err := checkJudgedSize(data); err != nil {
+		return err
 	}
 	js := data
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {

@@ -45,6 +45,9 @@ const nmstateDir = "/etc/nmstate"
 // activation) bash script into NetworkManager's dispatcher directory, which runs it as root. The
 // rest of nmstate's state moves trust (routes, DNS), which the node policy granted.
 func JudgeNMState(data []byte) error {
+	if err := checkJudgedSize(data); err != nil {
+		return fmt.Errorf("nmstate state: %w", err)
+	}
 	js, err := diff.YAMLToJSON(data)
 	if err != nil {
 		return fmt.Errorf("nmstate state: %w", err)
