@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/openshift/refresh-agent/allowlist"
@@ -38,7 +39,8 @@ func (s *Systemd) CheckUnit(ctx context.Context, unit string) error {
 		if err != nil {
 			return fmt.Errorf("%s: reading its service properties: %w", unit, err)
 		}
-		p.Exec = execLines(svc)
+		p.Exec, p.ExecKeys = execLines(svc)
+		p.Execution = execution(p.Execution, props, svc)
 	}
 	if err := allowlist.JudgeUnit(p); err != nil {
 		return fmt.Errorf("%s: %w: %v (as the manager reports it)", unit, ErrUnitRefused, err)
@@ -89,10 +91,32 @@ func unitProps(m map[string]any) allowlist.UnitProps {
 	}
 }
 
-// execLines reads the argv of every Exec* property (a(sasbttttuii): path, argv, ignore-failure, …).
-func execLines(m map[string]any) [][]string {
+// execution reads how the unit's commands run and what its end starts, as the manager reports it
+// (systemd reports StandardOutput=file:PATH as "file", without the path).
+func execution(e allowlist.Execution, unit, svc map[string]any) allowlist.Execution {
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	list := func(k string) []string { l, _ := svc[k].([]string); return l }
+	e.OnFailureJobMode, e.OnSuccessJobMode = str(unit, "OnFailureJobMode"), str(unit, "OnSuccessJobMode")
+	e.StandardInput, e.StandardOutput, e.StandardError = str(svc, "StandardInput"), str(svc, "StandardOutput"), str(svc, "StandardError")
+	e.WorkingDirectory, e.RootDirectory = str(svc, "WorkingDirectory"), str(svc, "RootDirectory")
+	e.Environment = list("Environment")
+	e.RuntimeDirectory, e.StateDirectory, e.CacheDirectory = list("RuntimeDirectory"), list("StateDirectory"), list("CacheDirectory")
+	e.LogsDirectory, e.ConfigurationDirectory = list("LogsDirectory"), list("ConfigurationDirectory")
+	return e
+}
+
+// execLines reads the argv of every Exec* property (a(sasbttttuii): path, argv, ignore-failure, …),
+// in the order of their names so that every read of a unit reports the same first refusal.
+func execLines(m map[string]any) ([][]string, []string) {
 	var out [][]string
-	for k, v := range m {
+	var keys []string
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		v := m[k]
 		if !strings.HasPrefix(k, "Exec") {
 			continue
 		}
@@ -112,7 +136,8 @@ func execLines(m map[string]any) [][]string {
 				argv = append([]string{path}, argv[1:]...)
 			}
 			out = append(out, argv)
+			keys = append(keys, strings.TrimSuffix(k, "Ex"))
 		}
 	}
-	return out
+	return out, keys
 }

@@ -106,6 +106,9 @@ func stopsSystem(name string) error {
 	if denied(stopsTheSystem, name) {
 		return fmt.Errorf("unit %s reboots, halts, suspends, isolates or stops the system or its manager: never acted on", orig)
 	}
+	if err := unitClass(name); err != nil {
+		return err
+	}
 	stem := unitStem(name)
 	for _, p := range rebootPatterns {
 		if p.match(stem) {
@@ -260,6 +263,8 @@ type UnitProps struct {
 	Alias, WantedBy, RequiredBy, UpheldBy, PropagatesStopTo, StopPropagatedFrom, PartOf []string
 	// Commands: ExecStart, ExecStartPre, ExecStartPost, ExecReload, ExecStop…, each an argv.
 	Exec [][]string
+	// How the commands run and what systemd does with their jobs (judged in judgeExecution).
+	Execution
 }
 
 // shutdownOrdered are the targets a unit that runs as the system stops is ordered after.
@@ -274,22 +279,6 @@ var conflictOK = []string{"shutdown.target", "umount.target", "exit.target", "em
 // essential are units whose stop cuts the node off: a unit that conflicts with one stops it on start.
 var essential = []string{"crio.service", "kubelet.service", "NetworkManager.service", "sshd.service",
 	"chronyd.service", "systemd-resolved.service", "ovs-vswitchd.service", "ovsdb-server.service"}
-
-// powerVerbs are the systemctl and loginctl verbs that stop, suspend, isolate or end the system.
-var powerVerbs = []string{"reboot", "poweroff", "halt", "kexec", "soft-reboot", "suspend", "hibernate",
-	"hybrid-sleep", "suspend-then-hibernate", "isolate", "rescue", "emergency", "default", "exit",
-	"switch-root", "kill-session", "terminate-session", "terminate-user", "kill-user"}
-
-// powerMethods are the logind and manager D-Bus methods that stop the system or the manager.
-var powerMethods = []string{"Reboot", "PowerOff", "Halt", "KExec", "SoftReboot", "Suspend", "Hibernate",
-	"HybridSleep", "SuspendThenHibernate", "Exit", "SwitchRoot", "RebootWithFlags", "PowerOffWithFlags",
-	"HaltWithFlags", "SuspendWithFlags", "HibernateWithFlags"}
-
-// busTools call D-Bus methods: a call of a power method stops the system.
-var busTools = []string{"busctl", "dbus-send", "gdbus"}
-
-// powerCommands are programs whose run stops the system whatever their arguments.
-var powerCommands = []string{"reboot", "poweroff", "halt", "shutdown", "kexec", "telinit", "init", "rpm-ostree", "machine-config-daemon"}
 
 // JudgeUnit says why a job on the unit would stop the system (or reach what a refresh never
 // touches), or nil. The executor judges the properties systemd reports; the plan judges the unit
@@ -355,14 +344,8 @@ func JudgeUnit(p UnitProps) error {
 			return fmt.Errorf("Conflicts=%s: its start would stop %s", u, u)
 		}
 	}
-	if n := commandWords(p.Exec); n > MaxExecWords {
-		return fmt.Errorf("runs commands of %d words (at most %d): too long to judge", n, MaxExecWords)
-	}
-	left := execBudget(p.Exec)
-	for _, argv := range p.Exec {
-		if why := judgeArgv(argv, 0, &left); why != "" {
-			return fmt.Errorf("runs %s", why)
-		}
+	if err := judgeExecution(p); err != nil {
+		return err
 	}
 	return judgeReach(p)
 }
@@ -410,50 +393,4 @@ func isEssential(lu string) bool {
 	stem := unitStem(lu)
 	return slices.Contains(neverActedOn, lu) || stopsSystem(lu) != nil ||
 		strings.HasPrefix(stem, "crio") || strings.HasPrefix(stem, "kubelet")
-}
-
-// powerCommand says which command of argv stops the system, or "".
-func powerCommand(argv []string) string {
-	if len(argv) == 0 {
-		return ""
-	}
-	prog := path.Base(argv[0])
-	if slices.Contains(powerCommands, prog) {
-		return strings.Join(argv, " ")
-	}
-	if slices.Contains(busTools, prog) {
-		for _, a := range argv[1:] {
-			if strings.ContainsAny(a, "$`") {
-				return strings.Join(argv, " ") + " (an argument set by a variable cannot be judged)"
-			}
-			if slices.Contains(powerMethods, a[strings.LastIndexByte(a, '.')+1:]) || stopsSystem(withSuffix(a)) != nil && strings.Contains(a, ".") {
-				return strings.Join(argv, " ")
-			}
-		}
-		return ""
-	}
-	if prog != "systemctl" && prog != "loginctl" {
-		return ""
-	}
-	starts := false // a start verb was seen: every later word that is no option is a unit it starts
-	for _, a := range argv[1:] {
-		if strings.ContainsAny(a, "$`") {
-			return strings.Join(argv, " ") + " (an argument set by a variable cannot be judged)"
-		}
-		if slices.Contains(powerVerbs, strings.ToLower(a)) {
-			return strings.Join(argv, " ")
-		}
-		if starts && !strings.HasPrefix(a, "-") && stopsSystem(withSuffix(a)) != nil {
-			return strings.Join(argv, " ")
-		}
-		starts = starts || a == "start" || a == "restart" || a == "try-restart" || a == "reload-or-restart"
-	}
-	return ""
-}
-
-func withSuffix(u string) string {
-	if strings.Contains(u, ".") {
-		return u
-	}
-	return u + ".service"
 }

@@ -45,6 +45,9 @@ func TestPlanRefusesHiddenPowerCommandsAndReach(t *testing.T) {
 		"BindsTo kubelet":      "[Unit]\nBindsTo=kubelet.service\n" + svc("ExecStart=/bin/true"),
 		"Wants Reboot.target":  "[Unit]\nWants=Reboot.target\n" + svc("ExecStart=/bin/true"),
 		"Requires reboot.path": "[Unit]\nRequires=systemd-reboot.path\n" + svc("ExecStart=/bin/true"),
+		// Issue 27 F2 changed this contract: a unit's commands may not drive the manager at all
+		// (systemctl try-restart of a helper was accepted before; the judge refuses the class).
+		"systemctl try-restart": svc("ExecStart=/usr/bin/myapp\nExecStartPost=-/usr/bin/systemctl try-restart myapp-helper.service"),
 	}
 	for name, contents := range bad {
 		t.Run("unit rule/"+name, func(t *testing.T) {
@@ -63,7 +66,6 @@ func TestPlanRefusesHiddenPowerCommandsAndReach(t *testing.T) {
 		"WantedBy multi-user": svc("ExecStart=/usr/bin/myapp\n[Install]\nWantedBy=multi-user.target"),
 		"sh -c ordinary":      svc(`ExecStart=/bin/sh -c 'echo "ready" > /run/myapp; exec /usr/bin/myapp --reboot-policy=never'`),
 		"quoted args":         svc(`ExecStart=/usr/bin/myapp --name "a b" 'c d'` + "\nExecReload=/bin/kill -HUP $MAINPID"),
-		"systemctl restart":   svc("ExecStart=/usr/bin/myapp\nExecStartPost=-/usr/bin/systemctl try-restart myapp-helper.service"),
 	}
 	for name, contents := range good {
 		p := ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(contents))))

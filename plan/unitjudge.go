@@ -24,7 +24,14 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 	install := map[string]*[]string{"Alias": &p.Alias, "WantedBy": &p.WantedBy, "RequiredBy": &p.RequiredBy,
 		"UpheldBy": &p.UpheldBy}
 	single := map[string]*string{"SuccessAction": &p.SuccessAction, "FailureAction": &p.FailureAction,
-		"JobTimeoutAction": &p.JobTimeoutAction, "StartLimitAction": &p.StartLimitAction}
+		"JobTimeoutAction": &p.JobTimeoutAction, "StartLimitAction": &p.StartLimitAction,
+		"OnFailureJobMode": &p.OnFailureJobMode, "OnSuccessJobMode": &p.OnSuccessJobMode}
+	// What the [Service] section says of how the commands run (allowlist.Execution).
+	service := map[string]*string{"StandardInput": &p.StandardInput, "StandardOutput": &p.StandardOutput,
+		"StandardError": &p.StandardError, "WorkingDirectory": &p.WorkingDirectory, "RootDirectory": &p.RootDirectory}
+	serviceLists := map[string]*[]string{"Environment": &p.Environment, "RuntimeDirectory": &p.RuntimeDirectory,
+		"StateDirectory": &p.StateDirectory, "CacheDirectory": &p.CacheDirectory, "LogsDirectory": &p.LogsDirectory,
+		"ConfigurationDirectory": &p.ConfigurationDirectory}
 	files := []*string{contents}
 	for _, d := range dropins {
 		files = append(files, d.Contents)
@@ -58,12 +65,33 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 				if o.Name == "Alias" {
 					p.Names = append(p.Names, strings.Fields(o.Value)...)
 				}
+			case o.Section == "Service" && service[o.Name] != nil:
+				*service[o.Name] = allowlist.ResolveSpecifiers(name, strings.TrimSpace(o.Value))
+			case o.Section == "Service" && serviceLists[o.Name] != nil:
+				words, err := allowlist.SplitExec(strings.ReplaceAll(o.Value, "\\\n", " "))
+				if err != nil || len(words) > 1 {
+					return p, fmt.Errorf("%s=%s cannot be read as systemd reads it", o.Name, o.Value)
+				}
+				if len(words) == 0 {
+					*serviceLists[o.Name] = nil
+				}
+				for _, w := range words {
+					for _, v := range w {
+						*serviceLists[o.Name] = append(*serviceLists[o.Name], allowlist.ResolveSpecifiers(name, v))
+					}
+				}
 			case strings.HasPrefix(o.Name, "Exec") && o.Value != "":
 				argvs, err := allowlist.SplitExec(strings.ReplaceAll(o.Value, "\\\n", " "))
 				if err != nil {
 					return p, fmt.Errorf("%s= cannot be judged: %v", o.Name, err)
 				}
-				p.Exec = append(p.Exec, argvs...)
+				for _, argv := range argvs {
+					for i := range argv {
+						argv[i] = allowlist.ResolveSpecifiers(name, argv[i])
+					}
+					p.Exec = append(p.Exec, argv)
+					p.ExecKeys = append(p.ExecKeys, o.Name)
+				}
 			}
 		}
 	}

@@ -1,0 +1,609 @@
+package allowlist
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A unit's commands are judged by what they make systemd or the kernel do, by class, not by a
+// list of power verbs (a list of verbs is never complete): a program that controls the service
+// manager, logind, the kernel's power or the machine is refused whatever its arguments; signals
+// may reach only the unit's own $MAINPID; no argument or write target may reach the kernel's
+// switches (/proc/sys, /proc/sysrq-trigger, /sys) or the manager's sockets; the disks' mounts stay;
+// and a script whose commands the judge cannot see (read from a pipe, eval, source, a command
+// named by a variable or a substitution, inline code given to an interpreter) is refused as
+// unjudgeable. The plan judges a payload's unit file and the executor what the manager reports
+// with these same functions.
+
+// managerControl are programs that drive the service manager, logind or the system's other
+// managers over D-Bus or their sockets: a unit a refresh may restart has no business doing so.
+var managerControl = []string{"systemctl", "busctl", "dbus-send", "gdbus", "qdbus", "dbus-monitor", "loginctl",
+	"machinectl", "hostnamectl", "timedatectl", "localectl", "networkctl", "homectl", "portablectl", "userdbctl",
+	"systemd-sysext", "systemd-confext", "systemd-mount", "systemd-umount", "systemd-stdio-bridge", "varlinkctl",
+	"telinit", "init", "runlevel", "systemd", "systemd-shutdown", "systemd-sleep", "systemd-socket-activate",
+	"systemd-tty-ask-password-agent", "pkexec"}
+
+// machinePower are programs that reboot, halt, suspend, kexec, power-cycle the machine, switch its
+// console, or change what it boots.
+var machinePower = []string{"reboot", "poweroff", "halt", "shutdown", "kexec", "rtcwake", "ipmitool", "ipmiutil",
+	"ipmi-power", "ipmi-chassis", "bmc-device", "racadm", "chvt", "openvt", "deallocvt", "sulogin", "agetty", "getty",
+	"systemd-sulogin-shell", "login",
+	"pm-suspend", "pm-hibernate", "pm-suspend-hybrid", "pm-powersave", "s2ram", "s2disk", "uswsusp", "hibernate",
+	"zzz", "systemd-hibernate-resume", "rpm-ostree", "ostree", "bootc", "bootupctl", "machine-config-daemon",
+	"pivot", "grubby", "grub2-reboot", "grub2-set-default", "grub2-editenv", "grub-reboot", "grub-set-default",
+	"efibootmgr", "bootctl", "kernel-install", "dracut", "wdctl", "watchdog", "killall5", "sysrq", "magic-sysrq"}
+
+// diskDown are programs whose run takes the node's disks or memory down whatever their arguments.
+var diskDown = []string{"fsfreeze", "xfs_freeze", "swapoff", "blkdeactivate", "kpartx", "wipefs", "blkdiscard",
+	"rmmod", "insmod", "kexec-load", "vgchange", "lvchange", "cryptsetup", "mdadm", "multipath", "iscsiadm",
+	"partx", "sfdisk", "sgdisk", "fdisk", "parted", "mkfs", "dmsetup", "losetup", "zramctl", "eject", "hdparm",
+	"nvme", "sg_start", "echo-reboot"}
+
+// byPattern are programs that signal processes chosen by name or pattern: one may reach PID 1
+// ("systemd", "init"), kubelet or crio.
+var byPattern = []string{"pkill", "killall", "skill", "snice", "pkill2", "pidwait", "fuser"}
+
+// shells run the script given to -c, or read their commands from a file or standard input.
+var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "lksh", "posh", "fish", "csh", "tcsh", "rbash"}
+
+// wrappers run the command their arguments name (some options take a value, which the judge does
+// not need to know: every suffix of the argv is judged as a command).
+var wrappers = []string{"env", "exec", "nohup", "setsid", "sudo", "doas", "nice", "ionice", "timeout", "stdbuf",
+	"chrt", "taskset", "runuser", "chroot", "unshare", "nsenter", "xargs", "command", "builtin", "time", "busybox",
+	"toybox", "systemd-inhibit", "systemd-cat", "setpriv", "prlimit", "numactl", "cgexec", "strace", "ltrace",
+	"tini", "dumb-init", "catatonit", "chpst", "setuidgid", "s6-setuidgid", "bwrap", "firejail", "flock", "su",
+	"sg", "newgrp", "script", "watch", "capsh", "ip", "find", "parallel", "daemonize", "start-stop-daemon",
+	"runcon", "sandbox", "faketime", "proxychains", "torsocks", "valgrind", "perf", "ssh", "rsh"}
+
+// interpreters run a program given inline or read from standard input; a script file is their
+// operand. inlineFlags are the one-letter options (in any cluster) and long options that give code.
+var interpreters = map[string][]string{
+	"python": {"c"}, "pypy": {"c"}, "perl": {"e", "E"}, "ruby": {"e"}, "node": {"e", "p", "--eval", "--print"},
+	"nodejs": {"e", "p", "--eval", "--print"}, "deno": {"eval"}, "lua": {"e"}, "luajit": {"e"}, "php": {"r", "R", "B", "E"},
+	"tclsh": {}, "wish": {}, "expect": {"c"}, "rscript": {"e"}, "pwsh": {"c", "e", "-Command", "-EncodedCommand"},
+	"guile": {"c", "e"}, "gdb": {"ex", "x", "-eval-command", "batch"}, "jrunscript": {"e"}, "osascript": {"e"},
+	"julia": {"e", "E"}, "php-cgi": {"r"}, "bc": {}, "dc": {"e"},
+}
+
+// judge carries what the judge knows of the unit's environment: the values its own Environment=
+// and *Directory= settings give variables (others, from EnvironmentFile= or the manager, are unknown).
+type judge struct {
+	env  map[string]string
+	left *int // the work left (execBudget)
+}
+
+// charge takes n from the budget and says whether it is spent.
+func (j judge) charge(n int) bool {
+	if j.left == nil {
+		return false
+	}
+	*j.left -= n
+	return *j.left < 0
+}
+
+// short is a command line as a reason quotes it: at most 200 bytes.
+func short(line string) string {
+	if len(line) > 200 {
+		return line[:200] + "…"
+	}
+	return line
+}
+
+// mayRun says whether judging a command that starts with word can find more than its arguments
+// do (which the command that holds it already judged): a program of one of the judge's classes, a
+// wrapper, shell or interpreter, or a program named by a variable or specifier. A wrapper's other
+// suffixes are skipped, so that the cost stays linear in the words (env a a a … of a 1 MiB line).
+func mayRun(word string) bool {
+	n := cmdName(word)
+	if strings.ContainsAny(word, "$%`") || interpreterName(n) != "" {
+		return true
+	}
+	for _, l := range [][]string{managerControl, machinePower, diskDown, byPattern, shells, wrappers, writers,
+		{"kill", "systemd-notify", "systemd-run", "umount", "mount", "sysctl", "modprobe", "crictl", "runc", "crun",
+			"awk", "gawk", "mawk", "nawk", "sed", "gsed", "eval", "source", "."}} {
+		if slices.Contains(l, n) {
+			return true
+		}
+	}
+	return hasPrefixAny(n, "systemctl", "busctl", "grub2-", "mkfs.")
+}
+
+// cmdName is the program's name as the tables know it: its base name, lower case.
+func cmdName(argv0 string) string {
+	return strings.ToLower(path.Base(argv0))
+}
+
+// interpreterName strips a version from an interpreter's name (python3.11, perl5.36, lua5.4).
+func interpreterName(n string) string {
+	if _, ok := interpreters[n]; ok {
+		return n
+	}
+	t := strings.TrimRight(n, "0123456789.-")
+	if _, ok := interpreters[t]; ok {
+		return t
+	}
+	return ""
+}
+
+// argv says why the command stops, suspends or takes over the node or the manager, or cannot be
+// judged, or "".
+func (j judge) argv(argv []string, depth int) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	if j.charge(len(argv)) {
+		return tooCostly
+	}
+	line := short(strings.Join(argv, " "))
+	if depth > 8 {
+		return line + " (nested too deep to judge)"
+	}
+	if strings.ContainsAny(argv[0], "$%`") {
+		return line + " (a program named by a variable, specifier or substitution cannot be judged)"
+	}
+	for _, a := range argv[1:] {
+		if why := j.reach(a, false); why != "" {
+			return line + ": " + why
+		}
+	}
+	prog := cmdName(argv[0])
+	args := argv[1:]
+	switch {
+	case slices.Contains(managerControl, prog) || strings.HasPrefix(prog, "systemctl") || strings.HasPrefix(prog, "busctl"):
+		return line + ": controls the service manager, logind or the system's managers (no unit a refresh acts on may)"
+	case slices.Contains(machinePower, prog) || strings.HasPrefix(prog, "grub2-") || strings.HasPrefix(prog, "mkfs."):
+		return line + ": reboots, halts, suspends or power-cycles the machine, takes its console or changes what it boots"
+	case slices.Contains(diskDown, prog):
+		if why := judgeDisk(prog, args); why != "" {
+			return line + ": " + why
+		}
+	case slices.Contains(byPattern, prog):
+		return line + ": signals processes chosen by name or pattern (they may be PID 1, kubelet or crio): only kill $MAINPID is judged"
+	case prog == "kill":
+		if why := j.judgeKill(args); why != "" {
+			return line + ": " + why
+		}
+	case prog == "systemd-notify":
+		if why := judgeNotify(args); why != "" {
+			return line + ": " + why
+		}
+	case prog == "systemd-run":
+		return j.judgeRun(argv, depth)
+	case prog == "umount" || prog == "mount":
+		if why := j.judgeMount(prog, args); why != "" {
+			return line + ": " + why
+		}
+	case prog == "sysctl":
+		if why := judgeSysctl(args); why != "" {
+			return line + ": " + why
+		}
+	case prog == "modprobe":
+		for _, a := range args {
+			if a == "-r" || a == "--remove" || a == "--remove-dependencies" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "r") {
+				return line + ": removes a kernel module (storage or network drivers go with it)"
+			}
+		}
+	case prog == "crictl" || prog == "runc" || prog == "crun":
+		if why := judgeRuntime(args); why != "" {
+			return line + ": " + why
+		}
+	case slices.Contains(shells, prog):
+		return j.judgeShell(argv, depth)
+	case interpreterName(prog) != "":
+		if why := judgeInterpreter(interpreterName(prog), args); why != "" {
+			return line + ": " + why
+		}
+	case prog == "awk" || prog == "gawk" || prog == "mawk" || prog == "nawk":
+		if why := judgeAwk(args); why != "" {
+			return line + ": " + why
+		}
+	case prog == "sed" || prog == "gsed":
+		if why := j.judgeSed(args); why != "" {
+			return line + ": " + why
+		}
+	case prog == "eval" || prog == "source" || prog == ".":
+		return line + ": runs commands from a string or a file the judge cannot see"
+	}
+	if slices.Contains(writers, prog) {
+		if why := j.writes(prog, args); why != "" {
+			return line + ": " + why
+		}
+	}
+	if why := j.commandOptions(args, depth); why != "" {
+		return line + ": " + why
+	}
+	if slices.Contains(wrappers, prog) {
+		return j.wrapped(prog, argv, depth)
+	}
+	return ""
+}
+
+// wrapped judges what a wrapper runs: whatever its options, the command it runs is one of its
+// suffixes; a string that is a script (su -c, flock -c, env -S, watch, sg, ssh) is judged as one.
+func (j judge) wrapped(prog string, argv []string, depth int) string {
+	if prog == "watch" || prog == "ssh" || prog == "rsh" {
+		// watch runs its words through sh -c; ssh runs them on a host (this one, possibly).
+		if why := j.script(strings.Join(argv[1:], " "), depth+1, false); why != "" {
+			return why
+		}
+	}
+	if prog == "capsh" {
+		// capsh -- ARGS runs /bin/bash ARGS.
+		if i := slices.Index(argv, "--"); i >= 0 {
+			return j.judgeShell(append([]string{"bash"}, argv[i+1:]...), depth+1)
+		}
+	}
+	if prog == "find" {
+		for i, a := range argv {
+			if a == "-exec" || a == "-execdir" || a == "-ok" || a == "-okdir" {
+				end := len(argv)
+				for k := i + 1; k < len(argv); k++ {
+					if argv[k] == ";" || argv[k] == "+" || argv[k] == `\;` {
+						end = k
+						break
+					}
+				}
+				if why := j.argv(argv[i+1:end], depth+1); why != "" {
+					return why
+				}
+			}
+		}
+		return ""
+	}
+	program := false // a program path was passed: variables after it are its arguments
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if program && strings.ContainsAny(a, "$%`") && !strings.ContainsAny(a, " \t\n") {
+			continue
+		}
+		if strings.ContainsAny(a, " \t\n") {
+			// A split string (env -S "…", su -c "…", flock -c "…", sg grp "…") is a script.
+			if why := j.script(a, depth+1, false); why != "" {
+				return why
+			}
+			continue
+		}
+		if strings.HasPrefix(a, "-") || isAssignment(a) && !strings.ContainsAny(strings.SplitN(a, "=", 2)[0], "$`%") {
+			continue // an option or an assignment (env FOO=$BAR), never the program the wrapper runs
+		}
+		program = program || strings.Contains(a, "/")
+		if !mayRun(a) {
+			continue
+		}
+		if why := j.argv(argv[i:], depth+1); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// commandOptions judges option values that are commands (--to-command=, --use-compress-program,
+// --rsh, --checkpoint-action=exec=, -p ExecStart=…): each is a script.
+func (j judge) commandOptions(args []string, depth int) string {
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		ln := strings.ToLower(name)
+		cmdLike := false
+		for _, k := range []string{"command", "exec", "program", "shell", "eval", "hook", "action", "rsh", "ssh"} {
+			if strings.Contains(ln, k) {
+				cmdLike = true
+			}
+		}
+		if !cmdLike {
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				continue
+			}
+			val = args[i+1]
+		}
+		if k := strings.LastIndexByte(val, '='); k >= 0 {
+			if why := j.script(val[k+1:], depth+1, false); why != "" {
+				return "option " + name + " runs " + why
+			}
+		}
+		if why := j.script(val, depth+1, false); why != "" {
+			return "option " + name + " runs " + why
+		}
+	}
+	return ""
+}
+
+// judgeKill allows signals only to the unit's own main process ($MAINPID, what ExecReload=/bin/kill
+// -HUP $MAINPID sends): PID 1 (SIGINT is ctrl-alt-del, SIGRTMIN+N the manager's power requests), -1
+// (every process), a process group, a name or any other number may reach the manager or the node.
+func (j judge) judgeKill(args []string) string {
+	sigSeen, operands := false, []string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			operands = append(operands, args[i+1:]...)
+			i = len(args)
+		case a == "-s" || a == "--signal" || a == "-n" || a == "-q" || a == "--queue":
+			i++
+			sigSeen = true
+		case a == "--timeout":
+			i += 2
+		case strings.HasPrefix(a, "--"):
+			// --signal=X, --queue=X, --list, --table, --verbose, --pid, --all, --require-handler
+			if strings.HasPrefix(a, "--signal") || strings.HasPrefix(a, "--queue") {
+				sigSeen = true
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1 && !sigSeen:
+			sigSeen = true // -HUP, -9, -SIGRTMIN+5, -l, -L
+		default:
+			operands = append(operands, a)
+		}
+	}
+	for _, o := range operands {
+		if o == "$MAINPID" || o == "${MAINPID}" {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimPrefix(o, "+"), 0, 64); err == nil && n <= 1 {
+			return fmt.Sprintf("signals %s (PID 1 is the manager: SIGINT reboots, SIGRTMIN+N powers off; -1 is every process)", o)
+		}
+		return fmt.Sprintf("signals %s: only the unit's own $MAINPID can be judged (a number, a name or a variable may be PID 1, kubelet or crio)", o)
+	}
+	return ""
+}
+
+// judgeNotify allows the notifications a service sends of itself (ready, reloading, stopping,
+// status, watchdog); MAINPID= (which makes the manager signal that process on stop), --pid,
+// file descriptors or anything else are refused.
+func judgeNotify(args []string) string {
+	for _, a := range args {
+		ok := slices.Contains([]string{"--ready", "--reloading", "--stopping", "--booted", "--no-block", "-q", "--quiet",
+			"READY=1", "RELOADING=1", "STOPPING=1", "WATCHDOG=1", "WATCHDOG=trigger"}, a)
+		for _, p := range []string{"--status=", "STATUS=", "ERRNO=", "BUSERROR=", "EXTEND_TIMEOUT_USEC=", "WATCHDOG_USEC=", "MONOTONIC_USEC="} {
+			ok = ok || strings.HasPrefix(a, p)
+		}
+		if !ok {
+			return "sends the manager " + a + " (only the service's own readiness, status and watchdog can be judged)"
+		}
+	}
+	return ""
+}
+
+// runFlags are systemd-run's options that only say how the command runs; runValues take a value.
+// Everything else (--property, --on-*, timers, --user, --machine, --host, --shell) makes the
+// manager run a unit the judge cannot see: refused.
+var (
+	runFlags  = []string{"--scope", "--wait", "-P", "--pipe", "-q", "--quiet", "-G", "--collect", "-d", "--same-dir", "--no-ask-password", "--no-block", "-r", "--remain-after-exit", "--system", "--send-sighup", "-t", "--pty"}
+	runValues = []string{"-u", "--unit", "-E", "--setenv", "--uid", "--gid", "--nice", "--working-directory", "--description", "--slice", "--service-type", "-D"}
+)
+
+// judgeRun judges systemd-run: its options in both --opt=value and --opt value forms, the unit
+// name it asks for (by identity), then the command it runs.
+func (j judge) judgeRun(argv []string, depth int) string {
+	line := short(strings.Join(argv, " "))
+	i := 1
+	for ; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			break
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		if !strings.HasPrefix(a, "--") && len(a) > 2 {
+			name, val, hasVal = a[:2], a[2:], true // -uNAME
+		}
+		switch {
+		case slices.Contains(runFlags, name) && !hasVal:
+		case slices.Contains(runValues, name):
+			if !hasVal {
+				if i+1 >= len(argv) {
+					return line + ": systemd-run " + name + " without its value"
+				}
+				i++
+				val = argv[i]
+			}
+			if name == "-u" || name == "--unit" || name == "--slice" {
+				if err := UnitIdentity(withSuffix(val)); err != nil || strings.ContainsAny(val, "$%`") {
+					return line + ": systemd-run " + name + " " + val + ": a unit judged by identity " + fmt.Sprint(err)
+				}
+			}
+		default:
+			return line + ": systemd-run " + a + " makes the manager run a unit whose properties or timing the judge cannot see"
+		}
+	}
+	if i >= len(argv) {
+		return ""
+	}
+	return j.argv(argv[i:], depth+1)
+}
+
+// judgeShell judges a shell's run: the script given to -c is judged; a script file is the file's
+// business (a policy grants that file, or it is the node's); a shell that reads its commands from
+// standard input (no operand, -s, -, /dev/stdin: a pipe, here-document or StandardInput= feeds it)
+// cannot be judged.
+func (j judge) judgeShell(argv []string, depth int) string {
+	line := short(strings.Join(argv, " "))
+	inline := false
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "--" || a == "-":
+			if a == "-" || i+1 >= len(argv) {
+				if inline {
+					return line + ": sh -c without a script cannot be judged"
+				}
+				return line + ": the shell reads its commands from standard input (a pipe, here-document or StandardInput=): cannot be judged"
+			}
+			i++
+			return j.shellOperand(line, argv[i], inline, depth)
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
+			i++
+		case strings.HasPrefix(a, "--"):
+		case (strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+")) && len(a) > 1:
+			if strings.ContainsRune(a[1:], 's') || strings.ContainsRune(a[1:], 'i') {
+				return line + ": the shell reads its commands from standard input (a pipe, here-document or StandardInput=): cannot be judged"
+			}
+			if strings.ContainsRune(a[1:], 'c') {
+				inline = true
+			}
+		default:
+			return j.shellOperand(line, a, inline, depth)
+		}
+	}
+	if inline {
+		return line + ": sh -c without a script cannot be judged"
+	}
+	return line + ": the shell reads its commands from standard input (a pipe, here-document or StandardInput=): cannot be judged"
+}
+
+func (j judge) shellOperand(line, op string, inline bool, depth int) string {
+	if inline {
+		return j.script(op, depth+1, true)
+	}
+	if stdinPath(op) {
+		return line + ": the shell reads its commands from standard input: cannot be judged"
+	}
+	if strings.ContainsAny(op, "$`") {
+		return line + ": a script named by a variable cannot be judged"
+	}
+	return ""
+}
+
+// stdinPath says whether a script operand is standard input or a descriptor (a pipe).
+func stdinPath(op string) bool {
+	c := path.Clean(op)
+	return op == "-" || c == "/dev/stdin" || strings.HasPrefix(c, "/dev/fd/") || strings.HasPrefix(c, "/proc/self/fd/") ||
+		strings.HasPrefix(c, "/dev/tcp/") || strings.HasPrefix(c, "/dev/udp/") || op == "<("
+}
+
+// judgeInterpreter refuses inline code (python -c, perl -e, node -e, …) and a program read from
+// standard input; a script file is the file's business.
+func judgeInterpreter(name string, args []string) string {
+	flags := interpreters[name]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-" || stdinPath(a) {
+			return name + " reads its program from standard input: cannot be judged"
+		}
+		if !strings.HasPrefix(a, "-") {
+			if strings.ContainsAny(a, "$`") {
+				return name + " runs a script named by a variable: cannot be judged"
+			}
+			return ""
+		}
+		if a == "--" {
+			if i+1 < len(args) && !stdinPath(args[i+1]) {
+				return ""
+			}
+			return name + " reads its program from standard input: cannot be judged"
+		}
+		long := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
+		for _, f := range flags {
+			if len(f) > 1 && strings.EqualFold(strings.TrimLeft(f, "-"), long) {
+				return name + " " + a + ": inline code cannot be judged"
+			}
+			if len(f) == 1 && !strings.HasPrefix(a, "--") && strings.Contains(a[1:], f) {
+				return name + " " + a + ": inline code cannot be judged"
+			}
+		}
+		if slices.Contains([]string{"-m", "-W", "-X", "-I", "-M", "-r", "--require", "-x"}, a) {
+			i++ // a module or a setting; -m runs a module, which is the node's
+			if a == "-m" {
+				return ""
+			}
+		}
+	}
+	return name + " reads its program from standard input: cannot be judged"
+}
+
+// judgeAwk refuses an awk program that runs commands (system(), pipes, getline from a command) or
+// writes files (print > file): awk is an interpreter too. A program file (-f) is the file's business.
+func judgeAwk(args []string) string {
+	prog := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-f" || a == "--file" || strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "-f") && len(a) > 2:
+			return ""
+		case a == "-e" || a == "--source":
+			if i+1 < len(args) {
+				prog += args[i+1] + "\n"
+			}
+			i++
+		case a == "-F" || a == "-v" || a == "--assign" || a == "--field-separator":
+			i++
+		case a == "--":
+			if prog == "" && i+1 < len(args) {
+				prog = args[i+1]
+			}
+			i = len(args)
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+		default:
+			if prog == "" {
+				prog = a
+			}
+			i = len(args)
+		}
+	}
+	for _, k := range []string{"system", "|", "getline", ">", "close(", "ENVIRON"} {
+		if strings.Contains(prog, k) {
+			return "an awk program with " + k + " (runs commands or writes files): cannot be judged"
+		}
+	}
+	return ""
+}
+
+// judgeSysctl allows reading the kernel's settings; writing them (-w, key=value, -p, --system,
+// --load) is a write to /proc/sys.
+func judgeSysctl(args []string) string {
+	for _, a := range args {
+		if strings.Contains(a, "=") || a == "-w" || a == "--write" || a == "-p" || a == "--system" || strings.HasPrefix(a, "--load") ||
+			(strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "wpf")) {
+			return "writes the kernel's settings (/proc/sys)"
+		}
+	}
+	return ""
+}
+
+// judgeDisk refuses what takes the disks or memory down; a few read-only forms are allowed.
+func judgeDisk(prog string, args []string) string {
+	readOnly := map[string][]string{
+		"dmsetup": {"ls", "info", "status", "table", "deps", "version", "targets", "udevcookies"},
+		"losetup": {"-l", "--list", "-a", "--all", "-j", "--associated"},
+		"mdadm":   {"--detail", "-D", "--examine", "-E", "--query", "-Q"},
+		"nvme":    {"list", "id-ctrl", "id-ns", "smart-log", "list-subsys"},
+	}
+	for _, a := range args {
+		if slices.Contains(readOnly[prog], a) && len(args) <= 3 {
+			return ""
+		}
+	}
+	return "takes the node's disks, mounts, swap or kernel modules down"
+}
+
+// judgeRuntime refuses CRI commands (crictl, and the OCI runtimes CRI-O drives) that stop, remove
+// or kill the node's pods and containers. podman's own containers (podman stop --cidfile, what a
+// podman-run unit's ExecStop does) are the unit's; what an image runs is, like a program's
+// contents, beyond the judge (docs/security.md).
+func judgeRuntime(args []string) string {
+	for _, a := range args {
+		switch a {
+		case "stop", "stopp", "rm", "rmp", "kill", "pause", "delete", "reset", "unmount", "umount", "update":
+			return "stops, removes or kills the node's pods or containers"
+		}
+	}
+	return ""
+}
+
+func withSuffix(u string) string {
+	if strings.Contains(u, ".") {
+		return u
+	}
+	return u + ".service"
+}

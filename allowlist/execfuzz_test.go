@@ -1,0 +1,77 @@
+package allowlist_test
+
+import (
+	"path"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/openshift/refresh-agent/allowlist"
+)
+
+// judgeExecLine judges one Exec line as the plan does (systemd's splitting, then JudgeUnit).
+func judgeExecLine(line string) (split bool, err error) {
+	argvs, serr := allowlist.SplitExec(line)
+	if serr != nil {
+		return false, serr
+	}
+	return true, allowlist.JudgeUnit(allowlist.UnitProps{ID: "myapp.service", Names: []string{"myapp.service"},
+		DefaultDependencies: true, Exec: argvs})
+}
+
+// FuzzExecJudge: no Exec line panics the judge; and, by rules that do not reuse the judge's tables:
+// a line running a program named for power or the manager, or naming the SysRq trigger or
+// /sys/power, is refused; a refused line stays refused behind a wrapper (env, nohup, nice,
+// timeout) or after another command; and a line followed by a signal to PID 1 is refused.
+func FuzzExecJudge(f *testing.F) {
+	for _, s := range []string{
+		"/usr/bin/myapp --config /etc/myapp/a.conf", "/bin/kill -HUP $MAINPID", "/bin/kill -INT 1",
+		`/bin/sh -c "echo b > /proc/sysrq-trigger"`, `/bin/sh -c 'echo reboot | sh'`, "/usr/bin/systemctl --job-mode isolate start basic.target",
+		`/bin/bash -c "echo cmVib290 | base64 -d | bash"`, "-@/usr/bin/systemctl argv0 reboot", `/bin/sh -c "x=$(reboot)"`,
+		"/usr/bin/busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager StartUnit ss basic.target isolate",
+		`/bin/sh -c '${A}${B}'`, `/bin/sh -c "cd /sys/power; echo mem > state"`, "/usr/bin/env -S 'kill -s INT 1'",
+		`/usr/bin/awk 'BEGIN{system("x")}'`, `/usr/bin/sed -n '1e x' /etc/hostname`, `/bin/sh -c "a <<EOF` + "\n" + `b` + "\n" + `EOF"`,
+		`/bin/sh -c "echo \"$(printf '%s' \"$(id)\")\" > /tmp/x"`, `/bin/sh -c '"'`, "\\x2fsbin\\x2freboot", `/bin/sh -c "$((1+2))"`,
+		"podman run --rm -v /:/rootfs quay.io/x", "/usr/bin/mount --make-rshared /", "umount -R ${RUNTIME_DIRECTORY}",
+	} {
+		f.Add(s)
+	}
+	powerNames := []string{"reboot", "poweroff", "halt", "shutdown", "systemctl", "kexec", "busctl", "loginctl", "telinit"}
+	f.Fuzz(func(t *testing.T, line string) {
+		if len(line) > 4096 {
+			return
+		}
+		ok, err := judgeExecLine(line)
+		if !ok {
+			return
+		}
+		argvs, _ := allowlist.SplitExec(line)
+		for _, argv := range argvs {
+			if len(argv) > 0 && slices.Contains(powerNames, path.Base(argv[0])) && err == nil {
+				t.Fatalf("%q runs %s and was accepted", line, argv[0])
+			}
+			for _, a := range argv {
+				c := path.Clean(a)
+				if (c == "/proc/sysrq-trigger" || strings.HasPrefix(c, "/sys/power")) && err == nil {
+					t.Fatalf("%q names %s and was accepted", line, c)
+				}
+			}
+		}
+		if strings.ContainsAny(line, "\\\"'") {
+			return // wrapping a line with quotes or escapes would change how it splits
+		}
+		if tl := strings.TrimSpace(line); err != nil && tl != "" && !strings.ContainsRune("-@:+!|;", rune(tl[0])) {
+			for _, w := range []string{"/usr/bin/env ", "/usr/bin/nohup ", "/usr/bin/nice -n 5 ", "/usr/bin/timeout 10 "} {
+				if ok, werr := judgeExecLine(w + tl); ok && werr == nil {
+					t.Fatalf("%q refused (%v) but accepted behind %q", line, err, w)
+				}
+			}
+		}
+		if ok, werr := judgeExecLine("/bin/true ; " + line); ok && werr == nil && err != nil {
+			t.Fatalf("%q refused (%v) but accepted after another command", line, err)
+		}
+		if ok, werr := judgeExecLine(line + " ; /bin/kill -INT 1"); ok && werr == nil {
+			t.Fatalf("%q followed by kill -INT 1 accepted", line)
+		}
+	})
+}

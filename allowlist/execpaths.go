@@ -1,0 +1,364 @@
+package allowlist
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The paths a unit's commands may not reach: the kernel's switches, the manager's and the bus's
+// sockets, the machine's watchdog and memory. Any argument reaching them is refused; a write target
+// (a shell redirection, a writer program's operand, StandardOutput=file:…) may in addition not be
+// anywhere under /proc, /sys or /dev (but the few harmless /dev sinks).
+
+// reachDenied are paths no argument may reach (the path itself or below it).
+var reachDenied = []string{
+	"/proc/sysrq-trigger", "/proc/sys", "/proc/acpi", "/proc/kcore", "/proc/kmem", "/proc/mem",
+	"/sys", "/dev/watchdog", "/dev/mem", "/dev/kmem", "/dev/port", "/dev/initctl", "/dev/nvram", "/dev/cpu",
+	"/run/initctl", "/run/systemd/private", "/run/systemd/notify", "/run/systemd/system", "/run/systemd/transient",
+	"/run/systemd/generator", "/run/systemd/generator.early", "/run/systemd/generator.late", "/run/systemd/shutdown",
+	"/run/systemd/userdb", "/run/systemd/io.systemd.ManagedOOM", "/run/systemd/journal/dev-log", "/run/dbus",
+	"/run/systemd/seats", "/run/systemd/sessions", "/run/systemd/users", "/run/systemd/inhibit", "/run/nologin",
+	"/run/systemd/ask-password", "/run/systemd/reboot-param", "/run/systemd/reboot-to-firmware-setup",
+	"/etc/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system", "/etc/systemd/system.conf",
+	"/run/systemd/system.conf.d", "/etc/systemd/system.conf.d", "/etc/systemd/logind.conf",
+}
+
+// procEscapes are the entries of /proc/<pid>/ that reach another process's files, memory or the
+// host's root (/proc/1/root/proc/sysrq-trigger).
+var procEscapes = []string{"root", "cwd", "fd", "mem", "map_files", "environ", "attr", "task", "ns", "exe"}
+
+// devSinks are the /dev files a command may write to.
+var devSinks = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/stdout", "/dev/stderr", "/dev/kmsg",
+	"/dev/console", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/shm"}
+
+var varRef = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
+
+// expand resolves $VAR and ${VAR} from the unit's own environment; ok is false when a variable is
+// unknown (or the word holds a substitution), as the judge cannot tell what it will be.
+func (j judge) expand(s string) (string, bool) {
+	if strings.ContainsAny(s, "`") || strings.Contains(s, "$(") {
+		return s, false
+	}
+	ok := true
+	out := varRef.ReplaceAllStringFunc(s, func(m string) string {
+		name := varRef.FindStringSubmatch(m)[1]
+		if v, found := j.env[name]; found {
+			return v
+		}
+		ok = false
+		return m
+	})
+	if strings.ContainsRune(out, '$') {
+		ok = false
+	}
+	return out, ok
+}
+
+// cleanPath is the path as the kernel reaches it: ".." and "//" folded, /var/run is /run.
+func cleanPath(p string) string {
+	c := path.Clean(p)
+	if c == "/var/run" || strings.HasPrefix(c, "/var/run/") {
+		c = "/run" + strings.TrimPrefix(c, "/var/run")
+	}
+	return c
+}
+
+// pathsIn are the absolute paths a word names: itself, and the values after = , : or , (dd
+// of=/x, --output=/x, file:/x, unix:path=/run/dbus/…).
+func pathsIn(w string) []string {
+	var out []string
+	for _, part := range strings.FieldsFunc(w, func(r rune) bool { return r == '=' || r == ':' || r == ',' || r == ' ' }) {
+		if strings.HasPrefix(part, "/") {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// reach says why the word (an argument, or with write a write target) reaches what no unit's
+// command may, or "".
+func (j judge) reach(w string, write bool) string {
+	if strings.Contains(w, "sysrq") || strings.ContainsAny(w, "SYRQ") && strings.Contains(strings.ToLower(w), "sysrq") {
+		return "reaches the kernel's SysRq trigger"
+	}
+	if !strings.ContainsAny(w, "/$") {
+		return ""
+	}
+	x := w
+	if strings.ContainsRune(w, '$') {
+		x, _ = j.expand(w)
+	}
+	for _, p := range pathsIn(x) {
+		c := cleanPath(p)
+		for _, d := range reachDenied {
+			if under(c, d) {
+				return "reaches " + c + " (the kernel's switches, the machine's watchdog or memory, or the manager's or the bus's sockets and units)"
+			}
+		}
+		parts := strings.Split(strings.TrimPrefix(c, "/"), "/")
+		if len(parts) >= 3 && parts[0] == "proc" && slices.Contains(procEscapes, parts[2]) {
+			return "reaches " + c + " (another process's root, files or memory through /proc)"
+		}
+		if write {
+			if why := writeTarget(c); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// writeTarget says why a command may not write to the (clean, absolute) path.
+func writeTarget(c string) string {
+	if under(c, "/proc") || under(c, "/sys") {
+		return "writes " + c + " (the kernel's state: /proc and /sys are never a write target)"
+	}
+	if under(c, "/dev") && !slices.Contains(devSinks, c) && !under(c, "/dev/shm") {
+		return "writes " + c + " (a device: disks, watchdogs and consoles are never a write target)"
+	}
+	return ""
+}
+
+// target judges a write target that may hold variables: an unknown variable cannot be judged.
+func (j judge) target(w string) string {
+	x, ok := j.expand(w)
+	if !ok {
+		return "writes to " + w + ", a path set by a variable the unit does not define: cannot be judged"
+	}
+	if why := j.reach(x, true); why != "" {
+		return why
+	}
+	if !strings.HasPrefix(x, "/") {
+		if c := cleanPath("/" + x); under(c, "/proc") || under(c, "/sys") {
+			return "writes " + x + " (relative to /proc or /sys)"
+		}
+	}
+	return ""
+}
+
+// writers are programs whose operands are files they write.
+var writers = []string{"tee", "dd", "cp", "mv", "install", "ln", "truncate", "sponge", "touch", "shred", "rsync",
+	"tar", "cpio", "unzip", "ed", "ex", "vi", "vim", "printf", "echo"}
+
+// writes judges the operands a writer program writes (every path operand: the judge does not
+// tell sources from destinations).
+func (j judge) writes(prog string, args []string) string {
+	if prog == "echo" || prog == "printf" {
+		return "" // they write standard output only; its redirection is judged where it is
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+			continue
+		}
+		if !strings.ContainsAny(a, "/$") {
+			continue
+		}
+		if why := j.target(a); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// systemMounts are the mounts a command may not unmount, remount or mount over: the node's root,
+// its OS and state trees, the kernel's file systems, the boot partition, and the kubelet's and
+// the container runtime's storage.
+var systemMounts = []string{"/", "/usr", "/etc", "/var", "/boot", "/sysroot", "/proc", "/sys", "/dev", "/run",
+	"/var/lib", "/var/lib/containers", "/var/lib/kubelet", "/var/log", "/home", "/tmp", "/var/tmp", "/opt",
+	"/root", "/srv", "/var/lib/etcd", "/run/containers", "/var/mnt", "/mnt", "/usr/local", "/var/home"}
+
+// judgeMount refuses unmounting everything or a system mount, remounting or mounting over one,
+// and a mount point the judge cannot resolve. A propagation change (mount --make-rshared /, what
+// kubens.service runs) and a bind below /run of the unit's own directories are allowed.
+func (j judge) judgeMount(prog string, args []string) string {
+	valued := []string{"-t", "--types", "-o", "--options", "-O", "--test-opts", "-L", "--label", "-U", "--uuid",
+		"-N", "--namespace", "--source", "--target", "--options-mode", "--options-source", "-T", "--fstab", "-X", "--target-prefix"}
+	var operands []string
+	propagationOnly, moves := true, false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		switch {
+		case a == "--":
+			operands = append(operands, args[i+1:]...)
+			i = len(args)
+		case a == "-a" || a == "--all" || a == "-A" || a == "--all-targets" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && len(a) > 2 && strings.ContainsAny(a[1:], "aA"):
+			return prog + " " + a + " acts on every mount"
+		case slices.Contains(valued, name):
+			if !hasVal && i+1 < len(args) {
+				i++
+				val = args[i]
+			}
+			if name == "-o" || name == "--options" {
+				if strings.Contains(val, "remount") || strings.Contains(val, "move") {
+					moves = true
+				}
+			}
+			if name == "--target" || name == "--source" {
+				operands = append(operands, val)
+			}
+			propagationOnly = false
+		case strings.HasPrefix(a, "--make-"):
+		case strings.HasPrefix(a, "-"):
+			if a == "--move" || a == "-M" || a == "--remount" {
+				moves = true
+			}
+			if prog == "mount" {
+				propagationOnly = false
+			}
+		default:
+			operands = append(operands, a)
+		}
+	}
+	if prog == "mount" && propagationOnly && !moves {
+		return ""
+	}
+	if prog == "mount" && len(operands) == 0 {
+		return "mount with no mount point (every fstab entry) cannot be judged"
+	}
+	for k, o := range operands {
+		x, ok := j.expand(o)
+		if !ok {
+			return prog + " " + o + ": a mount point set by a variable the unit does not define cannot be judged"
+		}
+		if !strings.HasPrefix(x, "/") {
+			if prog == "mount" && k == 0 && len(operands) > 1 {
+				continue // a source: a device name, tmpfs, overlay
+			}
+			return prog + " " + x + ": a mount named by a label, device or relative path cannot be judged"
+		}
+		c := cleanPath(x)
+		if prog == "mount" && k == 0 && len(operands) > 1 && !moves {
+			continue // the source of a new mount or a bind is only read
+		}
+		if slices.Contains(systemMounts, c) || under(c, "/proc") || under(c, "/sys") || under(c, "/dev") ||
+			under(c, "/sysroot") || under(c, "/boot") || under(c, "/usr") {
+			return prog + " " + c + ": the node's system mounts stay"
+		}
+	}
+	return ""
+}
+
+// judgeSed refuses a sed script that runs commands (the e command, the s///e flag) or writes files
+// other than its operands (w, W, s///w); -i's operands are write targets.
+func (j judge) judgeSed(args []string) string {
+	var scripts []string
+	inPlace, haveScript := false, false
+	var files []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-e" || a == "--expression":
+			if i+1 < len(args) {
+				scripts = append(scripts, args[i+1])
+			}
+			haveScript = true
+			i++
+		case strings.HasPrefix(a, "--expression="):
+			scripts, haveScript = append(scripts, strings.TrimPrefix(a, "--expression=")), true
+		case a == "-f" || a == "--file" || strings.HasPrefix(a, "--file="):
+			haveScript = true
+			if a == "-f" || a == "--file" {
+				i++
+			}
+		case strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--in-place"):
+			inPlace = true
+		case a == "-l" || a == "--line-length":
+			i++
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			if strings.Contains(a[1:], "i") && !strings.HasPrefix(a, "--") {
+				inPlace = true
+			}
+		default:
+			if !haveScript {
+				scripts, haveScript = append(scripts, a), true
+			} else {
+				files = append(files, a)
+			}
+		}
+	}
+	for _, s := range scripts {
+		if why := sedRunsOrWrites(s); why != "" {
+			return why
+		}
+	}
+	if inPlace {
+		for _, f := range files {
+			if why := j.target(f); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// sedRunsOrWrites reads a sed script command by command: addresses, then the command letter; the
+// s and y commands' fields are skipped with their delimiter; a, i, c, r, R, b, t, T, :, w, W, e
+// take the rest of the line.
+func sedRunsOrWrites(s string) string {
+	i := 0
+	skipDelimited := func(n int) bool {
+		if i >= len(s) {
+			return false
+		}
+		d := s[i]
+		i++
+		for f := 0; f < n; f++ {
+			for i < len(s) && s[i] != d {
+				if s[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			if i >= len(s) {
+				return false
+			}
+			i++
+		}
+		return true
+	}
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '{' || c == '}' || c == '!' || c == ',' ||
+			c == '$' || c == '~' || c == '+' || (c >= '0' && c <= '9'):
+			i++
+		case c == '/':
+			if !skipDelimited(1) {
+				return "a sed script that cannot be read"
+			}
+			for i < len(s) && (s[i] == 'I' || s[i] == 'M') {
+				i++
+			}
+		case c == '\\':
+			i++
+			if !skipDelimited(1) {
+				return "a sed script that cannot be read"
+			}
+		case c == 's' || c == 'y':
+			i++
+			if !skipDelimited(2) {
+				return "a sed script that cannot be read"
+			}
+			if c == 's' {
+				for i < len(s) && strings.IndexByte("gpiImMe0123456789w", s[i]) >= 0 {
+					if s[i] == 'e' || s[i] == 'w' {
+						return "a sed script whose s command runs its result or writes a file (e, w flags)"
+					}
+					i++
+				}
+			}
+		case c == 'e' || c == 'w' || c == 'W':
+			return "a sed script with the " + string(c) + " command (runs a command or writes a file)"
+		case strings.IndexByte("aicrRbtT:", c) >= 0:
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+		default:
+			i++
+		}
+	}
+	return ""
+}

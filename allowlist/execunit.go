@@ -1,0 +1,177 @@
+package allowlist
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Execution is how a unit's commands run and what systemd does with its jobs, as the unit file sets
+// it (the plan) or the manager reports it (the executor).
+type Execution struct {
+	// ExecKeys names each entry of Exec (ExecStart, ExecReload, …) when known.
+	ExecKeys []string
+	// The job mode of the jobs OnFailure=/OnSuccess= start ("" is replace).
+	OnFailureJobMode, OnSuccessJobMode string
+	// StandardInput/Output/Error: file:PATH, append:PATH, truncate:PATH, journal, tty, …; over
+	// D-Bus the kind only (systemd reports "file", not the path).
+	StandardInput, StandardOutput, StandardError string
+	WorkingDirectory, RootDirectory              string
+	// Environment are the unit's Environment= assignments (KEY=VALUE, specifiers resolved); the
+	// *Directory= settings give $RUNTIME_DIRECTORY and its kind.
+	Environment                                                                             []string
+	RuntimeDirectory, StateDirectory, CacheDirectory, LogsDirectory, ConfigurationDirectory []string
+}
+
+// jobModesOK are the job modes an OnFailure=/OnSuccess= job may have: isolate stops every other
+// unit, replace-irreversibly makes the job uncancellable, flush cancels every queued job, and the
+// ignore-* modes start a unit without what it needs.
+var jobModesOK = []string{"", "fail", "replace"}
+
+// judgeExecution judges what the unit makes systemd do around its commands, then each command.
+func judgeExecution(p UnitProps) error {
+	for _, m := range []struct{ key, v string }{{"OnFailureJobMode", p.OnFailureJobMode}, {"OnSuccessJobMode", p.OnSuccessJobMode}} {
+		if !slices.Contains(jobModesOK, strings.ToLower(strings.TrimSpace(m.v))) {
+			return fmt.Errorf("%s=%s: the job the unit's end starts would %s", m.key, m.v, jobModeEffect(m.v))
+		}
+	}
+	for _, dep := range []struct {
+		key  string
+		list []string
+	}{{"OnFailure", p.OnFailure}, {"OnSuccess", p.OnSuccess}} {
+		for _, u := range dep.list {
+			cu := canonUnit(u)
+			if strings.HasSuffix(cu, ".target") {
+				return fmt.Errorf("%s=%s: the unit's end would start a target (with its job mode, the system's state): judged by identity, refused", dep.key, u)
+			}
+			if err := UnitIdentity(cu); err != nil {
+				return fmt.Errorf("%s=%s: %v", dep.key, u, err)
+			}
+			if strings.ContainsAny(u, "$`") {
+				return fmt.Errorf("%s=%s: a unit named by a variable cannot be judged", dep.key, u)
+			}
+		}
+	}
+	for _, s := range []struct{ key, v string }{{"StandardInput", p.StandardInput}, {"StandardOutput", p.StandardOutput}, {"StandardError", p.StandardError}} {
+		kind, target, _ := strings.Cut(s.v, ":")
+		switch strings.ToLower(kind) {
+		case "file", "append", "truncate":
+			why := "the manager opens the path as root for the unit, and does not report it over D-Bus: the executor could not judge it"
+			if target != "" {
+				if w := (judge{}).reach(target, true); w != "" {
+					why = w
+				}
+			}
+			return fmt.Errorf("%s=%s: %s", s.key, s.v, why)
+		}
+	}
+	if tty := strings.ToLower(p.StandardInput); strings.HasPrefix(tty, "tty") {
+		for _, argv := range p.Exec {
+			if len(argv) > 0 && (slices.Contains(shells, cmdName(argv[0])) || interpreterName(cmdName(argv[0])) != "") {
+				return fmt.Errorf("StandardInput=%s with %s: a root shell on a console", p.StandardInput, argv[0])
+			}
+		}
+	}
+	for _, d := range []struct{ key, v string }{{"WorkingDirectory", p.WorkingDirectory}, {"RootDirectory", p.RootDirectory}} {
+		v := strings.TrimLeft(d.v, "-!~")
+		if v == "" {
+			continue
+		}
+		c := cleanPath("/" + strings.TrimPrefix(v, "/"))
+		if under(c, "/proc") || under(c, "/sys") || under(c, "/dev") {
+			return fmt.Errorf("%s=%s: the unit's relative paths would reach the kernel's state", d.key, d.v)
+		}
+	}
+	if n := commandWords(p.Exec); n > MaxExecWords {
+		return fmt.Errorf("runs commands of %d words (at most %d): too long to judge", n, MaxExecWords)
+	}
+	left := execBudget(p.Exec)
+	j := judge{env: unitEnv(p.Execution), left: &left}
+	for i, argv := range p.Exec {
+		if why := j.argv(argv, 0); why != "" {
+			key := "Exec"
+			if i < len(p.ExecKeys) {
+				key = p.ExecKeys[i]
+			}
+			if line := short(strings.Join(argv, " ")); !strings.HasPrefix(why, line) {
+				why = line + ": " + why
+			}
+			return fmt.Errorf("%s=%s", key, strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(why))
+		}
+	}
+	return nil
+}
+
+func jobModeEffect(m string) string {
+	switch strings.ToLower(strings.TrimSpace(m)) {
+	case "isolate":
+		return "stop every unit the started one does not need (the node's services)"
+	case "replace-irreversibly":
+		return "replace every conflicting job and could not be cancelled"
+	case "flush":
+		return "cancel every queued job"
+	}
+	return "start a unit outside the rules systemd enforces (" + m + ")"
+}
+
+// unitEnv is what the judge knows of the unit's variables: its Environment= values (a value with a
+// specifier left is unknown) and the directories systemd creates for it.
+func unitEnv(e Execution) map[string]string {
+	env := map[string]string{}
+	for _, d := range []struct {
+		name, base string
+		v          []string
+	}{{"RUNTIME_DIRECTORY", "/run", e.RuntimeDirectory}, {"STATE_DIRECTORY", "/var/lib", e.StateDirectory},
+		{"CACHE_DIRECTORY", "/var/cache", e.CacheDirectory}, {"LOGS_DIRECTORY", "/var/log", e.LogsDirectory},
+		{"CONFIGURATION_DIRECTORY", "/etc", e.ConfigurationDirectory}} {
+		if len(d.v) > 0 && !strings.Contains(d.v[0], "..") && !strings.HasPrefix(d.v[0], "/") {
+			env[d.name] = path.Join(d.base, strings.SplitN(d.v[0], ":", 2)[0])
+		}
+	}
+	for _, a := range e.Environment {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || strings.ContainsAny(v, "%$`") {
+			delete(env, k)
+			continue
+		}
+		env[k] = v
+	}
+	return env
+}
+
+// specifiers are the unit specifiers (systemd.unit(5)) that name the system manager's directories.
+var specifiers = map[byte]string{'t': "/run", 'S': "/var/lib", 'C': "/var/cache", 'L': "/var/log", 'E': "/etc",
+	'T': "/tmp", 'V': "/var/tmp", 'h': "/root", 'u': "root", 'U': "0", 'g': "root", 'G': "0", 's': "/bin/sh", '%': "%"}
+
+// ResolveSpecifiers resolves the specifiers of a unit file value as the system manager would for the
+// unit named (%n, %N, %p, %i, %j and the directories); one it does not know is kept, so that a
+// word holding it is judged as one the judge cannot resolve.
+func ResolveSpecifiers(unit, s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	stem := unitStem(unit)
+	prefix, inst, _ := strings.Cut(stem, "@")
+	j := prefix
+	if k := strings.LastIndexByte(prefix, '-'); k >= 0 {
+		j = prefix[k+1:]
+	}
+	names := map[byte]string{'n': unit, 'N': stem, 'p': prefix, 'P': prefix, 'i': inst, 'I': inst, 'j': j, 'J': j}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if v, ok := specifiers[s[i+1]]; ok {
+			b.WriteString(v)
+		} else if v, ok := names[s[i+1]]; ok {
+			b.WriteString(v)
+		} else {
+			b.WriteString(s[i : i+2])
+		}
+		i++
+	}
+	return b.String()
+}
