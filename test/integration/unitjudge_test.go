@@ -61,7 +61,7 @@ func TestUnitCommandsJudgedAgainstRealSystemd(t *testing.T) {
 		root, err := actions.OpenRoot(dir)
 		require.NoError(t, err)
 		t.Cleanup(func() { root.Close() })
-		n := apply.Node{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd, Policy: pol}
+		n := apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd, Policy: pol}
 		var reasons []string
 		for _, dry := range []bool{true, false} {
 			res, err := apply.Run(ctx, n, apply.Request{Desired: des.JSON(), Hash: "h", Current: c, DryRun: dry})
