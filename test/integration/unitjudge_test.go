@@ -53,31 +53,6 @@ func TestUnitCommandsJudgedAgainstRealSystemd(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(sd.Close)
 
-	run := func(t *testing.T, pol *allowlist.Policy, cur, des *fixture.Config) []string {
-		c, err := diff.Decode(cur.JSON())
-		require.NoError(t, err)
-		dir := t.TempDir()
-		require.NoError(t, fixture.NodeRoot(dir))
-		root, err := actions.OpenRoot(dir)
-		require.NoError(t, err)
-		t.Cleanup(func() { root.Close() })
-		n := apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Units: sd, Policy: pol}
-		var reasons []string
-		for _, dry := range []bool{true, false} {
-			res, err := apply.Run(ctx, n, apply.Request{Desired: des.JSON(), Hash: "h", Current: c, DryRun: dry})
-			require.NoError(t, err)
-			assert.Equal(t, api.OutcomeRefused, res.Outcome, "dry run %v: %s", dry, res.Reason)
-			assert.Empty(t, res.Actions)
-			reasons = append(reasons, res.Reason)
-			for _, f := range []string{"etc/myapp/a.conf", "etc/systemd/system/myapp.service"} {
-				_, statErr := os.Stat(filepath.Join(dir, f))
-				assert.True(t, errors.Is(statErr, os.ErrNotExist), "%s written (dry run %v)", f, dry)
-			}
-		}
-		assert.Equal(t, reasons[0], reasons[1], "the dry run shows the refusal the real run makes")
-		return reasons
-	}
-
 	for u, c := range units {
 		t.Run("on disk/"+u, func(t *testing.T) {
 			pol, err := allowlist.ParsePolicy([]byte("nodeDisruptionPolicy:\n  files:\n  - path: /etc/myapp/a.conf\n" +
@@ -85,7 +60,7 @@ func TestUnitCommandsJudgedAgainstRealSystemd(t *testing.T) {
 			require.NoError(t, err)
 			cur := fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine())
 			des := fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).File("/etc/myapp/a.conf", []byte("new"), 0o644)
-			reasons := run(t, pol, cur, des)
+			reasons := refusedBothRuns(t, sd, pol, cur, des.JSON(), u, "etc/myapp/a.conf")
 			assert.Contains(t, reasons[0], u)
 			assert.Contains(t, reasons[0], c.why)
 			err = sd.Run(ctx, plan.UnitAction{Unit: u, Action: allowlist.ActionRestart})
@@ -114,7 +89,7 @@ func TestUnitCommandsJudgedAgainstRealSystemd(t *testing.T) {
 			require.False(t, p.Eligible)
 			assert.Contains(t, p.Refused[0].Reason, "unit "+myapp)
 			assert.Contains(t, p.Refused[0].Reason, c.why)
-			reasons := run(t, pol, cur, des)
+			reasons := refusedBothRuns(t, sd, pol, cur, des.JSON(), myapp, "etc/myapp/a.conf", "etc/systemd/system/"+myapp)
 			assert.True(t, strings.Contains(reasons[0], p.Refused[0].Reason), "the node's refusal is the plan's: %s", reasons[0])
 		})
 	}
@@ -123,4 +98,32 @@ func TestUnitCommandsJudgedAgainstRealSystemd(t *testing.T) {
 	require.NoError(t, sd.Run(ctx, plan.UnitAction{Unit: "ordinary-judge.service", Action: allowlist.ActionRestart}))
 	_, err = mgr.Systemctl("show-environment")
 	require.NoError(t, err, "the manager is still there")
+}
+
+// refusedBothRuns applies des as a dry run and for real on a fresh node root, and asserts both are
+// refused the same way, naming unit last, acting on nothing and writing none of the files; it
+// returns both reasons.
+func refusedBothRuns(t *testing.T, units actions.Units, pol *allowlist.Policy, cur *fixture.Config, des []byte, unit string, files ...string) []string {
+	t.Helper()
+	c, err := diff.Decode(cur.JSON())
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, fixture.NodeRoot(dir))
+	n := hostAt(t, dir, units, pol)
+	var reasons []string
+	for _, dry := range []bool{true, false} {
+		res, err := apply.Run(context.Background(), n, apply.Request{Desired: des, Hash: "h", Current: c, DryRun: dry})
+		require.NoError(t, err)
+		assert.Equal(t, api.OutcomeRefused, res.Outcome, "dry run %v: %s", dry, res.Reason)
+		require.NotEmpty(t, res.Refused)
+		assert.Equal(t, unit, res.Refused[len(res.Refused)-1].Unit)
+		assert.Empty(t, res.Actions)
+		reasons = append(reasons, res.Reason)
+		for _, f := range files {
+			_, statErr := os.Stat(filepath.Join(dir, f))
+			assert.True(t, errors.Is(statErr, os.ErrNotExist), "%s written (dry run %v)", f, dry)
+		}
+	}
+	assert.Equal(t, reasons[0], reasons[1], "the dry run shows the refusal the real run makes")
+	return reasons
 }
