@@ -1,6 +1,8 @@
 package actions
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +49,10 @@ type Entry struct {
 	OrigMode    fs.FileMode `json:"origMode,omitempty"`
 	OrigUID     int         `json:"origUID,omitempty"`
 	OrigGID     int         `json:"origGID,omitempty"`
+	// NewDev and NewIno are the new file's (the temp's) device and inode, recorded with the prepared
+	// phase: a rollback removes a target that had no original only when it is this file (rule 13).
+	NewDev uint64 `json:"newDev,omitempty"`
+	NewIno uint64 `json:"newIno,omitempty"`
 }
 
 // Meta is what the caller needs to finish a transaction after a crash.
@@ -93,7 +99,7 @@ func writeJournal(stateDir string, j *journal) error {
 }
 
 func readJournal(stateDir string) (*journal, error) {
-	data, err := os.ReadFile(filepath.Join(stateDir, journalFile))
+	data, err := ReadStateFile(stateDir, journalFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -102,7 +108,7 @@ func readJournal(stateDir string) (*journal, error) {
 	}
 	var j journal
 	if err := json.Unmarshal(data, &j); err != nil {
-		return nil, fmt.Errorf("journal %s is corrupt: %w", filepath.Join(stateDir, journalFile), err)
+		return nil, fmt.Errorf("journal %s is corrupt: %s", filepath.Join(stateDir, journalFile), JSONError(err))
 	}
 	if err := j.check(); err != nil {
 		return nil, fmt.Errorf("journal %s is not one this agent wrote: %w; refusing it and touching nothing (it is left as it is: inspect it, and remove it by hand once no refresh-agent runs)", filepath.Join(stateDir, journalFile), err)
@@ -136,6 +142,16 @@ func readJournal(stateDir string) (*journal, error) {
 //     under a second name (the same inode, or the same bytes, mode and owner); one without its target,
 //     or another file, may be the only copy of an original: the journal is refused rather than the
 //     backup removed.
+//
+//  12. from the prepared phase on, every entry names its backup and every write its temp (any
+//     version: a version 1 journal of bare entries is refused like today's);
+//  13. from the prepared phase on, an entry that says it had no original deletes its target on a
+//     rollback only when the file in place is the agent's own new file: the inode of the temp it
+//     wrote (newDev/newIno, recorded with the prepared phase). A file in place that is not (the pull
+//     secret under a forged "no original") has the journal refused; a removal that had no original
+//     finds nothing in place;
+//  14. the payload file, when it is there, is a regular file (no symlink on the way) whose bytes
+//     hash to its name: recovery records it as the node's state.
 //
 // Beyond these, Recover checks the paths and unit actions against the node's policy (Trust).
 func (j *journal) check() error {
@@ -172,6 +188,9 @@ func (j *journal) check() error {
 		if !e.HadOriginal && (e.OrigMode != 0 || e.OrigUID != 0 || e.OrigGID != 0 || e.BackupCopy) {
 			return fmt.Errorf("entry %d: %s says it had no original, yet carries an original's mode, owner or backup", i, e.Path)
 		}
+		if j.Phase != PhasePreparing && (e.Backup == "" || !e.Remove && e.Temp == "") {
+			return fmt.Errorf("entry %d: %s names no backup or no temp file: not an entry this agent writes", i, e.Path)
+		}
 		if e.OrigMode&^fs.ModePerm != 0 {
 			return fmt.Errorf("entry %d: %s: original mode %#o is more than permission bits", i, e.Path, uint32(e.OrigMode))
 		}
@@ -201,7 +220,13 @@ func (j *journal) check() error {
 // consistent checks the journal against the node before recovery touches anything (rules 10 and 11
 // above); a journal that fails is refused as hostile, naming the path.
 func (j *journal) consistent(root *Root, stateDir string) error {
+	if err := j.payloadIsItsName(stateDir); err != nil {
+		return err
+	}
 	for i, e := range j.Entries {
+		if err := j.noOriginalIsOurs(root, i, e); err != nil {
+			return err
+		}
 		if e.Backup == "" {
 			continue
 		}
@@ -241,6 +266,66 @@ func (j *journal) consistent(root *Root, stateDir string) error {
 	return nil
 }
 
+// JSONError says why bytes are not the JSON expected without quoting any of them (a state file may
+// be anything, a host file's contents among them): the offset of a syntax error, the field of a
+// type error.
+func JSONError(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("not valid JSON (at byte %d)", se.Offset)
+	case errors.As(err, &te):
+		return fmt.Sprintf("field %q is not a %s", te.Field, te.Type)
+	}
+	return "not the JSON expected"
+}
+
+// noOriginalIsOurs is rule 13.
+func (j *journal) noOriginalIsOurs(root *Root, i int, e Entry) error {
+	if j.Phase == PhasePreparing || e.HadOriginal {
+		return nil
+	}
+	rp, _ := rel(e.Path)
+	fi, err := root.root.Lstat(rp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("entry %d, %s: %w", i, e.Path, err)
+	}
+	if e.Remove || !e.isNew(fi) {
+		return fmt.Errorf("%w: entry %d, %s says it had no original, yet the file in place is not the one the agent wrote: a rollback would delete it",
+			ErrHostile, i, e.Path)
+	}
+	return nil
+}
+
+// isNew reports whether fi is the new file the transaction wrote for e (its temp's inode).
+func (e Entry) isNew(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && e.NewIno != 0 && fi.Mode().IsRegular() && st.Ino == e.NewIno && uint64(st.Dev) == e.NewDev
+}
+
+// payloadIsItsName is rule 14.
+func (j *journal) payloadIsItsName(stateDir string) error {
+	f := j.Meta.PayloadFile
+	if f == "" {
+		return nil
+	}
+	data, err := ReadStateFile(stateDir, f)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: payload file %s: %v", ErrHostile, f, err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != filepath.Base(f) {
+		return fmt.Errorf("%w: payload file %s does not hash to its name: recovery would record it as the node's state", ErrHostile, filepath.Join(stateDir, f))
+	}
+	return nil
+}
+
 var payloadFileRE = regexp.MustCompile(`^payloads/[0-9a-f]{64}$`)
 
 // Trust says what recovery may act on beyond the journal's own form: the managed paths a refresh
@@ -274,28 +359,6 @@ func (j *journal) trusted(tr Trust) error {
 		}
 	}
 	return nil
-}
-
-// WriteFileAtomic writes dir/name through a temp file, fsync and rename, then fsyncs dir. It is for
-// the agent's own state directory, not for managed paths inside the node root.
-//
-// The temp file is removed on every failure (a full disk leaves no 0-byte file behind); one a crash
-// or a power cut leaves is named so that recovery sweeps it (IsStateTemp), under the node lock.
-func WriteFileAtomic(dir, name string, data []byte, mode fs.FileMode) error {
-	tmp := filepath.Join(dir, "."+name+stateTempSuffix)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode)
-	if err != nil {
-		return err
-	}
-	err = writeAndClose(f, data)
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return syncPath(dir)
 }
 
 const stateTempSuffix = ".tmp"

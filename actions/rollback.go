@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/openshift/refresh-agent/plan"
@@ -26,14 +27,22 @@ func (t *Txn) Rollback() error {
 	case t.j.Phase == PhaseDone || t.j.Phase == PhasePreparing || t.j.Finishing:
 		return fmt.Errorf("rollback in phase %s", t.j.Phase)
 	}
+	// The temp files go first: no rollback needs them, removing them needs no space and frees it
+	// (on a full disk the journal writes below may then succeed).
+	t.dropTemps()
 	if t.j.Phase != PhaseRollingBack {
 		prev := t.j.Phase
 		t.j.Phase = PhaseRollingBack
 		// Nothing is restored before the journal says so: a crash must never find old files under a
-		// journal that says committed (recovery would record the new state over them).
-		if err := writeJournal(t.stateDir, &t.j); err != nil {
-			t.j.Phase = prev
-			return fmt.Errorf("journal: %w", err)
+		// journal that says committed (recovery would record the new state over them). When the
+		// journal on disk says prepared already (the commit's journal write failed: a full disk),
+		// a recovery rolls back from it as from this one: nothing needs writing, so a rollback
+		// needs no space.
+		if !t.diskSays(PhasePrepared, PhaseRollingBack) {
+			if err := writeJournal(t.stateDir, &t.j); err != nil {
+				t.j.Phase = prev
+				return fmt.Errorf("journal: %w", err)
+			}
 		}
 	}
 	if err := t.restore(); err != nil {
@@ -43,11 +52,32 @@ func (t *Txn) Rollback() error {
 		return err
 	}
 	t.j.Phase = PhaseRolledBack
-	if err := writeJournal(t.stateDir, &t.j); err != nil {
+	if err := writeJournal(t.stateDir, &t.j); err != nil && !t.diskSays(PhasePrepared, PhaseRollingBack) {
 		t.j.Phase = PhaseRollingBack
 		return fmt.Errorf("journal: %w", err)
 	}
+	// Written, or (a full disk) the journal on disk still says prepared or rolling back: a recovery
+	// from it finds every original in place, restores nothing and finishes the same way. Finish
+	// writes the journal next.
 	return nil
+}
+
+// diskSays reports whether the journal on disk is in one of phases, committed as the transaction
+// in memory says (what a recovery would start from).
+func (t *Txn) diskSays(phases ...Phase) bool {
+	j, err := readJournal(t.stateDir)
+	return err == nil && j != nil && slices.Contains(phases, j.Phase) && j.Committed == t.j.Committed
+}
+
+// dropTemps removes the temp files of the entries (regular files only). Nothing recovers forward
+// from a temp file, so it may go before the journal says anything; the clean-up reports what stays.
+func (t *Txn) dropTemps() {
+	for _, e := range t.j.Entries {
+		if e.Temp != "" {
+			tr, _ := rel(e.Temp)
+			_ = t.root.removeRegular(tr)
+		}
+	}
 }
 
 // Rerun returns the unit actions to run again after the originals are back: all of them when the
@@ -85,10 +115,17 @@ func (t *Txn) restore() error {
 func (t *Txn) restoreEntry(e Entry) error {
 	rp, _ := rel(e.Path)
 	if !e.HadOriginal {
-		if err := t.root.removeRegular(rp); err != nil {
+		// Only the agent's own new file is removed (rule 13): anything else in place stays.
+		fi, err := t.root.root.Lstat(rp)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
 			return err
+		case e.Remove || e.NewIno != 0 && !e.isNew(fi):
+			return fmt.Errorf("%w: it had no original and the file in place is not the one the agent wrote: left alone", ErrNotRestored)
 		}
-		return nil
+		return t.root.removeRegular(rp)
 	}
 	if t.isOriginal(e) == nil {
 		return nil // already back (a rollback resumed after a crash or a failure)
@@ -96,7 +133,7 @@ func (t *Txn) restoreEntry(e Entry) error {
 	tr, _ := rel(t.restoreName(e.Path))
 	switch {
 	case t.legacy():
-		data, err := os.ReadFile(t.legacyBackup(e))
+		data, err := ReadStateFile(t.stateDir, filepath.Join(backupDir, filepath.Base(e.Backup)))
 		if err != nil {
 			return err
 		}
@@ -155,7 +192,7 @@ func (t *Txn) isOriginal(e Entry) error {
 		return err
 	}
 	if t.legacy() {
-		want, err := os.ReadFile(t.legacyBackup(e))
+		want, err := ReadStateFile(t.stateDir, filepath.Join(backupDir, filepath.Base(e.Backup)))
 		if err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}

@@ -122,11 +122,11 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	if err := t.stage(kept, dirs); err != nil {
-		return nil, errors.Join(err, t.discard())
+		return nil, errors.Join(err, leftovers(t.discard()))
 	}
 	t.j.Phase = PhasePrepared
 	if err := writeJournal(stateDir, &t.j); err != nil {
-		return nil, errors.Join(fmt.Errorf("journal: %w", err), t.discard())
+		return nil, errors.Join(fmt.Errorf("journal: %w", err), leftovers(t.discard()))
 	}
 	return t, nil
 }
@@ -155,6 +155,12 @@ func (t *Txn) stage(ops []Op, dirs map[string]Op) error {
 			}
 			if err := t.root.writeTemp(e.Temp, data, op.Mode, op.UID, op.GID); err != nil {
 				return fmt.Errorf("%s: %w", op.Path, err)
+			}
+			tr, _ := rel(e.Temp)
+			if fi, err := t.root.root.Lstat(tr); err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+					e.NewDev, e.NewIno = uint64(st.Dev), st.Ino
+				}
 			}
 			CrashPoint("temp")
 		}
@@ -186,6 +192,14 @@ func (t *Txn) backup(e *Entry) error {
 	if err != nil {
 		return err
 	}
+	// Checked at this very moment too (the target may have changed since the plan checked it): a
+	// hard link of a symlink would be a backup pointing anywhere, restored over the target.
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s: %w (it became one after it was checked)", e.Path, ErrSymlink)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: exists and is not a regular file (%s)", e.Path, fi.Mode().Type())
+	}
 	e.HadOriginal, e.OrigMode = true, fi.Mode().Perm()
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		e.OrigUID, e.OrigGID = int(st.Uid), int(st.Gid)
@@ -196,7 +210,17 @@ func (t *Txn) backup(e *Entry) error {
 	}
 	lerr := linkBackup(t.root.root, rp, br)
 	if lerr == nil {
-		return nil
+		// linkat does not follow a symlink: if the target was swapped between the Lstat and the
+		// link, the backup is that symlink (or another file). It is the transaction's own name:
+		// unlinked (the link, never what it points at), and the transaction fails.
+		bi, err := t.root.root.Lstat(br)
+		if err == nil && bi.Mode().IsRegular() && os.SameFile(bi, fi) {
+			return nil
+		}
+		if err == nil {
+			_ = t.root.root.Remove(br)
+		}
+		return fmt.Errorf("%s: %w (it changed while its backup was made)", e.Path, ErrSymlink)
 	}
 	if err := t.root.copyFile(rp, br, e.OrigMode, e.OrigUID, e.OrigGID); err != nil {
 		return fmt.Errorf("link: %w; copy: %w", lerr, err)
@@ -274,6 +298,7 @@ func (t *Txn) Finish() error {
 		default:
 			return fmt.Errorf("phase %s: %w", t.j.Phase, ErrUnfinished)
 		}
+		t.dropTemps() // needs no space and frees it, before the journal write (a full disk)
 		t.j.Finishing = true
 		if err := writeJournal(t.stateDir, &t.j); err != nil {
 			t.j.Finishing = false
@@ -309,7 +334,7 @@ func (t *Txn) Finish() error {
 	if err := os.RemoveAll(filepath.Join(t.stateDir, backupDir)); err != nil {
 		return err
 	}
-	if err := os.Remove(filepath.Join(t.stateDir, journalFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := RemoveStateFile(t.stateDir, journalFile, true); err != nil {
 		return err
 	}
 	if err := syncPath(t.stateDir); err != nil {
@@ -358,6 +383,17 @@ func EnsureStateDir(dir string) error {
 		return fmt.Errorf("state dir: %w", err)
 	}
 	return nil
+}
+
+// ErrLeftovers marks a Prepare that failed and could not remove all it had written (temp files,
+// backups, the journal): no target changed, and the next recovery removes the rest.
+var ErrLeftovers = errors.New("nothing on the node changed, but the clean-up failed: the journal and what it names are kept for the next recover")
+
+func leftovers(err error) error {
+	if err == nil || errors.Is(err, ErrNotDurable) {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrLeftovers, err)
 }
 
 // discard abandons a transaction that never touched a target.

@@ -108,6 +108,9 @@ type Result struct {
 	// record, removing the backups and the journal): every file is new and stays new (Applied), and
 	// the next apply, recover or agent start finishes what is left (the unit actions when the journal
 	// still says committed, the record, the clean-up). Reason names the failure; the exit code is 1.
+	// Set with applied false, it says a refresh failed before its commit point with no target
+	// touched, and what it had written (temp files, the journal: a full disk) is kept for the next
+	// recover, which removes it.
 	CleanupPending bool `json:"cleanupPending,omitempty"`
 	// Checks are what the refresh asks of the node after its actions before it says applied
 	// (package verify), for the verification window; also with --dry-run.
@@ -139,8 +142,10 @@ func (h Host) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 		return refuseOnNode(res, fileRefusal(err)), nil // changed on the node since Prepare checked it
 	}
 	if err != nil {
-		res.Outcome, res.Reason = api.OutcomeFailed, err.Error()
-		return res, nil // nothing was touched
+		// No target was touched; what Prepare wrote is gone, or (a full disk) kept with the journal
+		// for the next recovery, and said so.
+		res.Outcome, res.Reason, res.CleanupPending = api.OutcomeFailed, err.Error(), errors.Is(err, actions.ErrLeftovers)
+		return res, nil
 	}
 	// The payload is saved before the commit, so that recovery can record it after a crash.
 	if _, err := savePayload(h.StateDir, raw); err != nil {
@@ -326,7 +331,7 @@ func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 	if err != nil {
 		// Said as found, when a journal is there (one refused as not the agent's too): it stays, and
 		// recovery is retried.
-		_, jerr := os.Lstat(filepath.Join(h.StateDir, "journal.json"))
+		_, jerr := os.Lstat(filepath.Join(h.StateDir, "journal.json")) // Lstat: a symlink there is found, not followed
 		rec := Recovery{Found: phase != "" || jerr == nil, Phase: phase, Hash: meta.Hash, Reason: err.Error()}
 		if phase == actions.PhasePreparing {
 			rec.Outcome, rec.CleanupPending = api.OutcomeFailed, true

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,28 +99,32 @@ func LoadCurrent(root *actions.Root, stateDir string) (*Current, error) {
 func (h Host) LoadCurrent() (*Current, error) { return loadCurrent(h.Root, h.StateDir, h.Decoded) }
 
 func loadCurrent(root *actions.Root, stateDir string, cache *Decoded) (*Current, error) {
-	data, err := os.ReadFile(filepath.Join(stateDir, currentFile))
+	data, err := actions.ReadStateFile(stateDir, currentFile)
 	switch {
 	case err == nil:
 		var rec record
 		if err := json.Unmarshal(data, &rec); err != nil {
-			return nil, fmt.Errorf("state %s: %w", filepath.Join(stateDir, currentFile), err)
+			return nil, fmt.Errorf("state %s: %s", filepath.Join(stateDir, currentFile), actions.JSONError(err))
 		}
 		name := filepath.Clean("/" + rec.Payload)
 		if p := cache.get(name); p != nil {
 			return &Current{Payload: p, Hash: rec.Hash, Source: filepath.Join(stateDir, currentFile)}, nil
 		}
-		raw, err := os.ReadFile(filepath.Join(stateDir, name))
+		raw, err := actions.ReadStateFile(stateDir, strings.TrimPrefix(name, "/"))
 		if err != nil {
 			return nil, fmt.Errorf("state: %w", err)
+		}
+		// The name says the bytes: a payload that is not what its name says is not the one the
+		// agent saved (a forged record or journal), and no plan is made against it.
+		if PayloadHash(raw) != filepath.Base(name) {
+			return nil, fmt.Errorf("state %s: %s does not hash to its name: not the payload the agent saved; refusing it (inspect the state dir)",
+				filepath.Join(stateDir, currentFile), filepath.Join(stateDir, name))
 		}
 		p, err := diff.Decode(raw)
 		if err != nil {
 			return nil, fmt.Errorf("state %s: %w", rec.Payload, err)
 		}
-		if PayloadHash(raw) == filepath.Base(name) { // the name says these bytes
-			cache.put(name, p)
-		}
+		cache.put(name, p)
 		return &Current{Payload: p, Hash: rec.Hash, Source: filepath.Join(stateDir, currentFile)}, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("state: %w", err)
@@ -150,22 +155,20 @@ func savePayload(stateDir string, raw []byte) (string, error) {
 	if err := actions.EnsureStateDir(stateDir); err != nil {
 		return "", err
 	}
-	dir := filepath.Join(stateDir, payloadsDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// payloads/ and the files in it are never reached through a symlink (actions.ReadStateFile):
+	// one would send the payload (a pull secret) out of the root.
+	if err := actions.MkdirState(stateDir, payloadsDir, 0o700); err != nil {
 		return "", err
 	}
 	name := PayloadHash(raw)
 	// One saved already is kept only when it is a regular file holding these bytes (its name says
 	// them): anything else there would have the record name what is not the payload.
-	if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-		if !fi.Mode().IsRegular() {
-			return "", fmt.Errorf("%s is a %s, not the saved payload", filepath.Join(dir, name), typeName(fi.Mode()))
-		}
-		if old, err := os.ReadFile(filepath.Join(dir, name)); err == nil && PayloadHash(old) == name {
-			return filepath.Join(payloadsDir, name), nil
-		}
+	if old, err := actions.ReadStateFile(stateDir, filepath.Join(payloadsDir, name)); err == nil && PayloadHash(old) == name {
+		return filepath.Join(payloadsDir, name), nil
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%w; not the saved payload", err)
 	}
-	if err := actions.WriteFileAtomic(dir, name, raw, 0o600); err != nil {
+	if err := actions.WriteFileAtomic(stateDir, filepath.Join(payloadsDir, name), raw, 0o600); err != nil {
 		return "", err
 	}
 	return filepath.Join(payloadsDir, name), nil
@@ -182,10 +185,10 @@ func writeRecord(stateDir, hash, payloadFile string) error {
 	if err := actions.WriteFileAtomic(stateDir, currentFile, data, 0o600); err != nil {
 		return err
 	}
-	entries, _ := os.ReadDir(filepath.Join(stateDir, payloadsDir))
+	entries, _ := actions.ReadStateDir(stateDir, payloadsDir)
 	for _, e := range entries {
 		if filepath.Join(payloadsDir, e.Name()) != payloadFile {
-			_ = os.Remove(filepath.Join(stateDir, payloadsDir, e.Name()))
+			_ = actions.RemoveStateFile(stateDir, filepath.Join(payloadsDir, e.Name()), actions.IsStateTemp(e.Name()))
 		}
 	}
 	return nil
@@ -193,12 +196,12 @@ func writeRecord(stateDir, hash, payloadFile string) error {
 
 // dropPayload removes a saved payload the record does not reference (after a failed refresh).
 func dropPayload(stateDir, payloadFile string) {
-	data, _ := os.ReadFile(filepath.Join(stateDir, currentFile))
+	data, _ := actions.ReadStateFile(stateDir, currentFile)
 	var rec record
 	if json.Unmarshal(data, &rec) == nil && rec.Payload == payloadFile {
 		return
 	}
-	_ = os.Remove(filepath.Join(stateDir, filepath.Clean("/"+payloadFile)))
+	_ = actions.RemoveStateFile(stateDir, strings.TrimPrefix(filepath.Clean("/"+payloadFile), "/"), false)
 }
 
 // sweepState removes, with the node lock held, what an interrupted write left in the state dir: the
@@ -211,7 +214,7 @@ func (h Host) sweepState() {
 	if meta.PayloadFile != "" {
 		keep[filepath.Join(payloadsDir, filepath.Base(meta.PayloadFile))] = true
 	}
-	data, err := os.ReadFile(filepath.Join(h.StateDir, currentFile))
+	data, err := actions.ReadStateFile(h.StateDir, currentFile)
 	var rec record
 	switch {
 	case err == nil && json.Unmarshal(data, &rec) == nil:
@@ -220,15 +223,17 @@ func (h Host) sweepState() {
 		jerr = errors.Join(jerr, errors.New("unreadable record")) // keep every payload: which one is current is unknown
 	}
 	for _, dir := range []string{"", payloadsDir} {
-		entries, _ := os.ReadDir(filepath.Join(h.StateDir, dir))
+		entries, _ := actions.ReadStateDir(h.StateDir, dir) // a symlinked payloads/ is never listed
 		for _, e := range entries {
 			name := filepath.Join(dir, e.Name())
 			temp := actions.IsStateTemp(e.Name())
 			stale := dir == payloadsDir && jerr == nil && !keep[name]
-			if !e.Type().IsRegular() || !temp && !stale {
+			// A symlink at a temp name is the agent's name taken: the link goes (never its target).
+			link := temp && e.Type()&fs.ModeSymlink != 0
+			if !e.Type().IsRegular() && !link || !temp && !stale {
 				continue
 			}
-			if err := os.Remove(filepath.Join(h.StateDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := actions.RemoveStateFile(h.StateDir, name, link); err != nil {
 				h.logger().Warn("removing a leftover in the state dir", "file", name, "err", err)
 			}
 		}
@@ -237,7 +242,7 @@ func (h Host) sweepState() {
 
 // CurrentHash returns the hash recorded last, or "" when there is none.
 func CurrentHash(stateDir string) string {
-	data, err := os.ReadFile(filepath.Join(stateDir, currentFile))
+	data, err := actions.ReadStateFile(stateDir, currentFile)
 	if err != nil {
 		return ""
 	}
@@ -261,7 +266,7 @@ func RecordTime(stateDir string) time.Time {
 // readsAs reports whether the record, read back now, names hash and payloadFile: what a later
 // refresh or recovery would see.
 func readsAs(stateDir, hash, payloadFile string) bool {
-	data, err := os.ReadFile(filepath.Join(stateDir, currentFile))
+	data, err := actions.ReadStateFile(stateDir, currentFile)
 	var rec record
 	return err == nil && json.Unmarshal(data, &rec) == nil && rec.Hash == hash && rec.Payload == payloadFile
 }
@@ -304,15 +309,15 @@ func (h Host) sweepSides(cur *diff.Payload) []string {
 func checkStateNames(stateDir string, raw []byte, drains bool) error {
 	name := PayloadHash(raw)
 	type entry struct {
-		rel string
-		dir bool
+		rel       string
+		dir, temp bool
 	}
 	names := []entry{
-		{"journal.json", false}, {".journal.json" + ".tmp", false}, {currentFile, false}, {"." + currentFile + ".tmp", false},
-		{payloadsDir, true}, {filepath.Join(payloadsDir, name), false}, {filepath.Join(payloadsDir, "."+name+".tmp"), false},
+		{"journal.json", false, false}, {".journal.json" + ".tmp", false, true}, {currentFile, false, false}, {"." + currentFile + ".tmp", false, true},
+		{payloadsDir, true, false}, {filepath.Join(payloadsDir, name), false, false}, {filepath.Join(payloadsDir, "."+name+".tmp"), false, true},
 	}
 	if drains {
-		names = append(names, entry{cordonMarker, false}, entry{"." + cordonMarker + ".tmp", false})
+		names = append(names, entry{cordonMarker, false, false}, entry{"." + cordonMarker + ".tmp", false, true})
 	}
 	for _, c := range names {
 		p := filepath.Join(stateDir, c.rel)
@@ -321,10 +326,16 @@ func checkStateNames(stateDir string, raw []byte, drains bool) error {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
 			return fmt.Errorf("state dir: %s: %w", p, err)
+		case c.temp && fi.Mode()&fs.ModeSymlink != 0:
+			// The agent's own temp name: recovery unlinks the link (never its target) and the
+			// write goes on, in the real run as the dry run says.
 		case c.dir && !fi.IsDir(), !c.dir && !fi.Mode().IsRegular():
 			want := "a regular file"
 			if c.dir {
 				want = "a directory"
+			}
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				return fmt.Errorf("%w: %s %w", actions.ErrStateTaken, p, actions.ErrStateSymlink)
 			}
 			return fmt.Errorf("%w: %s is a %s, not %s the agent writes: the refresh would fail there; inspect it and remove it by hand",
 				actions.ErrStateTaken, p, typeName(fi.Mode()), want)

@@ -1,0 +1,70 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fill takes every free byte of the filesystem at dir with one file (as an adversary would: a log
+// that grew) and returns its path.
+func fill(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "filler")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	require.NoError(t, err)
+	defer f.Close()
+	for _, size := range []int{1 << 20, 4096, 1} {
+		buf := make([]byte, size)
+		for {
+			if _, err := f.Write(buf); err != nil {
+				require.True(t, errors.Is(err, syscall.ENOSPC), "filling: %v", err)
+				break
+			}
+		}
+	}
+	return p
+}
+
+// TestFaultDiskFilledAtAStep stops apply at a step (after a temp file, after a backup, after the
+// last commit rename: every file new, the next journal write due), fills the tmpfs root with a file,
+// and lets it go on (the adversary's repro-fullcommit and enospc cases). The output says what is on
+// disk (the independent checker), and says cleanupPending or rollbackIncomplete whenever it keeps
+// anything; a recover with the disk still full settles the node (renaming backups back and removing
+// temp files need no space, and are done before anything that allocates), exit 0, nothing left.
+func TestFaultDiskFilledAtAStep(t *testing.T) {
+	requireMountNS(t)
+	n := 1
+	f := newFaultNode(t, n)
+	last := steps(n)["rename"]
+	for _, at := range []string{"temp:1", "backup:1", "backup:" + strconv.Itoa(n+1), "rename:1", "rename:" + strconv.Itoa(last)} {
+		t.Run(at, func(t *testing.T) {
+			dir := t.TempDir()
+			mountTmpfs(t, dir, "size=16m,nr_inodes=4096")
+			f.copyTo(t, dir)
+			trial := "disk filled at " + at
+			p := startProc(t, []string{stopEnv + "=" + at}, applyArgs(dir, f.v2File, "v2")...)
+			require.True(t, p.waitStop(t), trial)
+			filler := fill(t, dir)
+			p.wait(t)
+			claimed := checkHonest(t, trial, f.m, dir, stateOf(dir), p.code, p.out(), p.errOut())
+			if left := leftovers(dir, stateOf(dir), false); len(left) > 0 {
+				require.True(t, claimed.CleanupPending || claimed.RollbackIncomplete,
+					"%s: it keeps %v and says neither cleanupPending nor rollbackIncomplete: %s", trial, left, p.out())
+			}
+			r := runProc(t, nil, recoverArgs(dir)...)
+			require.Equal(t, 0, r.code, "%s: recover on the still full disk: %s %s", trial, r.out(), r.errOut())
+			got := checkSettled(t, trial+" (recover on the full disk)", f.m, dir, stateOf(dir), claimed)
+			require.NoError(t, os.Remove(filler))
+			require.Equal(t, got, f.settle(t, trial, dir, claimed), trial)
+			t.Logf("%s: apply exit %d %s; settled %s", trial, p.code, fmt.Sprintf("rolledBack=%v cleanupPending=%v rollbackIncomplete=%v",
+				claimed.RolledBack, claimed.CleanupPending, claimed.RollbackIncomplete), got)
+		})
+	}
+}
