@@ -2,9 +2,7 @@ package apply
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -66,7 +64,7 @@ func (h Host) uncordonNow(ctx context.Context) error {
 	if err := h.Drainer.Uncordon(ctx); err != nil {
 		return err
 	}
-	if err := os.Remove(filepath.Join(h.StateDir, cordonMarker)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := actions.RemoveStateFile(h.StateDir, cordonMarker, true); err != nil {
 		return fmt.Errorf("state: %w", err)
 	}
 	return nil
@@ -77,7 +75,7 @@ func (h Host) uncordonLeftover(ctx context.Context) error {
 	if h.Drainer == nil {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(h.StateDir, cordonMarker)); err != nil {
+	if _, err := os.Lstat(filepath.Join(h.StateDir, cordonMarker)); err != nil {
 		return nil
 	}
 	h.logger().Warn("uncordoning the node a crashed refresh left cordoned")
