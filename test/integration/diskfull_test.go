@@ -42,7 +42,7 @@ func TestFaultDiskFilledAtAStep(t *testing.T) {
 	requireMountNS(t)
 	n := 1
 	f := newFaultNode(t, n)
-	last := steps(n)["rename"]
+	last := steps(n)["rename"] - 1 // the last passage: every rename made, the committed journal due
 	for _, at := range []string{"temp:1", "backup:1", "backup:" + strconv.Itoa(n+1), "rename:1", "rename:" + strconv.Itoa(last)} {
 		t.Run(at, func(t *testing.T) {
 			dir := t.TempDir()
@@ -63,8 +63,8 @@ func TestFaultDiskFilledAtAStep(t *testing.T) {
 			got := checkSettled(t, trial+" (recover on the full disk)", f.m, dir, stateOf(dir), claimed)
 			require.NoError(t, os.Remove(filler))
 			require.Equal(t, got, f.settle(t, trial, dir, claimed), trial)
-			t.Logf("%s: apply exit %d %s; settled %s", trial, p.code, fmt.Sprintf("rolledBack=%v cleanupPending=%v rollbackIncomplete=%v",
-				claimed.RolledBack, claimed.CleanupPending, claimed.RollbackIncomplete), got)
+			t.Logf("%s: apply exit %d %s; settled %s; %s", trial, p.code, fmt.Sprintf("rolledBack=%v cleanupPending=%v rollbackIncomplete=%v",
+				claimed.RolledBack, claimed.CleanupPending, claimed.RollbackIncomplete), got, claimed.Reason)
 		})
 	}
 }
