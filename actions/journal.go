@@ -138,6 +138,7 @@ func readJournal(stateDir string) (*journal, error) {
 //
 //  10. an entry that says it had no original has no backup on disk, from the prepared phase on: a
 //     rollback would remove the target as new, and the clean-up the backup, which may be its only copy;
+//
 //  11. while preparing no target has been touched, so an entry's backup on disk must be its target
 //     under a second name (the same inode, or the same bytes, mode and owner); one without its target,
 //     or another file, may be the only copy of an original: the journal is refused rather than the
@@ -145,11 +146,13 @@ func readJournal(stateDir string) (*journal, error) {
 //
 //  12. from the prepared phase on, every entry names its backup and every write its temp (any
 //     version: a version 1 journal of bare entries is refused like today's);
+//
 //  13. from the prepared phase on, an entry that says it had no original deletes its target on a
 //     rollback only when the file in place is the agent's own new file: the inode of the temp it
 //     wrote (newDev/newIno, recorded with the prepared phase). A file in place that is not (the pull
 //     secret under a forged "no original") has the journal refused; a removal that had no original
 //     finds nothing in place;
+//
 //  14. the payload file, when it is there, is a regular file (no symlink on the way) whose bytes
 //     hash to its name: recovery records it as the node's state.
 //

@@ -74,7 +74,8 @@ var ErrStateTaken = errors.New("a name the agent writes in its state dir is take
 // symlinked component, a reserved or unhandleable name, a side file name taken): retrying cannot
 // help, and nothing is written.
 func IsRefusal(err error) bool {
-	return errors.Is(err, ErrSymlink) || errors.Is(err, ErrReserved) || errors.Is(err, ErrName) || errors.Is(err, ErrSideTaken) || errors.Is(err, ErrStateTaken)
+	return errors.Is(err, ErrSymlink) || errors.Is(err, ErrReserved) || errors.Is(err, ErrName) || errors.Is(err, ErrSideTaken) ||
+		errors.Is(err, ErrStateTaken) || errors.Is(err, ErrUnwritable)
 }
 
 // opChecker makes the node checks Check and Prepare share, op by op.
@@ -99,6 +100,11 @@ func (c *opChecker) check(op Op) ([]string, error) {
 	missing, err := c.root.checkPath(op.Path)
 	if err != nil {
 		return nil, err
+	}
+	if !op.Remove || len(missing) == 0 {
+		if err := c.root.checkWritable(op.Path, missing); err != nil {
+			return nil, err
+		}
 	}
 	if c.seen[op.Path] {
 		return nil, fmt.Errorf("%s: more than one operation on the path", op.Path)

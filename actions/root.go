@@ -77,7 +77,7 @@ func (r *Root) checkPath(p string) (missing []string, err error) {
 			return nil, fmt.Errorf("%s: /%s is not a directory", p, cur)
 		}
 		if last && !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s: exists and is not a regular file (%s)", p, fi.Mode().Type())
+			return nil, fmt.Errorf("%s: %w: it exists and is not a regular file (%s)", p, ErrUnwritable, kind(fi.Mode()))
 		}
 	}
 	return nil, nil

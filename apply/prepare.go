@@ -142,6 +142,9 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	// A symlinked component or a reserved name is a refusal, shown by --dry-run as by a real run.
 	err = actions.Check(h.Root, ops)
 	if err == nil {
+		err = actions.CheckStateWritable(h.StateDir)
+	}
+	if err == nil {
 		err = checkStateNames(h.StateDir, req.Desired, built.Drain && h.Drainer != nil)
 	}
 	if err != nil {

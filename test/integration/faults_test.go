@@ -84,11 +84,17 @@ func TestFaultReadOnlyTargetDirectory(t *testing.T) {
 	require.NoError(t, err)
 	// registries.conf (staged first) is writable; the pull secret's directory is not.
 	des := base().File(registries, []byte("# v2 mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"v2":{}}}`), 0o600)
+	// The dry run sees the read-only mount as the write would (issue 27 item 7, adversary F5): a
+	// refusal naming the path, the same in both (it used to be a failure half way, exit 1).
+	dry, err := apply.Run(context.Background(), n, apply.Request{Desired: des.JSON(), Hash: "v2", DryRun: true})
+	require.NoError(t, err)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: des.JSON(), Hash: "v2"})
 	require.NoError(t, err)
-	assert.Equal(t, api.OutcomeFailed, res.Outcome)
+	assert.Equal(t, api.OutcomeRefused, res.Outcome)
 	assert.Contains(t, res.Reason, pullSecret)
-	assert.Contains(t, res.Reason, "read-only file system")
+	assert.Contains(t, res.Reason, "read-only mount")
+	assert.Equal(t, dry.Reason, res.Reason)
+	assert.Equal(t, dry.Outcome, res.Outcome)
 	after, err := fixture.TreeHash(dir)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "nothing changed, no temp file left")

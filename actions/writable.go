@@ -1,0 +1,115 @@
+package actions
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnwritable marks a path the node cannot take a write at, whatever is retried: a target that is
+// a directory or a FIFO, a file or directory marked immutable or append-only (chattr +i, +a), a
+// directory on a read-only mount. The plan checks each on the node (Check, so the dry run too) and
+// refuses, naming the path, with the same reason the write would fail with half way.
+var ErrUnwritable = errors.New("the node cannot take this write")
+
+// The inode flags of FS_IOC_GETFLAGS that make a rename, link or unlink fail with EPERM.
+const (
+	fsImmutableFL = 0x10
+	fsAppendFL    = 0x20
+)
+
+// writeBlocker says why f (what: "the file", "its directory") cannot be written, or "".
+func writeBlocker(f *os.File) string {
+	if flags, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS); err == nil {
+		switch {
+		case flags&fsImmutableFL != 0:
+			return "is immutable (chattr +i; lsattr shows it)"
+		case flags&fsAppendFL != 0:
+			return "is append-only (chattr +a; lsattr shows it)"
+		}
+	}
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err == nil && st.Flags&unix.ST_RDONLY != 0 {
+		return "is on a read-only mount"
+	}
+	return ""
+}
+
+// checkWritable refuses op's write when the directory it writes in (its parent, or the nearest
+// existing ancestor when parents are missing: where they are created) or the target itself cannot
+// take it.
+func (r *Root) checkWritable(p string, missing []string) error {
+	dir := path.Dir(p)
+	if len(missing) > 0 {
+		dir = path.Dir(missing[0])
+	}
+	dr := "."
+	if dir != "/" {
+		dr, _ = rel(dir)
+	}
+	if d, err := r.root.Open(dr); err == nil {
+		why := writeBlocker(d)
+		d.Close()
+		if why != "" {
+			return fmt.Errorf("%s: %w: the directory %s %s", p, ErrUnwritable, dir, why)
+		}
+	}
+	if len(missing) > 0 {
+		return nil
+	}
+	tr, _ := rel(p)
+	fi, err := r.root.Lstat(tr)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil // absent; anything else checkPath refused
+	}
+	f, err := r.root.OpenFile(tr, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if why := writeBlocker(f); why != "" {
+		return fmt.Errorf("%s: %w: it %s", p, ErrUnwritable, why)
+	}
+	return nil
+}
+
+// CheckStateWritable refuses a refresh whose state-dir writes would fail: the state dir (or, when it
+// does not exist yet, the nearest existing directory above it, where it is created) immutable,
+// append-only or on a read-only mount, or its record or journal immutable. The dry run makes this
+// check as the real run does.
+func CheckStateWritable(stateDir string) error {
+	dir := stateDir
+	for {
+		if _, err := os.Lstat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	names := []string{dir}
+	if dir == stateDir {
+		names = append(names, filepath.Join(stateDir, "current.json"), filepath.Join(stateDir, "journal.json"), filepath.Join(stateDir, "payloads"))
+	}
+	for _, p := range names {
+		f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+		if err != nil {
+			continue // absent, or refused elsewhere (a symlink)
+		}
+		why := writeBlocker(f)
+		f.Close()
+		if why != "" {
+			what := p
+			switch {
+			case p == stateDir:
+				what = "the state dir " + p
+			case dir != stateDir:
+				what = p + ", where the state dir " + stateDir + " would be created,"
+			}
+			return fmt.Errorf("state dir: %w: %s %s", ErrUnwritable, what, why)
+		}
+	}
+	return nil
+}
