@@ -67,8 +67,11 @@ var (
 // credProviderArgs are the other args the MCO's configs pass: gcr's subcommand, acr's cloud config.
 var credProviderArgs = []string{"get-credentials", "/etc/kubernetes/cloud.conf"}
 
-// IsCredentialProviderFile reports whether path lies under the credential providers directory.
-func IsCredentialProviderFile(p string) bool { return strings.HasPrefix(p, CredentialProvidersDir+"/") }
+// IsCredentialProviderFile reports whether path is the credential providers directory (as a file,
+// which the built-in rule's exact path also covers) or lies under it.
+func IsCredentialProviderFile(p string) bool {
+	return p == CredentialProvidersDir || strings.HasPrefix(p, CredentialProvidersDir+"/")
+}
 
 // JudgeCredentialProviderFile says why the file at p (under CredentialProvidersDir) must not be
 // written with data, naming the field, or nil.
