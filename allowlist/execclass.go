@@ -103,7 +103,7 @@ func mayRun(word string) bool {
 	}
 	for _, l := range [][]string{managerControl, machinePower, diskDown, byPattern, shells, wrappers, writers,
 		{"kill", "systemd-notify", "systemd-run", "umount", "mount", "sysctl", "modprobe", "crictl", "runc", "crun",
-			"awk", "gawk", "mawk", "nawk", "sed", "gsed", "eval", "source", "."}} {
+			"awk", "gawk", "mawk", "nawk", "sed", "gsed", "eval", "source", ".", "find"}} {
 		if slices.Contains(l, n) {
 			return true
 		}
@@ -204,6 +204,10 @@ func (j judge) argv(argv []string, depth int) string {
 		if why := j.judgeSed(args); why != "" {
 			return line + ": " + why
 		}
+	case prog == "find":
+		if why := judgeFind(args); why != "" {
+			return line + ": " + why
+		}
 	case prog == "eval" || prog == "source" || prog == ".":
 		return line + ": runs commands from a string or a file the judge cannot see"
 	}
@@ -258,6 +262,12 @@ func (j judge) wrapped(prog string, argv []string, depth int) string {
 		a := argv[i]
 		if program && strings.ContainsAny(a, "$%`") && !strings.ContainsAny(a, " \t\n") {
 			continue
+		}
+		if !program && strings.ContainsAny(a, "$%`") && !strings.HasPrefix(a, "-") &&
+			!(isAssignment(a) && !strings.ContainsAny(strings.SplitN(a, "=", 2)[0], "$`%")) {
+			// The wrapper's command named by a variable (env $CMD, nice -n $N x: the words cannot
+			// tell a value from the command; systemd splits an unbraced $CMD into words).
+			return short(a) + " (a program named by a variable, specifier or substitution cannot be judged)"
 		}
 		if strings.ContainsAny(a, " \t\n") {
 			// A split string (env -S "…", su -c "…", flock -c "…", sg grp "…") is a script.

@@ -121,11 +121,21 @@ func writeTarget(c string) string {
 	return ""
 }
 
-// target judges a write target that may hold variables: an unknown variable cannot be judged.
+// hasGlob says whether a word holds a shell pattern or a find/xargs placeholder: the path it names
+// (/tmp/p/sys?q-trigger through a link to /proc) is not the one the judge reads.
+func hasGlob(w string) bool {
+	return strings.ContainsAny(w, "*?[") || strings.Contains(w, "{}")
+}
+
+// target judges a write target that may hold variables: an unknown variable or a pattern cannot be
+// judged.
 func (j judge) target(w string) string {
 	x, ok := j.expand(w)
 	if !ok {
 		return "writes to " + w + ", a path set by a variable the unit does not define: cannot be judged"
+	}
+	if hasGlob(x) {
+		return "writes to " + w + ", a path named by a pattern or placeholder: cannot be judged"
 	}
 	if why := j.reach(x, true); why != "" {
 		return why
@@ -148,15 +158,39 @@ func (j judge) writes(prog string, args []string) string {
 	if prog == "echo" || prog == "printf" {
 		return "" // they write standard output only; its redirection is judged where it is
 	}
-	for _, a := range args {
+	// cp, mv, install, rsync and archivers read patterns (cp /etc/x/*.conf /etc/y/): only their last
+	// operand, the destination, may not be one; ln's operands are all judged (a link is how a
+	// pattern would reach /proc under another name).
+	sources := slices.Contains([]string{"cp", "mv", "install", "rsync", "tar", "cpio", "unzip"}, prog)
+	for i, a := range args {
 		if strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
 			continue
 		}
-		if !strings.ContainsAny(a, "/$") {
+		if !strings.ContainsAny(a, "/$*?[{") {
+			continue
+		}
+		if sources && i < len(args)-1 && hasGlob(a) {
+			if x, _ := j.expand(a); j.reach(x, true) != "" {
+				return j.reach(x, true)
+			}
 			continue
 		}
 		if why := j.target(a); why != "" {
 			return why
+		}
+	}
+	return ""
+}
+
+// judgeFind refuses a find whose starting point is in the kernel's state (/proc, /sys, /dev): with
+// -exec or -fprint it reaches what no argument may name (find /proc -name 'sys?q*' -exec ln -s …).
+func judgeFind(args []string) string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
+			break
+		}
+		if c := cleanPath(a); strings.HasPrefix(a, "/") && (under(c, "/proc") || under(c, "/sys") || under(c, "/dev")) {
+			return "find in " + c + " (the kernel's state) cannot be judged"
 		}
 	}
 	return ""
@@ -231,6 +265,9 @@ func (j judge) judgeMount(prog string, args []string) string {
 		}
 		c := cleanPath(x)
 		if prog == "mount" && k == 0 && len(operands) > 1 && !moves {
+			if under(c, "/proc") || under(c, "/sys") {
+				return prog + " " + c + ": a bind of the kernel's state under another name cannot be judged"
+			}
 			continue // the source of a new mount or a bind is only read
 		}
 		if slices.Contains(systemMounts, c) || under(c, "/proc") || under(c, "/sys") || under(c, "/dev") ||
@@ -286,6 +323,14 @@ func (j judge) judgeSed(args []string) string {
 	}
 	if inPlace {
 		for _, f := range files {
+			// sed -i edits files it names by pattern too (/etc/yum.repos.d/*.repo, as the MCO does):
+			// the pattern's fixed part is judged.
+			if x, ok := j.expand(f); ok && hasGlob(x) {
+				if why := j.reach(x, true); why != "" {
+					return why
+				}
+				continue
+			}
 			if why := j.target(f); why != "" {
 				return why
 			}

@@ -279,6 +279,11 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 				i++
 			}
 			redirect = true
+		case (c == '{' || c == '}') && (inWord || i+1 < len(s) && strings.IndexByte(" \t\n;", s[i+1]) < 0):
+			// {} (find's and xargs' placeholder), a{b,c}: part of a word; a brace group's { and }
+			// stand alone.
+			w.WriteByte(c)
+			inWord = true
 		case strings.IndexByte(";&|(){}\n", c) >= 0:
 			endCmd(strict)
 		case c == ' ' || c == '\t' || c == '\r':

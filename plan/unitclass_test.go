@@ -71,6 +71,13 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 		"rpm-ostree via nsenter":      {svc("ExecStart=/usr/bin/nsenter -t 1 -m -- rpm-ostree rebase x"), "ExecStart=", "what it boots"},
 		"bootc":                       {svc("ExecStart=/usr/bin/bootc upgrade --apply"), "ExecStart=", "what it boots"},
 		"grub2-reboot":                {svc("ExecStart=/usr/sbin/grub2-reboot 1"), "ExecStart=", "what it boots"},
+		// The kernel's state under another name: links, binds, patterns, placeholders.
+		"glob redirect":       {svc(`ExecStart=/bin/sh -c "mount --bind /run/p /tmp/p; echo b > /tmp/p/sys?q-trigger"`), "ExecStart=", "pattern"},
+		"find /proc -exec ln": {svc(`ExecStart=/usr/bin/find /proc -maxdepth 1 -name sys?q* -exec ln -s {} /tmp/t ;`), "ExecStart=", "find in /proc"},
+		"xargs ln {}":         {svc(`ExecStart=/bin/sh -c "ls -d /run/x/* | xargs -I{} ln -s {} /tmp/t"`), "ExecStart=", "placeholder"},
+		"ln -s /proc":         {svc(`ExecStart=/usr/bin/ln -s /proc /tmp/p`), "ExecStart=", "/proc"},
+		"bind /proc":          {svc(`ExecStart=/usr/bin/mount --bind /proc /tmp/p`), "ExecStart=", "another name"},
+		"tee glob":            {svc(`ExecStart=/usr/bin/tee /tmp/p/sys?q-trigger`), "ExecStart=", "pattern"},
 		// Job modes and what a unit's end starts.
 		"OnFailureJobMode=isolate":      {svc("ExecStart=/bin/false") + "[Unit]\nOnFailure=myapp-notify.service\nOnFailureJobMode=isolate\n", "OnFailureJobMode=isolate", "stop every unit"},
 		"OnSuccessJobMode=isolate":      {svc("ExecStart=/bin/true") + "[Unit]\nOnSuccess=myapp-notify.service\nOnSuccessJobMode=isolate\n", "OnSuccessJobMode=isolate", "stop every unit"},
@@ -194,6 +201,7 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 		"script with env args": svc("EnvironmentFile=/etc/node-sizing.env\nExecStart=/bin/bash /usr/local/sbin/dynamic-system-reserved-calc.sh ${NODE_SIZING_ENABLED} ${SYSTEM_RESERVED_MEMORY}"),
 		"kubelet shape": svc("ExecStartPre=/bin/mkdir --parents /etc/kubernetes/manifests\nExecStartPre=-/usr/sbin/restorecon -ri /var/lib/kubelet/pod-resources\n" +
 			"ExecStart=/usr/local/bin/kubenswrapper /usr/bin/kubelet --config=/etc/kubernetes/kubelet.conf --resolv-conf=/run/systemd/resolve/resolv.conf \\\n  --node-ip=${KUBELET_NODE_IP}\nStandardOutput=journal+console\nStandardError=journal+console"),
+		"cp a pattern":    svc(`ExecStartPre=/bin/sh -c "cp /etc/myapp/*.conf /run/myapp/"` + "\nExecStart=/usr/bin/myapp"),
 		"sed in place":    svc(`ExecStartPre=-/usr/bin/sh -c "sed -i 's/enabled=1/enabled=0/' /etc/yum.repos.d/*.repo"` + "\nExecStart=/usr/bin/myapp"),
 		"notify ready":    svc("Type=notify\nExecStart=/usr/bin/myapp\nExecStartPost=/usr/bin/systemd-notify --ready --status=up"),
 		"sh -c ordinary":  svc(`ExecStart=/bin/sh -c 'echo "ready $(date)" > /run/myapp; exec /usr/bin/myapp --reboot-policy=never'`),
