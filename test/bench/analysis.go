@@ -30,14 +30,26 @@ const analysis = `
   compares as before; anything the walk cannot settle is decoded whole, as before, and
   FuzzStreamedEmbedded holds the two paths to the same reason on mutated payloads. At 500 files the
   row went from 4.6x to the ratio in the table, and to 64 MB allocated per op for the 25 MB payload.
-  **What remains** (heap profile, ` + "`-memprofile`" + ` at 500 files, per op): the outer config's strings, as in
-  the baseline (25 MB); Ignition's validation of the outer config and again of the embedded one (vcontext's
-  reflection allocates ~10 KiB per file entry per validation: 21 MB), which stays, since it is what
-  refuses an embedded copy Ignition would not accept; and the decoded MachineConfig (12 MB) the walk
-  reads. The goals (1.5x time, allocations 2x the payload) are **not met**; the next step is to walk the
-  percent-encoded data URL in place, without decoding the MachineConfig: the server escapes every
-  structural character and every byte a JSON string must escape, so the runs between escapes are plain
-  string bytes, compared as they stand.
+  Then (heap profile, ` + "`-memprofile`" + ` at 500 files, per op) the outer config's strings were a copy of the
+  payload, as in the baseline (25 MB): encoding/json copies every source into its own string. Now the
+  long sources (128 bytes or more, no JSON escape, valid UTF-8: every data URL a server writes) are
+  not copied: the document is unmarshalled with each of them replaced by a placeholder of a
+  per-decode nonce, and they are put back, as strings that share the payload's bytes, right after
+  the unmarshal and before anything reads the config (translation, Ignition's validation, which sees
+  them as before, the budget and hash checks; ` + "`diff/alias.go`" + `). Anything else, or an unmarshal
+  error, is decoded whole as before, and FuzzAliasedSources holds the two decodes equal, error for
+  error, on mutated payloads (the decoded payload therefore keeps the payload's bytes alive, and
+  callers must not modify them: Decode says so). At 500 files: 64.5 MB to 39.7 MB allocated per op.
+  **What remains** (same profile): Ignition's validation of the outer config and again of the
+  embedded one (vcontext's reflection, ~10 KiB per file entry per validation: ~19 MB together, and
+  most of the CPU), and the decoded MachineConfig (12 MB) the walk reads. Next steps, not done: the
+  embedded copy's entries identical to the outer config's (already validated) need no second
+  validation, which needs care, since the two are of different specs on a served payload (3.2.0
+  outside, 3.5.0 inside: Ignition's file rules differ between them only in the URLs 3.4 added) and
+  Ignition's cross-entry rules (duplicates, links, unit paths) must still see every entry; and the
+  percent-encoded content URL walked in place rather than decoded (the server escapes every
+  structural character and every byte a JSON string must escape, so the runs between escapes are
+  plain string bytes).
 - **apply** costs what a plain crash-safe writer costs: backups are hard links, the journal is a few
   small fsynced writes, and directory fsyncs are batched per directory. (fsync latency dominates both
   columns and is noisy on this disk.)
@@ -58,25 +70,34 @@ const analysis = `
   before (clean, shared, reclaimable file pages); the working set, what the kubelet limits, is the
   row above. ` + "`-bin-beside`" + ` stays for the next such comparison.
 - **Peak memory.** Three fixes took the 13.4 MiB payload's peak from 4.2x its size above idle to about
-  2.7x: the agent runs with GOGC=25 (unless GOGC is set), returns a refresh's garbage to the OS when
-  the refresh ends, and decodes each file's contents only when it is staged. Payloads shaped as the
-  server serves them (two copies of the config) then peaked at 5.9x (99 MiB for 15.8 MiB): the
-  embedded copy was decoded whole. It no longer is (above), and the peak is in the table, as RSS
-  (VmHWM; it includes the executable's pages a refresh runs, which are file pages) and as the
-  working set sampled every 5 ms in the agent's cgroup. What a refresh still holds at once: the
-  payload as read (kept for the record), its decoded config (its strings are as large: Go strings
-  are copies), the decoded MachineConfig while the decode walks it, the MachineConfig again for the
-  machine-config daemon's current-config file, and the GC's headroom (GOGC=25). The goal of 2x the
-  payload above idle is **not met** where the table says no; the next steps are the in-place walk
-  above (no decoded MachineConfig) and writing the daemon's current config from the payload's bytes
-  rather than a decoded copy.
+  2.7x: the agent returns a refresh's garbage to the OS when the refresh ends, decodes each file's
+  contents only when it is staged, and runs with a low GC target. Payloads shaped as the server
+  serves them (two copies of the config) then peaked at 5.9x (99 MiB for 15.8 MiB): the embedded
+  copy was decoded whole; it no longer is (above): 3.3x. Measured on the 15.6 MiB payload with
+  ` + "`go run ./test/bench -idle 5s -changes 1 -outages 0`" + ` (the peak rows only) and GODEBUG=gctrace=1,
+  what a refresh held at once was the payload as read (kept for the record), its decoded config
+  (as large again: Go strings are copies), the decoded content MachineConfig (8 MB) while the decode
+  walks it, and kept after it (the embedded kernelArguments were a slice of it), the MachineConfig
+  again for the machine-config daemon's current-config file from planning to the commit, and the
+  GC's headroom (GOGC=25). Now the decoded config shares the payload's bytes (above), the
+  kernelArguments are copied out, the daemon's record is checked when planned but produced again at
+  staging time (one file at a time, as the other files), its check no longer copies spec.config, and
+  the agent runs with GOGC=10 (unless GOGC is set; a small payload's refresh keeps 200): the
+  heap is mostly payload bytes, which the GC does not scan, so the lower target costs little CPU.
+  Peak working set, one run each: 60.2 MiB (3.52x) on main before, 42.3 MiB (2.35x) with the
+  aliased sources, 40.1 MiB (2.20x) with the record and kernelArguments fixes, 35.4-37.4 MiB
+  (1.88-2.04x, three runs) with GOGC=10 (GOGC=5: 1.80-1.88x). The table's row is from the full run. What a
+  refresh still holds at its peak: the payload once (the agent's snapshot of its source, which the
+  decoded config now shares), the decoded content MachineConfig while the decode walks it (8 MB,
+  half the payload), and the GC's 10%: the margin to 2x is thin (about a tenth of the payload), and
+  the in-place walk of the content URL (above) is what would widen it.
 - **CPU per refresh across a pool.** 100 agents refreshing at once on 2 cores spent ~30 ms CPU
   each (~3 s summed), so the pool's last Done came at 2.1–2.9 s. A system profile (perf) showed the
-  GC (the agent's GOGC=25) at ~15% of the agents' CPU, Ignition's translation of the 3.2 payloads
+  GC (the agent's GOGC=25 then) at ~15% of the agents' CPU, Ignition's translation of the 3.2 payloads
   (reflection) for both the desired and the recorded payload, the first decode in each process
   building encoding/json's type caches, and FreeOSMemory run before the Done patch. Now a payload
   under 1 MiB is refreshed with a GC target of 200 until the agent is idle again (a large payload
-  keeps 25, for its peak), the recorded payload stays decoded between refreshes (apply.Decoded,
+  keeps the process target, now 10, for its peak), the recorded payload stays decoded between refreshes (apply.Decoded,
   keyed by its content-addressed name), the agent decodes it once at start-up, and memory is
   given back 2 s after the outcome is reported: ~19 ms each, and the pool Done in ~1.7 s.
 - **Agent.** The idle agent holds two watches (its ConfigMap and its Node, each by field selector;
