@@ -273,16 +273,21 @@ func (j *podJudge) container(c *corev1.Container, at string, volumes map[string]
 	j.rest(c, at, notHyperShifts)
 }
 
-// ids refuses root: user 0, group 0, or runAsNonRoot false said outright.
+// maxID is the largest user or group id the Kubernetes API accepts.
+const maxID = 1<<31 - 1
+
+// ids refuses root: user 0, group 0, or runAsNonRoot false said outright; and ids outside the API's range.
 func (j *podJudge) ids(at string, user, group *int64, nonRoot *bool) {
 	if user != nil && *user == 0 {
 		j.refuse(at+".runAsUser", "0 (root): HyperShift's pod runs as 1001")
 	}
-	if user != nil && *user < 0 {
-		j.refuse(at+".runAsUser", fmt.Sprintf("%d is not a user", *user))
+	// The API's range (validation.IsValidUserID/IsValidGroupID): beyond it the kubelet refuses the
+	// pod, and a runtime that truncated the id to 32 bits would run 4294967296 as root.
+	if user != nil && (*user < 0 || *user > maxID) {
+		j.refuse(at+".runAsUser", fmt.Sprintf("%d is not a user (0 to %d)", *user, maxID))
 	}
-	if group != nil && *group <= 0 {
-		j.refuse(at+".runAsGroup", fmt.Sprintf("%d: not the root group, nor a negative one", *group))
+	if group != nil && (*group <= 0 || *group > maxID) {
+		j.refuse(at+".runAsGroup", fmt.Sprintf("%d: not the root group, nor one outside 1 to %d", *group, maxID))
 	}
 	if nonRoot != nil && !*nonRoot {
 		j.refuse(at+".runAsNonRoot", "false: the proxy never needs root")

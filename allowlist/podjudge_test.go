@@ -137,6 +137,12 @@ func TestStaticPodJudgeRefusesWhatWidensThePod(t *testing.T) {
 		{"root", containerSC(func(sc *corev1.SecurityContext) { sc.RunAsUser = ptr(int64(0)) }), "spec.containers[0].securityContext.runAsUser"},
 		{"root at the pod's level", podWith(func(p *corev1.Pod) { p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(int64(0))} }), "spec.securityContext.runAsUser"},
 		{"no user: the image's", containerSC(func(sc *corev1.SecurityContext) { sc.RunAsUser = nil }), "runAsUser: not set"},
+		// Round-2 adversary: ids beyond the API's range (a 32-bit truncation of 2^32 is root).
+		{"user 2^32", containerSC(func(sc *corev1.SecurityContext) { sc.RunAsUser = ptr(int64(1) << 32) }), "spec.containers[0].securityContext.runAsUser: 4294967296 is not a user"},
+		{"user 2^31", containerSC(func(sc *corev1.SecurityContext) { sc.RunAsUser = ptr(int64(1) << 31) }), "is not a user"},
+		{"group 2^32 at the pod's level", podWith(func(p *corev1.Pod) {
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsGroup: ptr(int64(1) << 32)}
+		}), "spec.securityContext.runAsGroup"},
 		{"runAsNonRoot false", containerSC(func(sc *corev1.SecurityContext) { sc.RunAsNonRoot = ptr(false) }), "runAsNonRoot"},
 		{"the root group", containerSC(func(sc *corev1.SecurityContext) { sc.RunAsGroup = ptr(int64(0)) }), "runAsGroup"},
 		{"supplemental root group", podWith(func(p *corev1.Pod) {
