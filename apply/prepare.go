@@ -43,6 +43,8 @@ type Prepared struct {
 	des      *diff.Payload
 	hash     string
 	unlock   func()
+	// readOnly says the state dir cannot be written: Prepare reads as a dry run and refuses.
+	readOnly bool
 	// final says Prepare reached the outcome (refused, invalid on the node, a dry run): Execute does
 	// nothing more.
 	final bool
@@ -59,11 +61,15 @@ func Prepare(ctx context.Context, h Host, req Request) (*Prepared, error) {
 	if err := h.Root.CheckStateDir(h.StateDir); err != nil {
 		return nil, err
 	}
-	unlock, err := h.lock(ctx, !req.DryRun)
+	// A state dir that cannot be written (immutable, a read-only mount) cannot take the lock file
+	// either: the refresh is refused below with the dry run's reason (CheckStateWritable), read
+	// under the shared lock as the dry run reads, writing nothing.
+	readOnly := !req.DryRun && errors.Is(actions.CheckStateWritable(h.StateDir), actions.ErrUnwritable)
+	unlock, err := h.lock(ctx, !req.DryRun && !readOnly)
 	if err != nil {
 		return nil, err
 	}
-	p := &Prepared{host: h, req: req, unlock: unlock}
+	p := &Prepared{host: h, req: req, unlock: unlock, readOnly: readOnly}
 	if err := p.prepare(ctx); err != nil {
 		p.Close()
 		return nil, err
@@ -74,7 +80,7 @@ func Prepare(ctx context.Context, h Host, req Request) (*Prepared, error) {
 func (p *Prepared) prepare(ctx context.Context) error {
 	h, req := p.host, p.req
 	log := h.logger()
-	if req.DryRun {
+	if req.DryRun || p.readOnly {
 		if txn, err := actions.Pending(h.StateDir); err != nil || txn != "" {
 			return fmt.Errorf("an interrupted refresh is pending (%s%v): run refresh-agent recover first", txn, err)
 		}
@@ -96,7 +102,7 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		}
 		cur, fromMachineConfig = c.Payload, c.Hash == ""
 	}
-	if !req.DryRun {
+	if !req.DryRun && !p.readOnly {
 		// Under the lock with no journal pending: side files no journal accounts for go (those that
 		// may be originals stay, and the node check below refuses their files).
 		h.sweepSides(cur)
@@ -129,7 +135,7 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		return nil
 	}
 	ops, err := h.ops(built, des)
-	if errors.Is(err, ErrUnsafeHome) || errors.Is(err, ErrOwnerCeiling) || errors.Is(err, actions.ErrNoSuchOwner) {
+	if errors.Is(err, ErrUnsafeHome) || errors.Is(err, ErrOwnerCeiling) || errors.Is(err, actions.ErrNoSuchOwner) || actions.IsRefusal(err) {
 		p.refuse(fileRefusal(err))
 		return nil
 	}
@@ -214,6 +220,12 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 	defer p.Close()
 	h, req, res := p.host, p.req, p.res
 	if p.final {
+		return res, nil
+	}
+	if p.readOnly {
+		// Not refused, yet the state dir cannot be written (a no-op's record): nothing is tried
+		// under the shared lock.
+		res.Outcome, res.Reason = api.OutcomeFailed, "state dir "+h.StateDir+" cannot be written: "+actions.CheckStateWritable(h.StateDir).Error()
 		return res, nil
 	}
 	if p.unlock == nil {

@@ -57,6 +57,10 @@ func TestDryRunRefusesWhatTheWriteWouldFailOn(t *testing.T) {
 			chattr(t, "+i", filepath.Join(n.dir, "etc/containers"))
 		}, "/etc/containers"},
 		{"state dir immutable", v2(), func(t *testing.T, n *node) { chattr(t, "+i", n.StateDir) }, "var/lib/refresh-agent"},
+		{"state dir immutable, no lock file yet", v2(), func(t *testing.T, n *node) {
+			require.NoError(t, os.Remove(filepath.Join(n.StateDir, "lock")))
+			chattr(t, "+i", n.StateDir)
+		}, "var/lib/refresh-agent"},
 		{"var/lib immutable, no state dir", v2(), func(t *testing.T, n *node) {
 			n.StateDir = filepath.Join(n.dir, "var/lib/refresh-agent-new")
 			chattr(t, "+i", filepath.Join(n.dir, "var/lib"))
@@ -85,4 +89,23 @@ func TestDryRunRefusesWhatTheWriteWouldFailOn(t *testing.T) {
 			assert.Equal(t, before, n.treeHash(t), "nothing written")
 		})
 	}
+}
+
+// The daemon's record a directory: the plan keeps it coherent and reads it, and the refresh is a
+// refusal naming it in both runs (the adversary's g_dry "mcd record is a dir": failed, exit 1).
+func TestDaemonRecordTakenIsARefusal(t *testing.T) {
+	n := newNode(t)
+	mcd := filepath.Join(n.dir, apply.MCDCurrentConfig)
+	_ = os.Remove(mcd)
+	require.NoError(t, os.MkdirAll(filepath.Join(mcd, "x"), 0o755))
+	dry, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: v2().JSON(), Hash: "v2", DryRun: true})
+	require.NoError(t, err)
+	res := n.run(t, v2().JSON(), "v2")
+	if dry.Outcome == api.OutcomePlanned {
+		t.Skip("this payload does not touch the daemon's record")
+	}
+	assert.Equal(t, api.OutcomeRefused, dry.Outcome, dry.Reason)
+	assert.Equal(t, api.OutcomeRefused, res.Outcome, res.Reason)
+	assert.Equal(t, dry.Reason, res.Reason)
+	assert.Contains(t, res.Reason, apply.MCDCurrentConfig)
 }
