@@ -52,8 +52,15 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 				} else {
 					*lists[o.Name] = append(*lists[o.Name], strings.Fields(strings.ReplaceAll(o.Value, "\\\n", " "))...)
 				}
-			case o.Section == "Unit" && single[o.Name] != nil:
+			case o.Section == "Unit" && single[o.Name] != nil,
+				o.Section == "Service" && legacyServiceActions[o.Name]:
 				*single[o.Name] = o.Value
+			case (o.Section == "Unit" || o.Section == "Service") && rebootArgs[o.Name]:
+				// Only read with a reboot action (refused above), but a judge that cannot say why
+				// a unit names a reboot argument refuses it rather than guessing.
+				if strings.TrimSpace(o.Value) != "" {
+					return p, fmt.Errorf("[%s] %s=%s: the argument of a reboot the manager would do", o.Section, o.Name, o.Value)
+				}
 			case o.Section == "Unit" && o.Name == "DefaultDependencies":
 				p.DefaultDependencies = !isFalse(o.Value)
 			case o.Section == "Install" && install[o.Name] != nil:
@@ -97,6 +104,13 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 	}
 	return p, nil
 }
+
+// legacyServiceActions are the [Unit] actions systemd still parses in [Service] under their old
+// spelling (load-fragment-gperf: Service.FailureAction, Service.StartLimitAction set the unit's).
+var legacyServiceActions = map[string]bool{"FailureAction": true, "StartLimitAction": true}
+
+// rebootArgs are the settings that give a reboot action its argument ([Unit] and, legacy, [Service]).
+var rebootArgs = map[string]bool{"RebootArgument": true, "JobTimeoutRebootArgument": true}
 
 func isFalse(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
