@@ -332,6 +332,9 @@ func JudgeUnit(p UnitProps) error {
 		}
 	}
 	for _, u := range p.PulledInBy {
+		if strings.EqualFold(u, "default.target") {
+			continue // the boot's target (multi-user or graphical): what [Install] WantedBy= usually names
+		}
 		if err := stopsSystem(u); err != nil {
 			return fmt.Errorf("pulled in by %s: the unit is a job of a unit that stops the system (%v)", u, err)
 		}

@@ -97,7 +97,7 @@ func TestJudgeUnitShutdownIdentityBothWays(t *testing.T) {
 	// The SRE's own unit named like a shutdown helper, doing nothing of the kind.
 	notifier := allowlist.UnitProps{ID: "app-shutdown-notifier.service", Names: []string{"app-shutdown-notifier.service"},
 		DefaultDependencies: true, Conflicts: []string{"shutdown.target"}, Before: []string{"shutdown.target"},
-		PulledInBy: []string{"multi-user.target"}, Exec: [][]string{{"/usr/local/bin/notify", "--on-stop"}}}
+		PulledInBy: []string{"multi-user.target", "default.target"}, Exec: [][]string{{"/usr/local/bin/notify", "--on-stop"}}}
 	for _, p := range []allowlist.UnitProps{crio, kubelet, auditd, notifier} {
 		assert.NoError(t, allowlist.JudgeUnit(p), p.ID)
 	}
