@@ -445,7 +445,13 @@ func Recover(root *Root, stateDir string, trust Trust) (*Txn, error) {
 	}
 	t := &Txn{root: root, stateDir: stateDir, j: *j}
 	if j.Phase == PhasePreparing {
-		return nil, t.discard()
+		// Removed, journal included, with only the last fsync failed: settled as far as the files
+		// show (ErrNotDurable), as a rollback's clean-up is; a power cut may bring the journal back,
+		// and the next recovery removes it again.
+		if err := t.discard(); err != nil && !errors.Is(err, ErrNotDurable) {
+			return nil, err
+		}
+		return nil, nil
 	}
 	return t, nil
 }
