@@ -99,7 +99,18 @@ func execution(e allowlist.Execution, unit, svc map[string]any) allowlist.Execut
 	e.OnFailureJobMode, e.OnSuccessJobMode = str(unit, "OnFailureJobMode"), str(unit, "OnSuccessJobMode")
 	e.StandardInput, e.StandardOutput, e.StandardError = str(svc, "StandardInput"), str(svc, "StandardOutput"), str(svc, "StandardError")
 	e.WorkingDirectory, e.RootDirectory = str(svc, "WorkingDirectory"), str(svc, "RootDirectory")
-	e.Environment = list("Environment")
+	e.Environment, e.PassEnvironment = list("Environment"), list("PassEnvironment")
+	if fs, ok := svc["EnvironmentFiles"].([][]any); ok { // a(sb): path, whether a missing file is ignored
+		for _, f := range fs {
+			if len(f) == 2 {
+				p, _ := f[0].(string)
+				if ign, _ := f[1].(bool); ign {
+					p = "-" + p
+				}
+				e.EnvironmentFiles = append(e.EnvironmentFiles, p)
+			}
+		}
+	}
 	e.RuntimeDirectory, e.StateDirectory, e.CacheDirectory = list("RuntimeDirectory"), list("StateDirectory"), list("CacheDirectory")
 	e.LogsDirectory, e.ConfigurationDirectory = list("LogsDirectory"), list("ConfigurationDirectory")
 	return e

@@ -219,6 +219,9 @@ func (j judge) argv(argv []string, depth int) string {
 	if why := j.commandOptions(args, depth); why != "" {
 		return line + ": " + why
 	}
+	if why := judgeRunner(prog, args); why != "" {
+		return line + ": " + why
+	}
 	if slices.Contains(wrappers, prog) {
 		return j.wrapped(prog, argv, depth)
 	}
@@ -258,6 +261,7 @@ func (j judge) wrapped(prog string, argv []string, depth int) string {
 		return ""
 	}
 	program := false // a program path was passed: variables after it are its arguments
+	word := false    // a word that is no option was passed (an option's value, or the program)
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
 		if program && strings.ContainsAny(a, "$%`") && !strings.ContainsAny(a, " \t\n") {
@@ -279,7 +283,13 @@ func (j judge) wrapped(prog string, argv []string, depth int) string {
 		if strings.HasPrefix(a, "-") || isAssignment(a) && !strings.ContainsAny(strings.SplitN(a, "=", 2)[0], "$`%") {
 			continue // an option or an assignment (env FOO=$BAR), never the program the wrapper runs
 		}
+		if !program && !word && strings.Contains(a, "/") {
+			if why := programFile(a); why != "" {
+				return short(strings.Join(argv, " ")) + ": " + why
+			}
+		}
 		program = program || strings.Contains(a, "/")
+		word = true
 		if !mayRun(a) {
 			continue
 		}
@@ -452,7 +462,15 @@ func (j judge) judgeShell(argv []string, depth int) string {
 			}
 			i++
 			return j.shellOperand(line, argv[i], inline, depth)
-		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
+		case a == "--rcfile" || a == "--init-file":
+			if i+1 >= len(argv) {
+				return line + ": " + a + " without its file"
+			}
+			i++
+			if why := scriptFile(argv[0], argv[i]); why != "" {
+				return line + ": " + why
+			}
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O":
 			i++
 		case strings.HasPrefix(a, "--"):
 		case (strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+")) && len(a) > 1:
@@ -482,6 +500,9 @@ func (j judge) shellOperand(line, op string, inline bool, depth int) string {
 	if strings.ContainsAny(op, "$`") {
 		return line + ": a script named by a variable cannot be judged"
 	}
+	if why := scriptFile(cmdName(line), op); why != "" {
+		return line + ": " + why
+	}
 	return ""
 }
 
@@ -505,11 +526,11 @@ func judgeInterpreter(name string, args []string) string {
 			if strings.ContainsAny(a, "$`") {
 				return name + " runs a script named by a variable: cannot be judged"
 			}
-			return ""
+			return scriptFile(name, a)
 		}
 		if a == "--" {
 			if i+1 < len(args) && !stdinPath(args[i+1]) {
-				return ""
+				return scriptFile(name, args[i+1])
 			}
 			return name + " reads its program from standard input: cannot be judged"
 		}
@@ -539,8 +560,22 @@ func judgeAwk(args []string) string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "-f" || a == "--file" || strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "-f") && len(a) > 2:
-			return ""
+		case a == "-f" || a == "--file" || a == "-i" || a == "--include" || a == "-l" || a == "--load":
+			if i+1 >= len(args) {
+				return "awk " + a + " without its file"
+			}
+			if why := scriptFile("awk", args[i+1]); why != "" {
+				return why
+			}
+			i++
+		case strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "--include=") || strings.HasPrefix(a, "--load="):
+			if why := scriptFile("awk", a[strings.IndexByte(a, '=')+1:]); why != "" {
+				return why
+			}
+		case strings.HasPrefix(a, "-f") && len(a) > 2:
+			if why := scriptFile("awk", a[2:]); why != "" {
+				return why
+			}
 		case a == "-e" || a == "--source":
 			if i+1 < len(args) {
 				prog += args[i+1] + "\n"

@@ -14,6 +14,9 @@ type shCmd struct {
 	targets []string
 	strict  bool
 	subst   bool // a command substitution or a process substitution stands in command position
+	// expands are the words the shell would expand into other words (an unquoted pattern, brace
+	// expansion or leading ~): what they name is not what the judge reads.
+	expands []string
 }
 
 // script judges a shell script: every command in it (split on ; & | newlines, parentheses,
@@ -42,7 +45,18 @@ func (j judge) script(s string, depth int, strict bool) string {
 		cmd := c.words
 		for len(cmd) > 0 && (isAssignment(cmd[0]) || cmd[0] == "!" ||
 			slices.Contains([]string{"then", "else", "do", "if", "elif", "while", "until", "time", "coproc", "exec", "command"}, cmd[0])) {
+			if c.strict && isAssignment(cmd[0]) && codeVar(strings.SplitN(cmd[0], "=", 2)[0]) {
+				return short(cmd[0]) + ": a variable that loads code or changes how a program starts (cannot be judged)"
+			}
+			if c.strict && (cmd[0] == "exec" || cmd[0] == "command") && len(cmd) > 1 && strings.HasPrefix(cmd[1], "-") {
+				return strings.Join(cmd, " ") + ": " + cmd[0] + " with options (-a, -p, -v) the judge does not follow"
+			}
 			cmd = cmd[1:]
+		}
+		if c.strict {
+			if why := judgeBuiltin(cmd, c.expands, j, depth); why != "" {
+				return why
+			}
 		}
 		if c.strict && c.subst && len(cmd) == 0 {
 			return "a command named by a substitution cannot be judged"
@@ -97,6 +111,71 @@ func (j judge) runsWritten(cmd []string, written map[string]bool) string {
 	return ""
 }
 
+// judgeBuiltin refuses, in a script's command position, what makes the shell run a command the
+// judge does not read as one: a word the shell expands into a program (a pattern, brace expansion,
+// ~), builtins that run or redefine commands, and exports of variables that load code. trap's
+// action is judged as a script.
+func judgeBuiltin(cmd, expands []string, j judge, depth int) string {
+	if len(cmd) == 0 {
+		return ""
+	}
+	line := short(strings.Join(cmd, " "))
+	n := cmd[0]
+	if slices.Contains(expands, n) {
+		return line + ": a command the shell names by a pattern, brace expansion or ~ (what it runs is not what the judge reads)"
+	}
+	runs := slices.Contains(shells, cmdName(n)) || interpreterName(cmdName(n)) != "" || slices.Contains(wrappers, cmdName(n))
+	for _, w := range cmd[1:] {
+		if runs && slices.Contains(expands, w) {
+			return line + ": " + w + " expands (pattern, brace expansion or ~) into words the judge cannot read"
+		}
+	}
+	switch n {
+	case "alias", "unalias", "enable", "fc", "bind", "complete", "compgen", "function", "hash", "select", "shopt", "set", "declare", "typeset", "readonly", "local", "let":
+		if n == "set" || n == "declare" || n == "typeset" || n == "readonly" || n == "local" || n == "let" || n == "shopt" {
+			for _, a := range cmd[1:] {
+				k := strings.SplitN(strings.TrimLeft(a, "-+"), "=", 2)[0]
+				if codeVar(k) || strings.ContainsAny(a, "[$`") || a == "-f" || a == "-F" || a == "-T" || a == "functrace" ||
+					a == "expand_aliases" || a == "extdebug" || a == "-o" && n == "set" {
+					return line + ": changes how the shell runs commands or sets a variable that loads code (cannot be judged)"
+				}
+			}
+			return ""
+		}
+		return line + ": a builtin that runs or redefines commands (cannot be judged)"
+	case "mapfile", "readarray":
+		for _, a := range cmd[1:] {
+			if strings.HasPrefix(a, "-") && strings.Contains(a, "C") {
+				return line + ": runs a callback (-C) the judge cannot see"
+			}
+		}
+	case "export":
+		for _, a := range cmd[1:] {
+			if a == "-f" || codeVar(strings.SplitN(a, "=", 2)[0]) {
+				return line + ": exports a function or a variable that loads code (cannot be judged)"
+			}
+		}
+	case "trap":
+		args := cmd[1:]
+		for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+			if args[0] == "--" {
+				args = args[1:]
+				break
+			}
+			if args[0] == "-p" || args[0] == "-l" {
+				return ""
+			}
+			args = args[1:]
+		}
+		if len(args) > 1 && args[0] != "-" && args[0] != "" {
+			if why := j.script(args[0], depth+1, true); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
 func isAssignment(w string) bool {
 	i := strings.IndexByte(w, '=')
 	if i <= 0 {
@@ -121,15 +200,21 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 	inWord := false
 	redirect := false // the next word is a redirection target
 	inBacktick := false
+	glob, brace := false, false // the word holds an unquoted pattern character or {
 	endWord := func() {
 		if !inWord {
 			return
 		}
+		word := w.String()
+		if glob || brace && word != "{}" && (strings.Contains(word, ",") || strings.Contains(word, "..")) {
+			cur.expands = append(cur.expands, word)
+		}
+		glob, brace = false, false
 		if redirect {
-			cur.targets = append(cur.targets, w.String())
+			cur.targets = append(cur.targets, word)
 			redirect = false
 		} else {
-			cur.words = append(cur.words, w.String())
+			cur.words = append(cur.words, word)
 		}
 		w.Reset()
 		inWord = false
@@ -193,6 +278,10 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 			}
 			if k >= len(s) {
 				return nil, "a shell script with an unterminated ${ (cannot be judged)"
+			}
+			if inner := s[i+2 : k]; strings.ContainsAny(inner, "`<>") || strings.Contains(inner, "$(") || strings.Contains(inner, "${") {
+				// ${x:=$(cmd)}, ${x:-`cmd`}: the default runs when x is unset.
+				return nil, "${" + short(inner) + "}: a parameter expansion that runs or nests commands cannot be judged"
 			}
 			w.WriteString(s[i : k+1])
 			inWord = true
@@ -282,6 +371,9 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 		case (c == '{' || c == '}') && (inWord || i+1 < len(s) && strings.IndexByte(" \t\n;", s[i+1]) < 0):
 			// {} (find's and xargs' placeholder), a{b,c}: part of a word; a brace group's { and }
 			// stand alone.
+			if c == '{' {
+				brace = true
+			}
 			w.WriteByte(c)
 			inWord = true
 		case strings.IndexByte(";&|(){}\n", c) >= 0:
@@ -289,6 +381,9 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 		case c == ' ' || c == '\t' || c == '\r':
 			endWord()
 		default:
+			if c == '*' || c == '?' || c == '[' || c == '~' && !inWord {
+				glob = true
+			}
 			w.WriteByte(c)
 			inWord = true
 		}

@@ -20,7 +20,10 @@ type Execution struct {
 	WorkingDirectory, RootDirectory              string
 	// Environment are the unit's Environment= assignments (KEY=VALUE, specifiers resolved); the
 	// *Directory= settings give $RUNTIME_DIRECTORY and its kind.
-	Environment                                                                             []string
+	Environment []string
+	// PassEnvironment names the manager's variables passed on; EnvironmentFiles the files read
+	// ("-" first when a missing one is ignored).
+	PassEnvironment, EnvironmentFiles                                                       []string
 	RuntimeDirectory, StateDirectory, CacheDirectory, LogsDirectory, ConfigurationDirectory []string
 }
 
@@ -100,7 +103,19 @@ func judgeExecution(p UnitProps) error {
 			return fmt.Errorf("%s=%s", key, strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(why))
 		}
 	}
-	return nil
+	for i, argv := range p.Exec {
+		if len(argv) > 0 {
+			if why := programFile(argv[0]); why != "" {
+				key := "Exec"
+				if i < len(p.ExecKeys) {
+					key = p.ExecKeys[i]
+				}
+				return fmt.Errorf("%s=%s: %s", key, short(strings.Join(argv, " ")), why)
+			}
+		}
+	}
+	// After the commands: a command's own refusal says more than the environment's.
+	return judgeEnvironment(p.Execution)
 }
 
 func jobModeEffect(m string) string {

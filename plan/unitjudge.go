@@ -74,6 +74,18 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 				}
 			case o.Section == "Service" && service[o.Name] != nil:
 				*service[o.Name] = allowlist.ResolveSpecifiers(name, strings.TrimSpace(o.Value))
+			case o.Section == "Service" && o.Name == "EnvironmentFile":
+				if v := strings.TrimSpace(o.Value); v == "" {
+					p.EnvironmentFiles = nil
+				} else {
+					p.EnvironmentFiles = append(p.EnvironmentFiles, allowlist.ResolveSpecifiers(name, v))
+				}
+			case o.Section == "Service" && o.Name == "PassEnvironment":
+				if v := strings.TrimSpace(o.Value); v == "" {
+					p.PassEnvironment = nil
+				} else {
+					p.PassEnvironment = append(p.PassEnvironment, strings.Fields(v)...)
+				}
 			case o.Section == "Service" && serviceLists[o.Name] != nil:
 				words, err := allowlist.SplitExec(strings.ReplaceAll(o.Value, "\\\n", " "))
 				if err != nil || len(words) > 1 {

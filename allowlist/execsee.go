@@ -1,0 +1,133 @@
+package allowlist
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// What the judge cannot see is refused (adv27 round 2): the code a program loads or runs is judged
+// only where the judge reads it. A variable that makes the loader, a shell or an interpreter load
+// code or change how the program starts, a script or program file the payload could write, a
+// program option that runs a command, and a shell word the shell would expand into another program
+// (a pattern, a brace expansion, ~) are refused by class.
+
+// codeVars are variable names (exact, or prefixes ending in "*") whose value the loader, a shell
+// or an interpreter runs or loads as code, or that change how the program starts.
+var codeVars = []string{"LD_*", "BASH_ENV", "ENV", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS", "PS4", "PS1", "PS0",
+	"PROMPT_COMMAND", "IFS", "CDPATH", "GLOBIGNORE", "BASH_XTRACEFD", "EXECIGNORE", "PATH", "PYTHON*", "PERL5*",
+	"PERLLIB", "PERL_*", "RUBY*", "GEM_*", "NODE_*", "GCONV_PATH", "GIT_*", "LUA_*", "TCL*", "PHPRC", "PHP_INI_*",
+	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MALLOC_*", "GLIBC_TUNABLES", "HOSTALIASES",
+	"LOCPATH", "NLSPATH", "RES_OPTIONS", "DBUS_*", "SSH_ASKPASS", "SUDO_ASKPASS",
+	"EDITOR", "VISUAL", "PAGER", "GIT_PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "BROWSER", "OPENSSL_CONF",
+	"OPENSSL_ENGINES", "OPENSSL_MODULES", "SSLKEYLOGFILE", "KRB5_CONFIG", "CURL_HOME",
+	"WGETRC", "ZDOTDIR", "INPUTRC", "MAILCAP*", "LIBVA_*", "GST_PLUGIN_*",
+	"GIO_*", "GTK_*", "QT_*", "LUA_INIT*"}
+
+// codeVar says whether a variable of that name loads code or changes how a program starts.
+func codeVar(name string) bool {
+	u := strings.ToUpper(name)
+	for _, v := range codeVars {
+		if raw, ok := strings.CutSuffix(v, "*"); ok && strings.HasPrefix(u, raw) || u == v {
+			return true
+		}
+	}
+	return false
+}
+
+// payloadCannotWrite says whether the file at p is read-only OS content (/usr) or a path no policy
+// may ever grant (denied by the audit): code read from there is the node's. Every other path the
+// policy reaches may be the payload's, so its contents cannot be judged.
+func payloadCannotWrite(p string) bool {
+	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "$`%*?[{~") {
+		return false
+	}
+	c := path.Clean(p)
+	if under(c, "/usr") && !under(c, "/usr/local") || under(c, "/bin") || under(c, "/sbin") || under(c, "/lib") || under(c, "/lib64") {
+		return true
+	}
+	_, denied := locationOf(c, Deny)
+	if under(c, "/usr/local") {
+		// RHCOS's /usr/local is /var/usrlocal: the node's only where the audit denies it, or in
+		// its bin and sbin dirs (written by the MCO's own files, which the payload judges as units).
+		return denied || under(c, "/usr/local/bin") || under(c, "/usr/local/sbin") || under(c, "/usr/local/libexec")
+	}
+	return denied
+}
+
+// judgeEnvironment refuses variables that load code (Environment=, PassEnvironment=,
+// UnsetEnvironment= unsets only, so is harmless) and environment files the payload could write.
+func judgeEnvironment(e Execution) error {
+	for _, a := range e.Environment {
+		k, _, _ := strings.Cut(a, "=")
+		if codeVar(k) {
+			return fmt.Errorf("Environment=%s: %s makes the loader, a shell or an interpreter load code or changes how the program starts", short(a), k)
+		}
+	}
+	for _, k := range e.PassEnvironment {
+		if codeVar(k) {
+			return fmt.Errorf("PassEnvironment=%s: the manager's %s would load code or change how the program starts", k, k)
+		}
+	}
+	for _, f := range e.EnvironmentFiles {
+		p := strings.TrimPrefix(f, "-")
+		if !payloadCannotWrite(p) {
+			return fmt.Errorf("EnvironmentFile=%s: a file the payload may write (its variables cannot be judged; only /usr and paths no policy grants)", f)
+		}
+	}
+	return nil
+}
+
+// programFile judges a program named by its path (a program file is code as a script is).
+func programFile(p string) string {
+	if !strings.HasPrefix(p, "/") || payloadCannotWrite(p) {
+		return ""
+	}
+	return "runs " + p + ", a file the payload may write (programs only from /usr and paths no policy grants)"
+}
+
+// scriptFile judges a script or program file an interpreter reads.
+func scriptFile(prog, f string) string {
+	if payloadCannotWrite(f) {
+		return ""
+	}
+	return fmt.Sprintf("%s reads its code from %s, a file the payload may write (only /usr and paths no policy grants)", prog, f)
+}
+
+// runners are programs whose options run commands or code the judge does not see as a command.
+var runnerOptions = map[string][]string{
+	"rsync": {"-e", "--rsh", "--rsync-path"}, "vim": {"-c", "+", "-S", "--cmd", "-s", "-u", "-x"},
+	"ssh": {"-o", "-F", "-S"}, "scp": {"-o", "-F", "-S"}, "sftp": {"-o", "-F", "-S"},
+	"tar": {"-I", "--use-compress-program", "--to-command", "--checkpoint-action", "--info-script", "--new-volume-script", "-F", "--rsh-command"},
+	"git": {"-c", "--config-env", "--exec-path"}, "ncat": {"-e", "-c", "--exec", "--sh-exec", "--lua-exec"},
+	"nc": {"-e", "-c"}, "netcat": {"-e", "-c"}, "man": {"-P", "--pager", "-H"},
+	"zip": {"-T", "-TT", "--unzip-command"}, "openssl": {"-engine", "-provider", "-provider-path"},
+	"curl": {"-K", "--config"}, "wget": {"-e", "--execute", "--config"},
+}
+
+// alwaysRunners run commands or recipes by what they are: refused outright.
+var alwaysRunners = []string{"make", "gmake", "bmake", "ninja", "cmake", "socat", "vi", "nvim", "ex", "view", "rvim",
+	"emacs", "nano", "ed", "screen", "tmux", "at", "batch", "crontab", "git-shell",
+	"lldb", "ld.so", "ld-linux-x86-64.so.2", "ld-linux.so.2",
+	"ld-linux-aarch64.so.1", "ld64.so.2"}
+
+// judgeRunner refuses a program whose options (or whose very job) run a command the judge cannot see.
+func judgeRunner(prog string, args []string) string {
+	if slices.Contains(alwaysRunners, prog) || strings.HasPrefix(prog, "ld-linux") {
+		return "runs commands, recipes or code from its input, files or options (cannot be judged)"
+	}
+	opts, ok := runnerOptions[prog]
+	if !ok {
+		return ""
+	}
+	for _, a := range args {
+		for _, o := range opts {
+			if a == o || strings.HasPrefix(a, o+"=") || len(o) == 2 && o[0] == '-' && o[1] != '-' && strings.HasPrefix(a, o) ||
+				o == "+" && strings.HasPrefix(a, "+") {
+				return fmt.Sprintf("%s %s: an option that runs a command or reads code (cannot be judged)", prog, a)
+			}
+		}
+	}
+	return ""
+}
