@@ -39,6 +39,12 @@ func TestUnitCommandsJudgedAgainstRealSystemd(t *testing.T) {
 		"pipes-to-sh.service":    {sleep + "ExecStartPost=/bin/sh -c 'echo true | sh'\n", "standard input"},
 		"drives-manager.service": {sleep + "ExecStartPost=/bin/systemctl --user --job-mode isolate show-environment\n", "service manager"},
 		"workdir-proc.service":   {sleep + "WorkingDirectory=/proc\n", "WorkingDirectory=/proc"},
+		// adv27 round 2: the legacy [Service] action, an environment file the payload may write, a
+		// loader variable passed on, a program named by a pattern in a script.
+		"svc-failureaction.service": {sleep + "FailureAction=exit\n", "FailureAction=exit"},
+		"envfile.service":           {sleep + "EnvironmentFile=-" + out + ".env\n", "EnvironmentFile=-" + out + ".env"},
+		"passenv.service":           {sleep + "PassEnvironment=LD_PRELOAD\n", "PassEnvironment=LD_PRELOAD"},
+		"glob-sh.service":           {sleep + "ExecStartPost=/bin/sh -c '/bin/tru?'\n", "pattern"},
 	}
 	for u, c := range units {
 		require.NoError(t, os.WriteFile(filepath.Join(mgr.UnitDir, u), []byte(c.contents), 0o644), u)
