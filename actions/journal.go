@@ -154,7 +154,15 @@ func readJournal(stateDir string) (*journal, error) {
 //     finds nothing in place;
 //
 //  14. the payload file, when it is there, is a regular file (no symlink on the way) whose bytes
-//     hash to its name: recovery records it as the node's state.
+//     hash to its name: recovery records it as the node's state;
+//
+//  15. from the committed phase on (done included, until finishing), every write's file in place is
+//     the agent's new file (regular, the newDev/newIno recorded with the prepared phase) and its temp
+//     is gone (the commit renamed every one): recovery rolls such a journal forward, deleting the
+//     backups, so one that does not match the node (a prepared journal edited to committed) is refused;
+//
+//  16. from the committed phase on (done included, until finishing), the payload file named is there
+//     (it is saved before the commit): recovery records it.
 //
 // Beyond these, Recover checks the paths and unit actions against the node's policy (Trust).
 func (j *journal) check() error {
@@ -228,6 +236,9 @@ func (j *journal) consistent(root *Root, stateDir string) error {
 	}
 	for i, e := range j.Entries {
 		if err := j.noOriginalIsOurs(root, i, e); err != nil {
+			return err
+		}
+		if err := j.committedIsInPlace(root, i, e); err != nil {
 			return err
 		}
 		if e.Backup == "" {
@@ -310,7 +321,34 @@ func (e Entry) isNew(fi fs.FileInfo) bool {
 	return ok && e.NewIno != 0 && fi.Mode().IsRegular() && st.Ino == e.NewIno && uint64(st.Dev) == e.NewDev
 }
 
-// payloadIsItsName is rule 14.
+// rollsForward reports whether recovery rolls the journal forward, deleting the backups (rules 15, 16).
+func (j *journal) rollsForward() bool {
+	return (j.Phase == PhaseCommitted || j.Phase == PhaseDone) && !j.Finishing
+}
+
+// committedIsInPlace is rule 15.
+func (j *journal) committedIsInPlace(root *Root, i int, e Entry) error {
+	if !j.rollsForward() || e.Remove {
+		return nil
+	}
+	rp, _ := rel(e.Path)
+	fi, err := root.root.Lstat(rp)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: entry %d, %s: the journal says committed, yet the file is missing: recovery would delete its backup", ErrHostile, i, e.Path)
+	case err != nil:
+		return fmt.Errorf("%w: entry %d, %s: %v", ErrHostile, i, e.Path, err)
+	case !e.isNew(fi):
+		return fmt.Errorf("%w: entry %d, %s: the journal says committed, yet the file in place is not the one the agent wrote: recovery would delete its backup", ErrHostile, i, e.Path)
+	}
+	tr, _ := rel(e.Temp)
+	if _, err := root.root.Lstat(tr); !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: entry %d, %s: the journal says committed, yet its temp %s is still there (the commit renames every one): recovery would delete it and the backup", ErrHostile, i, e.Path, e.Temp)
+	}
+	return nil
+}
+
+// payloadIsItsName is rules 14 and 16.
 func (j *journal) payloadIsItsName(stateDir string) error {
 	f := j.Meta.PayloadFile
 	if f == "" {
@@ -318,6 +356,9 @@ func (j *journal) payloadIsItsName(stateDir string) error {
 	}
 	data, err := ReadStateFile(stateDir, f)
 	if errors.Is(err, fs.ErrNotExist) {
+		if j.rollsForward() {
+			return fmt.Errorf("%w: the journal says committed, yet its payload file %s is missing (it is saved before the commit): recovery would record a payload that does not exist", ErrHostile, filepath.Join(stateDir, f))
+		}
 		return nil
 	}
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,8 +56,8 @@ func TestHostileJournalIsNotFollowed(t *testing.T) {
 func TestJournalValidityRules(t *testing.T) {
 	const reg = "/etc/containers/registries.conf"
 	temp, backup, _ := actions.SideFiles(reg)
-	pol, pbackup := "/etc/containers/policy.json", ""
-	_, pbackup, _ = actions.SideFiles(pol)
+	pol := "/etc/containers/policy.json"
+	ptemp, pbackup, _ := actions.SideFiles(pol)
 	e := func(extra string) string {
 		return `{"path":"` + reg + `","temp":"` + temp + `","backup":"` + backup + `"` + extra + `}`
 	}
@@ -86,6 +88,12 @@ func TestJournalValidityRules(t *testing.T) {
 		{"10 no original, backup there (rolled back)", j("rolledback", e(`,"hadOriginal":false`), "")},
 		{"11 preparing, backup not the file's copy", j("preparing", e(""), "")},
 		{"11 preparing, backup without its file", j("preparing", `{"path":"`+pol+`","temp":"`+filepath.Dir(pol)+`/x","backup":"`+pbackup+`"}`, "")},
+		// Rules 15 and 16: NEWDEV and NEWINO stand for the device and inode of the file in place.
+		{"15 committed, the file in place is not the new one", j("committed", e(`,"hadOriginal":true,"origMode":420,"newDev":NEWDEV,"newIno":1`), `,"committed":true`)},
+		{"15 done, the file in place is not the new one", j("done", e(`,"hadOriginal":true,"origMode":420,"newDev":NEWDEV,"newIno":1`), `,"committed":true`)},
+		{"15 committed, the file is missing", j("committed", `{"path":"`+pol+`","temp":"`+filepath.Dir(pol)+`/x","backup":"`+pbackup+`","hadOriginal":true,"origMode":420,"newDev":NEWDEV,"newIno":NEWINO}`, `,"committed":true`)},
+		{"15 committed, a temp remains", j("committed", e(`,"hadOriginal":true,"origMode":420,"newDev":NEWDEV,"newIno":NEWINO`), `,"committed":true`)},
+		{"16 committed, the payload is missing", `{"version":3,"phase":"committed","committed":true,"meta":{"hash":"x","payloadFile":"payloads/` + strings.Repeat("ab", 32) + `"},"entries":[` + e(`,"hadOriginal":true,"origMode":420,"newDev":NEWDEV,"newIno":NEWINO`) + `]}`},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			dir := t.TempDir()
@@ -95,6 +103,15 @@ func TestJournalValidityRules(t *testing.T) {
 			if strings.HasPrefix(tc.rule, "11") {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, pbackup), []byte("only copy of policy.json"), 0o644))
 				tc.journal = strings.Replace(tc.journal, `"temp":"`+filepath.Dir(pol)+`/x",`, "", 1)
+			}
+			if strings.HasPrefix(tc.rule, "15") || strings.HasPrefix(tc.rule, "16") {
+				tc.journal = strings.Replace(tc.journal, `"temp":"`+filepath.Dir(pol)+`/x",`, `"temp":"`+ptemp+`",`, 1)
+				var st syscall.Stat_t
+				require.NoError(t, syscall.Lstat(filepath.Join(dir, reg), &st))
+				tc.journal = strings.NewReplacer("NEWDEV", strconv.FormatUint(uint64(st.Dev), 10), "NEWINO", strconv.FormatUint(st.Ino, 10)).Replace(tc.journal)
+				if strings.Contains(tc.rule, "temp remains") {
+					require.NoError(t, os.WriteFile(filepath.Join(dir, temp), []byte("new"), 0o644))
+				}
 			}
 			state := filepath.Join(dir, "var/lib/refresh-agent")
 			require.NoError(t, os.MkdirAll(state, 0o700))

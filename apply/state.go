@@ -178,6 +178,17 @@ func savePayload(stateDir string, raw []byte) (string, error) {
 // payloads no longer referenced.
 func writeRecord(stateDir, hash, payloadFile string) error {
 	actions.CrashPoint("record")
+	// Only a payload saved under payloads/<sha256> with bytes that hash to its name is recorded:
+	// a record naming anything else has every later refresh fail (adv txn-attack3 #1).
+	if payloadFile != "" {
+		saved, err := actions.ReadStateFile(stateDir, payloadFile)
+		if err != nil {
+			return fmt.Errorf("the payload %s is not saved: %w", payloadFile, err)
+		}
+		if filepath.Join(payloadsDir, PayloadHash(saved)) != filepath.Clean(payloadFile) {
+			return fmt.Errorf("the payload %s does not hash to its name: not recorded", payloadFile)
+		}
+	}
 	data, err := json.Marshal(record{Hash: hash, Payload: payloadFile})
 	if err != nil {
 		return err
