@@ -2,6 +2,7 @@ package integration
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -234,4 +235,56 @@ func straced(t *testing.T, trace, errno string, k int, args ...string) (code int
 	}
 	tr, _ := os.ReadFile(trace)
 	return code, so.String(), se.String(), strings.Contains(string(tr), "(INJECTED)")
+}
+
+// A prepared journal, left by a refresh killed mid-commit, edited to say committed (adv txn-attack3
+// #1): recover used to roll it forward, deleting every temp and backup (in the mixed case the only
+// copy of a renamed file's original) and recording a payload that was not there. It is refused now,
+// naming a path, touching nothing; the real journal then rolls back to the old files.
+func TestAdversaryForgedCommittedJournal(t *testing.T) {
+	f := newFaultNode(t, 2)
+	for _, tc := range []struct {
+		name  string
+		forge func(j map[string]any)
+	}{
+		{"phase only", func(j map[string]any) {}},
+		{"phase and entry 0's inode", func(j map[string]any) { j["entries"].([]any)[0].(map[string]any)["newIno"] = 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f.copyTo(t, dir)
+			p := runProc(t, []string{crashEnv + "=rename:2"}, applyArgs(dir, f.v2File, "v2")...)
+			require.NotEqual(t, 0, p.code, "killed mid-commit")
+			require.True(t, strings.HasPrefix(f.m.files(dir), "mixed"), "killed after some renames: %s", f.m.files(dir))
+			jf := filepath.Join(stateOf(dir), "journal.json")
+			real, err := os.ReadFile(jf)
+			require.NoError(t, err)
+			var j map[string]any
+			require.NoError(t, json.Unmarshal(real, &j))
+			require.Equal(t, "prepared", j["phase"])
+			j["phase"], j["committed"] = "committed", true
+			tc.forge(j)
+			forged, err := json.Marshal(j)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(jf, forged, 0o600))
+			before := snapshot(t, dir)
+			r := runProc(t, nil, recoverArgs(dir)...)
+			require.Equal(t, 1, r.code, "%s %s", r.out(), r.errOut())
+			var o outcome
+			require.NoError(t, jsonOut(r.out(), &o))
+			require.True(t, o.Found)
+			require.False(t, o.Recorded)
+			require.Contains(t, o.Reason, "touching nothing")
+			require.Regexp(t, `entry [0-9]+, /`, o.Reason, "names the first path")
+			require.Equal(t, before, snapshot(t, dir), "recover touched nothing")
+			// The real journal rolls back: every original in place, no side file, nothing recorded new.
+			require.NoError(t, os.WriteFile(jf, real, 0o600))
+			rec := runProc(t, nil, recoverArgs(dir)...)
+			require.Equal(t, 0, rec.code, "%s %s", rec.out(), rec.errOut())
+			require.Equal(t, "old", f.m.files(dir))
+			for p := range snapshot(t, dir) {
+				require.NotContains(t, p, ".refresh-agent-", "no side file left")
+			}
+		})
+	}
 }
