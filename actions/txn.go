@@ -299,10 +299,16 @@ func (t *Txn) Finish() error {
 			return fmt.Errorf("phase %s: %w", t.j.Phase, ErrUnfinished)
 		}
 		t.dropTemps() // needs no space and frees it, before the journal write (a full disk)
-		t.j.Finishing = true
-		if err := writeJournal(t.stateDir, &t.j); err != nil {
-			t.j.Finishing = false
-			return fmt.Errorf("journal: %w", err)
+		// A transaction abandoned while preparing changed no target: its backups are the targets'
+		// second names (rule 11), so removing them, its temps and then the journal needs no journal
+		// write (on a full disk there is no room for one: adv txn-attack3 #2), and a crash part way
+		// leaves a preparing journal that a recovery settles the same way.
+		if t.j.Phase != PhasePreparing {
+			t.j.Finishing = true
+			if err := writeJournal(t.stateDir, &t.j); err != nil {
+				t.j.Finishing = false
+				return fmt.Errorf("journal: %w", err)
+			}
 		}
 	}
 	var errs []error

@@ -1,11 +1,13 @@
 package integration
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -66,5 +68,64 @@ func TestFaultDiskFilledAtAStep(t *testing.T) {
 			t.Logf("%s: apply exit %d %s; settled %s; %s", trial, p.code, fmt.Sprintf("rolledBack=%v cleanupPending=%v rollbackIncomplete=%v",
 				claimed.RolledBack, claimed.CleanupPending, claimed.RollbackIncomplete), got, claimed.Reason)
 		})
+	}
+}
+
+// Inodes run out while preparing (adv txn-attack3 #2): recover of a preparing journal (nothing on
+// the node changed) on a disk with no inode free used to write a journal before cleaning up, fail
+// with ENOSPC, and hold every later refresh up. It unlinks the temps and backups and removes the
+// journal, writing none, and exits 0; apply failing for want of inodes likewise leaves no journal.
+func TestFaultInodesFullWhilePreparing(t *testing.T) {
+	requireMountNS(t)
+	f := newFaultNode(t, 1)
+	for _, at := range []string{"temp:1", "backup:1", "temp:2"} {
+		dir := t.TempDir()
+		mountTmpfs(t, dir, "size=16m,nr_inodes=4096")
+		f.copyTo(t, dir)
+		trial := "killed at " + at + ", then no inode free"
+		p := runProc(t, []string{crashEnv + "=" + at}, applyArgs(dir, f.v2File, "v2")...)
+		require.NotEqual(t, 0, p.code, trial)
+		data, err := os.ReadFile(filepath.Join(stateOf(dir), "journal.json"))
+		require.NoError(t, err, trial)
+		var j struct{ Phase string }
+		require.NoError(t, json.Unmarshal(data, &j), trial)
+		require.Equal(t, "preparing", j.Phase, trial)
+		if at == "temp:1" {
+			// As if killed while creating its first temp: none there to free an inode.
+			removed := 0
+			for _, l := range leftovers(dir, stateOf(dir), true) {
+				if strings.HasSuffix(l, "-tmp") {
+					require.NoError(t, os.Remove(l), trial)
+					removed++
+				}
+			}
+			require.Equal(t, 1, removed, trial)
+		}
+		_, used := usage(t, dir)
+		mount(t, "-o", fmt.Sprintf("remount,nr_inodes=%d", used), dir)
+		r := runProc(t, nil, recoverArgs(dir)...)
+		require.Equal(t, 0, r.code, "%s: recover on the full disk: %s %s", trial, r.out(), r.errOut())
+		_, err = os.Stat(filepath.Join(stateOf(dir), "journal.json"))
+		require.ErrorIs(t, err, os.ErrNotExist, "%s: the journal is removed", trial)
+		require.Empty(t, leftovers(dir, stateOf(dir), false), trial)
+		require.Equal(t, "old", f.m.files(dir), trial)
+	}
+	for k := 0; k <= 8; k++ {
+		dir := t.TempDir()
+		mountTmpfs(t, dir, "size=16m,nr_inodes=4096")
+		f.copyTo(t, dir)
+		_, used := usage(t, dir)
+		mount(t, "-o", fmt.Sprintf("remount,nr_inodes=%d", used+uint64(k)), dir)
+		trial := fmt.Sprintf("inodes +%d", k)
+		p := runProc(t, nil, applyArgs(dir, f.v2File, "v2")...)
+		claimed := checkHonest(t, trial, f.m, dir, stateOf(dir), p.code, p.out(), p.errOut())
+		if p.code == 0 || claimed.Applied {
+			continue
+		}
+		r := runProc(t, nil, recoverArgs(dir)...)
+		require.Equal(t, 0, r.code, "%s: recover on the still full disk: %s %s", trial, r.out(), r.errOut())
+		_, err := os.Stat(filepath.Join(stateOf(dir), "journal.json"))
+		require.ErrorIs(t, err, os.ErrNotExist, "%s: no journal holds the next refresh up", trial)
+		checkSettled(t, trial+" (recover on the full disk)", f.m, dir, stateOf(dir), claimed)
 	}
 }
