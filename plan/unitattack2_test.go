@@ -78,6 +78,14 @@ func TestPlanRefusesRound2UnitAttacks(t *testing.T) {
 		"socat EXEC":        {svc("ExecStart=/usr/bin/socat TCP-LISTEN:9999,fork EXEC:/bin/sh"), "ExecStart="},
 		"program in /etc":   {svc("ExecStart=/etc/docker/certs.d/x/ca.crt"), "ExecStart="},
 		"ExecSearchPath":    {svc("ExecSearchPath=/etc/docker/certs.d/x\nExecStart=ca.crt"), "ExecSearchPath="},
+		// Round 3: a specifier in a dependency names the forbidden unit itself (%i is empty for a
+		// unit that is no instance); one the judge does not resolve is refused.
+		"Upholds halt%i":    {"[Unit]\nUpholds=systemd-halt%i.service\n" + svc("ExecStart=/bin/true"), "systemd-halt.service"},
+		"BindsTo %ireboot":  {"[Unit]\nBindsTo=systemd-%ireboot.service\n" + svc("ExecStart=/bin/true"), "systemd-reboot.service"},
+		"Wants cad%i":       {"[Unit]\nWants=ctrl-alt-del%i.target\n" + svc("ExecStart=/bin/true"), "ctrl-alt-del.target"},
+		"Requires rescue%i": {"[Unit]\nRequires=rescue%i.target\n" + svc("ExecStart=/bin/true"), "rescue.target"},
+		"Conflicts kubelet": {"[Unit]\nConflicts=kubelet%i.service\n" + svc("ExecStart=/bin/true"), "kubelet.service"},
+		"Wants %Z":          {"[Unit]\nWants=x%Z.service\n" + svc("ExecStart=/bin/true"), "x%Z.service"},
 	}
 	for name, c := range bad {
 		t.Run("unit/"+name, func(t *testing.T) {

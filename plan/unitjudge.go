@@ -50,7 +50,11 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 				if o.Value == "" {
 					*lists[o.Name] = nil
 				} else {
-					*lists[o.Name] = append(*lists[o.Name], strings.Fields(strings.ReplaceAll(o.Value, "\\\n", " "))...)
+					names, err := unitNames(name, o, strings.Fields(strings.ReplaceAll(o.Value, "\\\n", " ")))
+					if err != nil {
+						return p, err
+					}
+					*lists[o.Name] = append(*lists[o.Name], names...)
 				}
 			case o.Section == "Unit" && single[o.Name] != nil,
 				o.Section == "Service" && legacyServiceActions[o.Name]:
@@ -67,10 +71,14 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 				if o.Value == "" {
 					*install[o.Name] = nil
 				} else {
-					*install[o.Name] = append(*install[o.Name], strings.Fields(o.Value)...)
-				}
-				if o.Name == "Alias" {
-					p.Names = append(p.Names, strings.Fields(o.Value)...)
+					names, err := unitNames(name, o, strings.Fields(o.Value))
+					if err != nil {
+						return p, err
+					}
+					*install[o.Name] = append(*install[o.Name], names...)
+					if o.Name == "Alias" {
+						p.Names = append(p.Names, names...)
+					}
 				}
 			case o.Section == "Service" && service[o.Name] != nil:
 				*service[o.Name] = allowlist.ResolveSpecifiers(name, strings.TrimSpace(o.Value))
@@ -171,4 +179,20 @@ func (p *Plan) checkActedUnits(des *diff.Payload) {
 			p.Refused = append(p.Refused, Refusal{Kind: diff.KindUnit, Unit: s.Unit, Reason: reason})
 		}
 	}
+}
+
+// unitNames resolves the specifiers in the unit names a dependency or [Install] setting lists, as
+// systemd does when it loads the unit (and systemctl enable for [Install]): Upholds=systemd-halt%i.service
+// in a unit that is no instance names systemd-halt.service, and is judged as that. A name with a
+// specifier the judge does not resolve is refused: it cannot say which unit it is.
+func unitNames(unitName string, o *unit.UnitOption, fields []string) ([]string, error) {
+	out := make([]string, 0, len(fields))
+	for _, f := range fields {
+		r := allowlist.ResolveSpecifiers(unitName, f)
+		if strings.Contains(r, "%") {
+			return nil, fmt.Errorf("[%s] %s=%s: a unit named with a specifier the judge does not resolve", o.Section, o.Name, f)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
