@@ -273,6 +273,14 @@ func (j judge) wrapped(prog string, argv []string, depth int) string {
 			// tell a value from the command; systemd splits an unbraced $CMD into words).
 			return short(a) + " (a program named by a variable, specifier or substitution cannot be judged)"
 		}
+		if v, ok := envSplitString(argv[0], a); ok {
+			// env's -S/--split-string given in the option's own word (--split-string=…, -S…): the
+			// value is a command line like any split string.
+			if why := j.script(v, depth+1, false); why != "" {
+				return why
+			}
+			continue
+		}
 		if strings.ContainsAny(a, " \t\n") {
 			// A split string (env -S "…", su -c "…", flock -c "…", sg grp "…") is a script.
 			if why := j.script(a, depth+1, false); why != "" {
@@ -651,4 +659,23 @@ func withSuffix(u string) string {
 		return u
 	}
 	return u + ".service"
+}
+
+// envSplitString returns the command line of env's split-string option when a carries it in its own
+// word: --split-string=CMD, -SCMD (and GNU's unambiguous abbreviations --split=, --split-s…=).
+func envSplitString(wrapper, a string) (string, bool) {
+	if path.Base(wrapper) != "env" {
+		return "", false
+	}
+	if strings.HasPrefix(a, "--") {
+		name, v, ok := strings.Cut(a[2:], "=")
+		if ok && len(name) >= 2 && strings.HasPrefix("split-string", name) {
+			return v, true
+		}
+		return "", false
+	}
+	if strings.HasPrefix(a, "-S") && len(a) > 2 {
+		return a[2:], true
+	}
+	return "", false
 }

@@ -80,12 +80,15 @@ func TestPlanRefusesRound2UnitAttacks(t *testing.T) {
 		"ExecSearchPath":    {svc("ExecSearchPath=/etc/docker/certs.d/x\nExecStart=ca.crt"), "ExecSearchPath="},
 		// Round 3: a specifier in a dependency names the forbidden unit itself (%i is empty for a
 		// unit that is no instance); one the judge does not resolve is refused.
-		"Upholds halt%i":    {"[Unit]\nUpholds=systemd-halt%i.service\n" + svc("ExecStart=/bin/true"), "systemd-halt.service"},
-		"BindsTo %ireboot":  {"[Unit]\nBindsTo=systemd-%ireboot.service\n" + svc("ExecStart=/bin/true"), "systemd-reboot.service"},
-		"Wants cad%i":       {"[Unit]\nWants=ctrl-alt-del%i.target\n" + svc("ExecStart=/bin/true"), "ctrl-alt-del.target"},
-		"Requires rescue%i": {"[Unit]\nRequires=rescue%i.target\n" + svc("ExecStart=/bin/true"), "rescue.target"},
-		"Conflicts kubelet": {"[Unit]\nConflicts=kubelet%i.service\n" + svc("ExecStart=/bin/true"), "kubelet.service"},
-		"Wants %Z":          {"[Unit]\nWants=x%Z.service\n" + svc("ExecStart=/bin/true"), "x%Z.service"},
+		"Upholds halt%i":      {"[Unit]\nUpholds=systemd-halt%i.service\n" + svc("ExecStart=/bin/true"), "systemd-halt.service"},
+		"BindsTo %ireboot":    {"[Unit]\nBindsTo=systemd-%ireboot.service\n" + svc("ExecStart=/bin/true"), "systemd-reboot.service"},
+		"Wants cad%i":         {"[Unit]\nWants=ctrl-alt-del%i.target\n" + svc("ExecStart=/bin/true"), "ctrl-alt-del.target"},
+		"Requires rescue%i":   {"[Unit]\nRequires=rescue%i.target\n" + svc("ExecStart=/bin/true"), "rescue.target"},
+		"Conflicts kubelet":   {"[Unit]\nConflicts=kubelet%i.service\n" + svc("ExecStart=/bin/true"), "kubelet.service"},
+		"Wants %Z":            {"[Unit]\nWants=x%Z.service\n" + svc("ExecStart=/bin/true"), "x%Z.service"},
+		"env --split-string=": {svc("ExecStart=/usr/bin/env --split-string=/usr/sbin/reboot"), "ExecStart="},
+		"env -S joined":       {svc("ExecStart=/usr/bin/env -S/usr/sbin/reboot"), "ExecStart="},
+		"env --split=":        {svc("ExecStart=/usr/bin/env '--split=/usr/bin/systemctl reboot'"), "ExecStart="},
 	}
 	for name, c := range bad {
 		t.Run("unit/"+name, func(t *testing.T) {
