@@ -216,7 +216,7 @@ func (j judge) argv(argv []string, depth int) string {
 			return line + ": " + why
 		}
 	}
-	if why := j.commandOptions(args, depth); why != "" {
+	if why := j.commandOptions(prog, args, depth); why != "" {
 		return line + ": " + why
 	}
 	if why := judgeRunner(prog, args); why != "" {
@@ -273,14 +273,6 @@ func (j judge) wrapped(prog string, argv []string, depth int) string {
 			// tell a value from the command; systemd splits an unbraced $CMD into words).
 			return short(a) + " (a program named by a variable, specifier or substitution cannot be judged)"
 		}
-		if v, ok := envSplitString(argv[0], a); ok {
-			// env's -S/--split-string given in the option's own word (--split-string=…, -S…): the
-			// value is a command line like any split string.
-			if why := j.script(v, depth+1, false); why != "" {
-				return why
-			}
-			continue
-		}
 		if strings.ContainsAny(a, " \t\n") {
 			// A split string (env -S "…", su -c "…", flock -c "…", sg grp "…") is a script.
 			if why := j.script(a, depth+1, false); why != "" {
@@ -308,17 +300,28 @@ func (j judge) wrapped(prog string, argv []string, depth int) string {
 	return ""
 }
 
+// joinedCommandFlags are the one-letter options whose value is a command line, for the programs
+// that take one: given in the option's own word (-S/usr/sbin/reboot, -creboot) the value is judged
+// like the option given apart.
+var joinedCommandFlags = map[string]string{"env": "S", "su": "c", "runuser": "c", "flock": "c"}
+
 // commandOptions judges option values that are commands (--to-command=, --use-compress-program,
-// --rsh, --checkpoint-action=exec=, -p ExecStart=…): each is a script.
-func (j judge) commandOptions(args []string, depth int) string {
+// --rsh, --checkpoint-action=exec=, env's --split-string=, -p ExecStart=…, su -cCMD): each is a script.
+func (j judge) commandOptions(prog string, args []string, depth int) string {
 	for i, a := range args {
 		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		if f, ok := joinedCommandFlags[prog]; ok && len(a) > 2 && a[1:2] == f {
+			if why := j.script(a[2:], depth+1, false); why != "" {
+				return "option -" + f + " runs " + why
+			}
 			continue
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		ln := strings.ToLower(name)
 		cmdLike := false
-		for _, k := range []string{"command", "exec", "program", "shell", "eval", "hook", "action", "rsh", "ssh"} {
+		for _, k := range []string{"command", "exec", "program", "shell", "eval", "hook", "action", "rsh", "ssh", "split"} {
 			if strings.Contains(ln, k) {
 				cmdLike = true
 			}
@@ -659,23 +662,4 @@ func withSuffix(u string) string {
 		return u
 	}
 	return u + ".service"
-}
-
-// envSplitString returns the command line of env's split-string option when a carries it in its own
-// word: --split-string=CMD, -SCMD (and GNU's unambiguous abbreviations --split=, --split-s…=).
-func envSplitString(wrapper, a string) (string, bool) {
-	if path.Base(wrapper) != "env" {
-		return "", false
-	}
-	if strings.HasPrefix(a, "--") {
-		name, v, ok := strings.Cut(a[2:], "=")
-		if ok && len(name) >= 2 && strings.HasPrefix("split-string", name) {
-			return v, true
-		}
-		return "", false
-	}
-	if strings.HasPrefix(a, "-S") && len(a) > 2 {
-		return a[2:], true
-	}
-	return "", false
 }

@@ -89,6 +89,9 @@ func TestPlanRefusesRound2UnitAttacks(t *testing.T) {
 		"env --split-string=": {svc("ExecStart=/usr/bin/env --split-string=/usr/sbin/reboot"), "ExecStart="},
 		"env -S joined":       {svc("ExecStart=/usr/bin/env -S/usr/sbin/reboot"), "ExecStart="},
 		"env --split=":        {svc("ExecStart=/usr/bin/env '--split=/usr/bin/systemctl reboot'"), "ExecStart="},
+		"su -c joined":        {svc("ExecStart=/usr/bin/su -c/usr/sbin/reboot"), "ExecStart="},
+		"flock -c joined":     {svc("ExecStart=/usr/bin/flock -c/usr/sbin/reboot /run/x.lock"), "ExecStart="},
+		"runuser -c joined":   {svc("ExecStart=/usr/sbin/runuser -u root -c/usr/sbin/reboot"), "ExecStart="},
 	}
 	for name, c := range bad {
 		t.Run("unit/"+name, func(t *testing.T) {
