@@ -12,6 +12,10 @@ import (
 type Execution struct {
 	// ExecKeys names each entry of Exec (ExecStart, ExecReload, …) when known.
 	ExecKeys []string
+	// ExecChanged marks the entries of Exec the payload adds or changes (the plan compares the
+	// desired unit with the node's current one; nil when unknown, e.g. over D-Bus). A changed line
+	// is the ConfigMap's, not the node's: it is judged strictly (judgeExecution).
+	ExecChanged []bool
 	// The job mode of the jobs OnFailure=/OnSuccess= start ("" is replace).
 	OnFailureJobMode, OnSuccessJobMode string
 	// StandardInput/Output/Error: file:PATH, append:PATH, truncate:PATH, journal, tty, …; over
