@@ -61,6 +61,48 @@ var neverActedOn = []string{
 	"debug-shell.service",
 }
 
+// provisioning are the units that set the node up once, at boot (Ignition's and CoreOS's, the
+// MCO's network, hostname and runtime set-up, crio's storage wipe): run again on a running node they
+// redo its first boot (configure-ovs.sh rebuilds br-ex under the pods, crio-wipe empties the image
+// store, kubens.service remounts kubelet's and crio's namespace). A refresh never runs them; other
+// units may still depend on them (kubelet Requires=kubens.service).
+var provisioning = []string{
+	"ovs-configuration.service", "ovs-configuration-skip-rerun.service", "nodeip-configuration.service",
+	"nodeip-configuration-vsphere-upi.service", "NetworkManager-clean-initrd-state.service", "mtu-migration.service",
+	"nmstate-configuration.service", "kubelet-cleanup.service", "crio-wipe.service", "kubens.service",
+	"node-valid-hostname.service", "wait-for-br-ex-up.service", "wait-for-primary-ip.service",
+	"wait-for-ipsec-connect.service", "ha-00-directories.service", "ha-01-enable-services.service",
+	"firstboot-osupdate.target", "systemd-firstboot.service", "systemd-machine-id-commit.service",
+	"systemd-growfs-root.service", "systemd-repart.service", "afterburn-firstboot-checkin.service",
+}
+
+// provisioningPrefixes extend provisioning by family: Ignition's stages and CoreOS's boot units
+// (not every coreos- unit: coreos-update-ca-trust.service is the trust bundle's action).
+var provisioningPrefixes = []string{"ignition-", "coreos-ignition", "coreos-boot-", "coreos-liveiso", "coreos-installer",
+	"coreos-populate-lvmdevices", "dracut-", "systemd-tmpfiles-setup"}
+
+// provisioningUnit says whether the (canonical) unit is one of the node's provisioning units, as
+// itself, an alias, an instance, or the .socket/.path/.timer that starts one.
+func provisioningUnit(n string) bool {
+	if denied(provisioningLower, n) {
+		return true
+	}
+	if tmpl, _, ok := template(n); ok && tmpl != n && provisioningUnit(tmpl) {
+		return true
+	}
+	stem := unitStem(n)
+	return hasPrefixAny(stem, provisioningPrefixes...) || strings.Contains(stem, "firstboot")
+}
+
+// provisioningLower is provisioning as canonUnit spells names (lower case).
+var provisioningLower = func() []string {
+	out := make([]string, len(provisioning))
+	for i, u := range provisioning {
+		out[i] = strings.ToLower(u)
+	}
+	return out
+}()
+
 // stopsTheSystemPrefixes extend the list by family: every runlevel alias, every sleep, ostree,
 // rpm-ostree and machine-config-daemon unit, whatever the suffix.
 var stopsTheSystemPrefixes = []string{
@@ -87,6 +129,9 @@ func UnitIdentity(name string) error {
 	}
 	if denied(neverActedOn, canonUnit(name)) {
 		return fmt.Errorf("unit %s is the boot's own target or one of the manager's essentials: never acted on", name)
+	}
+	if provisioningUnit(canonUnit(name)) {
+		return fmt.Errorf("unit %s sets the node up once, at boot (Ignition's, CoreOS's or the MCO's provisioning): a refresh never runs it again", name)
 	}
 	if tmpl, inst, ok := template(name); ok {
 		if slices.Contains(unsafeTemplates, tmpl) {

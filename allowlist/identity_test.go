@@ -34,6 +34,13 @@ var unsafeUnitNames = []string{
 	"user@0.service", "systemd-fsck@dev-sda1.service", "systemd-cryptsetup@luks.service",
 	// The manager's essentials.
 	"dbus.service", "dbus-broker.service", "systemd-journald.service", "systemd-logind.service",
+	// The node's provisioning: run once at boot, never again by a refresh (configure-ovs.sh
+	// rebuilds br-ex under the pods, crio-wipe empties the image store).
+	"ovs-configuration.service", "nodeip-configuration.service", "crio-wipe.service", "kubens.service",
+	"kubelet-cleanup.service", "NetworkManager-clean-initrd-state.service", "node-valid-hostname.service",
+	"mtu-migration.service", "ignition-firstboot-complete.service", "coreos-ignition-firstboot-complete.service",
+	"coreos-boot-edit.service", "systemd-firstboot.service", "systemd-tmpfiles-setup.service",
+	"afterburn-firstboot-checkin.service", "Crio-Wipe.service", "ovs-configuration.socket",
 }
 
 func TestUnsafeUnitsAreRefusedAtPolicyLoad(t *testing.T) {
