@@ -321,6 +321,10 @@ var shutdownOrdered = []string{"shutdown.target", "umount.target", "final.target
 var conflictOK = []string{"shutdown.target", "umount.target", "exit.target", "emergency.target",
 	"emergency.service", "rescue.target", "rescue.service"}
 
+// ConflictOK lists the units every ordinary unit conflicts with: the only ones a payload may add
+// to a unit's Conflicts= or PropagatesStopTo= under a unit rule.
+func ConflictOK() []string { return slices.Clone(conflictOK) }
+
 // essential are units whose stop cuts the node off: a unit that conflicts with one stops it on start.
 var essential = []string{"crio.service", "kubelet.service", "NetworkManager.service", "sshd.service",
 	"chronyd.service", "systemd-resolved.service", "ovs-vswitchd.service", "ovsdb-server.service"}
@@ -387,6 +391,11 @@ func JudgeUnit(p UnitProps) error {
 	for _, u := range p.Conflicts {
 		if slices.Contains(conflictOK, u) {
 			continue
+		}
+		if kind := path.Ext(u); kind != ".service" && kind != ".target" {
+			// An ordinary service never conflicts with a slice, mount, swap, socket, device, scope,
+			// automount, path or timer: its start would stop the pods' slice, /var, a socket, …
+			return fmt.Errorf("Conflicts=%s: its start would stop %s (a %s unit, not a service or target)", u, u, strings.TrimPrefix(kind, "."))
 		}
 		if strings.HasSuffix(u, ".target") || slices.Contains(essential, u) || slices.Contains(neverActedOn, u) || stopsSystem(u) != nil {
 			return fmt.Errorf("Conflicts=%s: its start would stop %s", u, u)

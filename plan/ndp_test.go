@@ -119,10 +119,10 @@ func withUnits(us ...types.Unit) *fixture.Config {
 }
 
 func TestNDPUnitRule(t *testing.T) {
-	cur := withUnits(unit("myapp.service", str("[Service]\nExecStart=/bin/a\n"), types.Dropin{Name: "10-a.conf", Contents: str("[Service]\nA=1\n")}))
+	cur := withUnits(unit("myapp.service", str("[Service]\nExecStart=/bin/a\n"), types.Dropin{Name: "10-a.conf", Contents: str("[Service]\nEnvironment=A=1\n")}))
 	t.Run("dropin changed", func(t *testing.T) {
 		des := withUnits(unit("myapp.service", str("[Service]\nExecStart=/bin/a\n"),
-			types.Dropin{Name: "10-a.conf", Contents: str("[Service]\nA=2\n")}, types.Dropin{Name: "20-b.conf", Contents: str("x")}))
+			types.Dropin{Name: "10-a.conf", Contents: str("[Service]\nEnvironment=A=2\n")}, types.Dropin{Name: "20-b.conf", Contents: str("x")}))
 		p := ndpBuild(t, ndpPolicy, cur, des)
 		require.True(t, p.Eligible, "%+v", p.Refused)
 		require.Len(t, p.Files, 2)
@@ -131,7 +131,7 @@ func TestNDPUnitRule(t *testing.T) {
 		assert.Equal(t, "myapp.service", p.Files[0].Unit)
 		data, err := p.Files[0].Contents()
 		require.NoError(t, err)
-		assert.Equal(t, "[Service]\nA=2\n", string(data))
+		assert.Equal(t, "[Service]\nEnvironment=A=2\n", string(data))
 		assert.Equal(t, []plan.UnitAction{{Action: allowlist.ActionDaemonReload}, {Unit: "myapp.service", Action: allowlist.ActionRestart}}, p.Actions)
 	})
 	t.Run("contents changed and dropin removed", func(t *testing.T) {

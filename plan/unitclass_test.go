@@ -186,8 +186,10 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 			"ExecStartPre=/bin/rm -f %t/%n.ctr-id\nExecStartPre=/usr/bin/mkdir -p /var/lib/iri-registry\n" +
 			"ExecStart=podman run --net host --cidfile=%t/%n.ctr-id --log-driver=journald --replace --name=iri-registry -v /var/lib/iri-registry:/var/lib/registry:ro -e REGISTRY_HTTP_ADDR=0.0.0.0:22625 -u 0 --entrypoint=/usr/bin/distribution quay.io/x/registry@sha256:0 serve /etc/registry/config.yaml\n" +
 			"ExecStop=/usr/bin/podman stop --ignore --cidfile=%t/%n.ctr-id\nExecStopPost=/usr/bin/podman rm -f --ignore --cidfile=%t/%n.ctr-id\nType=notify\nNotifyAccess=all\n[Install]\nWantedBy=multi-user.target\n",
-		"kubens": "[Unit]\nDescription=Manages a mount namespace for kubernetes-specific mounts\n[Service]\nType=oneshot\nRemainAfterExit=yes\nRuntimeDirectory=kubens\n" +
-			"Environment=RUNTIME_DIRECTORY=%t/kubens\nEnvironment=BIND_POINT=%t/kubens/mnt\nEnvironment=ENVFILE=%t/kubens/env\n" +
+		// kubens.service's shape, its directory the unit's own (issue 27: RuntimeDirectory=kubens in
+		// myapp.service would remove /run/kubens when myapp stops; refused in TestPlanChangesOnlyModeledSettings).
+		"kubens": "[Unit]\nDescription=Manages a mount namespace for kubernetes-specific mounts\n[Service]\nType=oneshot\nRemainAfterExit=yes\nRuntimeDirectory=myapp\n" +
+			"Environment=RUNTIME_DIRECTORY=%t/myapp\nEnvironment=BIND_POINT=%t/myapp/mnt\nEnvironment=ENVFILE=%t/myapp/env\n" +
 			`ExecStartPre=bash -c "findmnt ${RUNTIME_DIRECTORY} || mount --make-unbindable --bind ${RUNTIME_DIRECTORY} ${RUNTIME_DIRECTORY}"` + "\n" +
 			"ExecStartPre=touch ${BIND_POINT}\nExecStart=unshare --mount=${BIND_POINT} --propagation slave mount --make-rshared /\n" +
 			`ExecStartPost=bash -c 'echo "KUBENSMNT=${BIND_POINT}" > "${ENVFILE}"'` + "\n" +

@@ -140,14 +140,56 @@ func isFalse(v string) bool {
 	return false
 }
 
-// judgeUnitFile says why the unit, as the desired payload defines it, would stop the system, or "".
-func judgeUnitFile(u types.Unit) string {
+// judgeUnitFile says why the unit, as the desired payload defines it, would stop the system or
+// changes what the judge does not model, or "". old is the node's current definition (nil for a
+// new unit): the settings that differ from it are the payload's, so its changed Exec lines are
+// marked for the exec judge and only modeled settings may change (unitkeys.go).
+func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy) string {
 	p, err := unitFileProps(u.Name, u.Contents, u.Dropins)
-	if err == nil {
-		err = allowlist.JudgeUnit(p)
-	}
 	if err != nil {
 		return fmt.Sprintf("unit %s: %v", u.Name, err)
+	}
+	if why := readsAsSystemd(u); why != "" {
+		return fmt.Sprintf("unit %s: %s", u.Name, why)
+	}
+	des, err := unitDefinition(&u, !isTrue(u.Mask))
+	if err != nil {
+		return fmt.Sprintf("unit %s: not a unit file systemd reads: %v", u.Name, err)
+	}
+	cur := map[optKey][]string{}
+	if old != nil && !isTrue(old.Mask) { // a masked unit loaded nothing of its file or dropins
+		if d, err := unitDefinition(old, true); err == nil {
+			cur = d
+		}
+	}
+	changed := changedOptions(cur, des)
+	changedKey := map[string]bool{}
+	for k := range changed {
+		changedKey[k.key] = true
+	}
+	p.ExecChanged = make([]bool, len(p.Exec))
+	for i := range p.Exec {
+		p.ExecChanged[i] = i >= len(p.ExecKeys) || changedKey[p.ExecKeys[i]]
+	}
+	if err := allowlist.JudgeUnit(p); err != nil {
+		return fmt.Sprintf("unit %s: %v", u.Name, err)
+	}
+	return judgeChangedSettings(u.Name, cur, des, changed, pol)
+}
+
+// readsAsSystemd says which of the unit's texts the judge would read differently from systemd, or "".
+func readsAsSystemd(u types.Unit) string {
+	if u.Contents != nil {
+		if why := readsAsSystemdReads(*u.Contents); why != "" {
+			return "the unit file reads differently to systemd than to the judge: " + why
+		}
+	}
+	for _, d := range u.Dropins {
+		if d.Contents != nil {
+			if why := readsAsSystemdReads(*d.Contents); why != "" {
+				return fmt.Sprintf("dropin %s reads differently to systemd than to the judge: %s", d.Name, why)
+			}
+		}
 	}
 	return ""
 }
@@ -155,11 +197,16 @@ func judgeUnitFile(u types.Unit) string {
 // checkActedUnits refuses an action on a unit that may not be acted on (ActOn), or whose definition
 // in the desired payload makes a job on it stop the system: what the executor would refuse once it
 // reads the unit's properties, the plan refuses first.
-func (p *Plan) checkActedUnits(des *diff.Payload) {
-	defined := map[string]types.Unit{}
+func (p *Plan) checkActedUnits(cur, des *diff.Payload, pol *allowlist.Policy) {
+	defined, current := map[string]types.Unit{}, map[string]*types.Unit{}
 	if des != nil {
 		for _, u := range des.Config.Systemd.Units {
 			defined[u.Name] = u
+		}
+	}
+	if cur != nil {
+		for _, u := range cur.Config.Systemd.Units {
+			current[u.Name] = &u
 		}
 	}
 	seen := map[string]bool{}
@@ -172,7 +219,7 @@ func (p *Plan) checkActedUnits(des *diff.Payload) {
 		if err := allowlist.ActOn(s.Unit); err != nil {
 			reason = fmt.Sprintf("%s %s: %v", s.Action, s.Unit, err)
 		} else if u, ok := defined[s.Unit]; ok {
-			reason = judgeUnitFile(u)
+			reason = judgeUnitFile(current[s.Unit], u, pol)
 		}
 		if reason != "" {
 			p.Changes = append(p.Changes, Change{Kind: diff.KindUnit, Op: diff.OpModify, Unit: s.Unit, Detail: "a unit the refresh would act on"})

@@ -47,7 +47,7 @@ func planUnit(c *diff.Change, pol *allowlist.Policy) ([]FileOp, []UnitAction, al
 	des := types.Unit{Name: c.Unit}
 	if !removed {
 		des = *c.NewUnit
-		if why := judgeUnitFile(des); why != "" {
+		if why := judgeUnitFile(c.OldUnit, des, pol); why != "" {
 			return nil, nil, rule.Effects, why
 		}
 	}

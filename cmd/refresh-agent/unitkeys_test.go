@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openshift/refresh-agent/test/fixture"
+)
+
+// Issue 27, round 4 on the binary: under a unit rule a payload changes only the settings the judge
+// models. diff (exit 3), apply --dry-run and apply refuse the adversary's inputs with the same
+// reason, naming unit, section and key, and write nothing; an ordinary change still plans.
+func TestUnitRuleChangesOnlyModeledSettings(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		f := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(f, data, 0o600))
+		return f
+	}
+	policy := write("policy.yaml", []byte("nodeDisruptionPolicy:\n  files:\n  - path: /etc/myapp/app.conf\n"+
+		"    actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n  units:\n  - name: myapp.service\n"+
+		"    actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n"))
+	const base = "[Service]\nExecStart=/usr/bin/sleep infinity\n"
+	cfg := func(contents string, dropins ...types.Dropin) *fixture.Config {
+		c := fixture.Ignition("3.2.0").File("/etc/myapp/app.conf", []byte("systemctl reboot\n"), 0o644)
+		c.Systemd.Units = []types.Unit{{Name: "myapp.service", Contents: &contents, Dropins: dropins}}
+		return c
+	}
+	cur := write("cur.json", cfg(base).JSON())
+	dropin := func(s string) types.Dropin { return types.Dropin{Name: "50-x.conf", Contents: &s} }
+	cases := map[string]struct {
+		des  *fixture.Config
+		want string
+	}{
+		// Round 3, F3.
+		"forking PIDFile kill":  {cfg("[Service]\nType=forking\nPIDFile=/run/openvswitch/ovs-vswitchd.pid\nExecStart=/usr/bin/true\nExecStartPost=/usr/bin/kill -9 $MAINPID\n"), "[Service] PIDFile=: a setting the judge does not model"},
+		"forking RuntimeMaxSec": {cfg("[Service]\nType=forking\nExecStart=/usr/bin/true\nRuntimeMaxSec=1\n"), "[Service] RuntimeMaxSec=1: the unit is Type=forking"},
+		"Conflicts pods' slice": {cfg("[Unit]\nConflicts=kubepods.slice\n" + base), "Conflicts=kubepods.slice"},
+		"Conflicts openvswitch": {cfg("[Unit]\nConflicts=openvswitch.service\n" + base), "[Unit] Conflicts=openvswitch.service"},
+		"Conflicts var.mount":   {cfg("[Unit]\nConflicts=var.mount\n" + base), "Conflicts=var.mount"},
+		"Also debug-shell":      {cfg(base + "[Install]\nWantedBy=multi-user.target\nAlso=debug-shell.service\n"), "Also=debug-shell.service"},
+		// Round 4, F4: a payload-written file mounted where the judge trusts code.
+		"BindReadOnlyPaths":     {cfg("[Service]\nBindReadOnlyPaths=/etc/myapp/app.conf:/usr/local/bin/x\nExecStart=/usr/bin/sh /usr/local/bin/x\n"), "[Service] BindReadOnlyPaths=: a setting the judge does not model"},
+		"TemporaryFileSystem":   {cfg("[Service]\nTemporaryFileSystem=/usr/sbin\nBindPaths=/etc/myapp/app.conf:/usr/sbin/x\nExecStart=/usr/bin/bash /usr/sbin/x\n"), "[Service] BindPaths=: a setting the judge does not model"},
+		"RootImage":             {cfg("[Service]\nRootImage=/etc/myapp/app.conf\nExecStart=/usr/bin/sleep 1\n"), "[Service] RootImage="},
+		"ExtensionImages":       {cfg("[Service]\nExtensionImages=/etc/myapp/app.conf\nExecStart=/usr/bin/sleep 1\n"), "[Service] ExtensionImages="},
+		"MountImages":           {cfg("[Service]\nMountImages=/etc/myapp/app.conf:/usr/local\nExecStart=/usr/local/bin/x\n"), "[Service] MountImages="},
+		"dropin BindPaths":      {cfg(base, dropin("[Service]\nBindPaths=/etc/myapp/app.conf:/usr/bin/sleep\n")), "[Service] BindPaths="},
+		"hidden by backslashes": {cfg(base, dropin("[Service]\nEnvironment=A=\\\\\nBindPaths=/etc/myapp/app.conf:/usr/bin/sleep\n")), "dropin 50-x.conf reads differently to systemd than to the judge"},
+		"X- section":            {cfg(base + "[X-Foo]\nA=1\n"), "[X-Foo] A=: a section the judge does not model"},
+	}
+	type result struct {
+		Outcome string
+		Refused []struct{ Kind, Unit, Reason string }
+	}
+	decode := func(out string) result {
+		var r result
+		require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+		return r
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			des := write(strings.ReplaceAll(name, " ", "-")+".json", c.des.JSON())
+			code, out, stderr := run(t, "diff", "--output", "json", "--current", cur, "--desired", des, "--policy", policy)
+			require.Equal(t, exitRefused, code, stderr)
+			d := decode(out)
+			require.NotEmpty(t, d.Refused)
+			reason := d.Refused[0].Reason
+			assert.Contains(t, reason, "unit myapp.service")
+			assert.Contains(t, reason, c.want)
+			for _, dry := range []bool{true, false} {
+				root := t.TempDir()
+				require.NoError(t, fixture.NodeRoot(root))
+				before, err := fixture.TreeHash(root)
+				require.NoError(t, err)
+				args := []string{"apply", "--root", root, "--current", cur, "--desired", des, "--policy", policy,
+					"--systemd", "none", "--cri-socket", "none", "--output", "json"}
+				if dry {
+					args = append(args, "--dry-run")
+				}
+				code, out, stderr := run(t, args...)
+				assert.Equal(t, exitRefused, code, "dry run %v: %s", dry, stderr)
+				a := decode(out)
+				assert.Equal(t, "refused", a.Outcome, "dry run %v", dry)
+				require.NotEmpty(t, a.Refused)
+				assert.Equal(t, reason, a.Refused[0].Reason, "dry run %v: the same refusal as diff", dry)
+				after, err := fixture.TreeHash(root)
+				require.NoError(t, err)
+				assert.Equal(t, before, after, "dry run %v: nothing written", dry)
+			}
+		})
+	}
+	// An ordinary change of modeled settings plans.
+	des := write("ok.json", cfg("[Unit]\nDescription=my app\nAfter=network-online.target\n[Service]\nType=notify\nRestart=always\n"+
+		"ExecStart=/usr/bin/sleep infinity\nEnvironment=A=1\n[Install]\nWantedBy=multi-user.target\n").JSON())
+	code, out, stderr := run(t, "diff", "--output", "json", "--current", cur, "--desired", des, "--policy", policy)
+	assert.Equal(t, exitOK, code, "%s %s", out, stderr)
+}

@@ -1,0 +1,518 @@
+package plan
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/coreos/go-systemd/v22/unit"
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+
+	"github.com/openshift/refresh-agent/allowlist"
+)
+
+// Under a unit rule a payload may change only the unit settings the judge models: the judge's model
+// is the boundary, not a list of settings found dangerous one adversary round at a time. A setting
+// is changed when its sequence of assignments (unit file, then dropins in systemd's order) differs
+// from the node's current definition, or only the desired definition has it; a new unit changes
+// everything. Each changed setting present in the desired definition must be in modeledSettings,
+// with a value its check accepts. Settings the node already had, unchanged, stay as they are.
+
+// optKey is a unit setting: section and key, case-sensitive as systemd reads them.
+type optKey struct{ section, key string }
+
+func (k optKey) String() string { return "[" + k.section + "] " + k.key + "=" }
+
+// sysOption is one assignment as systemd reads it.
+type sysOption struct{ section, key, value string }
+
+// readSystemdUnit reads a unit file or dropin as systemd's config_parse does (src/shared/conf-parser.c,
+// systemd 252 and later): a line ends at \n, \r\n, \r or NUL; a line whose first non-blank byte is
+// # or ; is skipped, also in the middle of a continuation (it neither continues nor ends one); a line
+// ending in an odd run of backslashes continues, the last backslash becoming a space; the UTF-8 byte
+// order mark is dropped once; assignments outside any section, and lines without a key or without
+// =, are ignored as systemd ignores them. Invalid UTF-8 and a bad section header are errors (the
+// unit would not load as written).
+func readSystemdUnit(text string) ([]sysOption, error) {
+	var out []sysOption
+	section, haveSection, bomSeen := "", false, false
+	var cont []byte // the continuation so far (systemd's is bounded by LONG_LINE_MAX)
+	inCont := false
+	lineNo := 0
+	parse := func(l string) error {
+		l = strings.Trim(l, " \t\n\r")
+		if l == "" {
+			return nil
+		}
+		if !utf8.ValidString(l) {
+			return fmt.Errorf("line %d: not valid UTF-8", lineNo)
+		}
+		if l[0] == '[' {
+			if l[len(l)-1] != ']' || len(l) < 2 {
+				return fmt.Errorf("line %d: invalid section header", lineNo)
+			}
+			n := l[1 : len(l)-1]
+			if strings.ContainsFunc(n, func(r rune) bool { return r < ' ' || r == 0x7f || strings.ContainsRune("\"'\\", r) }) {
+				return fmt.Errorf("line %d: bad characters in section header", lineNo)
+			}
+			section, haveSection = n, true
+			return nil
+		}
+		if !haveSection {
+			return nil
+		}
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return nil
+		}
+		out = append(out, sysOption{section: section, key: strings.Trim(k, " \t\n\r"), value: strings.Trim(v, " \t\n\r")})
+		return nil
+	}
+	for _, buf := range systemdLines(text) {
+		lineNo++
+		if l := strings.TrimLeft(buf, " \t\n\r"); l != "" && (l[0] == '#' || l[0] == ';') {
+			continue
+		}
+		l := buf
+		if !bomSeen && strings.HasPrefix(buf, "\xef\xbb\xbf") {
+			l, bomSeen = buf[3:], true
+		}
+		if !inCont {
+			cont = cont[:0]
+		}
+		cont = append(cont, l...)
+		if len(cont) > maxContinuation {
+			return nil, fmt.Errorf("line %d: continuation line too long", lineNo)
+		}
+		if n := len(cont) - len(bytes.TrimRight(cont, `\`)); n%2 == 1 {
+			cont[len(cont)-1] = ' '
+			inCont = true
+			continue
+		}
+		if err := parse(string(cont)); err != nil {
+			return nil, err
+		}
+		inCont = false
+	}
+	if inCont {
+		lineNo++
+		if err := parse(string(cont)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// maxContinuation is systemd's LONG_LINE_MAX: a longer continued line fails the unit's load.
+const maxContinuation = 1 << 20
+
+// systemdLines splits text at the line ends systemd's read_line knows: \n, \r\n, \r and NUL.
+func systemdLines(text string) []string {
+	var lines []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\n', 0:
+			lines = append(lines, text[start:i])
+			start = i + 1
+		case '\r':
+			lines = append(lines, text[start:i])
+			if i+1 < len(text) && text[i+1] == '\n' {
+				i++
+			}
+			start = i + 1
+		}
+	}
+	if start < len(text) {
+		lines = append(lines, text[start:])
+	}
+	return lines
+}
+
+// unitDefinition is what systemd loads of a unit as the payload defines it: each setting's
+// assignments in order, the unit file first (none when masked: the mask is what loads), then the
+// dropins in the order systemd reads them (by name).
+func unitDefinition(u *types.Unit, withContents bool) (map[optKey][]string, error) {
+	def := map[optKey][]string{}
+	if u == nil {
+		return def, nil
+	}
+	files := []struct {
+		name string
+		text *string
+	}{}
+	if withContents {
+		files = append(files, struct {
+			name string
+			text *string
+		}{"", u.Contents})
+	}
+	dropins := slices.Clone(u.Dropins)
+	sort.SliceStable(dropins, func(i, j int) bool { return dropins[i].Name < dropins[j].Name })
+	for _, d := range dropins {
+		files = append(files, struct {
+			name string
+			text *string
+		}{d.Name, d.Contents})
+	}
+	for _, f := range files {
+		if f.text == nil {
+			continue
+		}
+		opts, err := readSystemdUnit(*f.text)
+		if err != nil {
+			if f.name != "" {
+				return nil, fmt.Errorf("dropin %s: %v", f.name, err)
+			}
+			return nil, err
+		}
+		for _, o := range opts {
+			k := optKey{o.section, o.key}
+			def[k] = append(def[k], o.value)
+		}
+	}
+	return def, nil
+}
+
+// changedOptions are the settings whose assignments differ between the two definitions, or that
+// only one of them has (a removal is a change too).
+func changedOptions(old, des map[optKey][]string) map[optKey]bool {
+	out := map[optKey]bool{}
+	for k, v := range des {
+		if !slices.Equal(old[k], v) {
+			out[k] = true
+		}
+	}
+	for k := range old {
+		if _, ok := des[k]; !ok {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// readsAsSystemdReads says how the judge's reading of a unit text (go-systemd's lexer, which
+// unitFileProps uses) differs from systemd's, or "": a backslash run, a comment line in or after a
+// continuation, a carriage return or NUL inside a line would otherwise hide a setting from the
+// judge that systemd applies.
+func readsAsSystemdReads(text string) string {
+	theirs, err := readSystemdUnit(text)
+	if err != nil {
+		return err.Error()
+	}
+	ours, err := unit.DeserializeOptions(strings.NewReader(text))
+	if err != nil {
+		return "" // refused by unitFileProps with go-systemd's own error
+	}
+	for i := 0; i < len(ours) || i < len(theirs); i++ {
+		if i >= len(ours) {
+			return fmt.Sprintf("systemd reads [%s] %s= where the judge reads nothing", theirs[i].section, theirs[i].key)
+		}
+		o := ours[i]
+		v := strings.Trim(strings.ReplaceAll(o.Value, "\\\n", " "), " \t\n\r")
+		if i >= len(theirs) {
+			return fmt.Sprintf("the judge reads [%s] %s= where systemd reads nothing", o.Section, o.Name)
+		}
+		if t := theirs[i]; t.section != o.Section || t.key != o.Name || t.value != v {
+			return fmt.Sprintf("systemd reads [%s] %s=%s where the judge reads [%s] %s=%s", t.section, t.key, short(t.value), o.Section, o.Name, short(v))
+		}
+	}
+	return ""
+}
+
+func short(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
+}
+
+// keyCtx is what a modeled setting's check sees: the desired value(s) and what else the desired
+// and current definitions say.
+type keyCtx struct {
+	unit     string
+	key      optKey
+	values   []string // the desired assignments of this setting, in order
+	des, old map[optKey][]string
+	pol      *allowlist.Policy
+}
+
+// last is the setting's effective single value: a later assignment replaces an earlier one, an
+// empty one resets to the default.
+func (c keyCtx) last() string {
+	if len(c.values) == 0 {
+		return ""
+	}
+	return c.values[len(c.values)-1]
+}
+
+// list is a list setting's effective entries in def (an empty assignment resets the list),
+// specifiers resolved.
+func list(unitName string, vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		if v == "" {
+			out = nil
+			continue
+		}
+		for _, f := range strings.Fields(v) {
+			out = append(out, allowlist.ResolveSpecifiers(unitName, f))
+		}
+	}
+	return out
+}
+
+// added are the entries of the setting's desired list the current definition does not have.
+func (c keyCtx) added() []string {
+	have := list(c.unit, c.old[c.key])
+	var out []string
+	for _, u := range list(c.unit, c.values) {
+		if !slices.Contains(have, u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// modeledSetting is one row of the table: settings of a section the judge models, the values they
+// may take when a payload changes them (for the docs), and the check of those values ("" accepts).
+type modeledSetting struct {
+	section string
+	keys    []string
+	values  string
+	check   func(keyCtx) string
+}
+
+func oneOf(vals ...string) func(keyCtx) string {
+	return func(c keyCtx) string {
+		if v := c.last(); v != "" && !slices.Contains(vals, v) {
+			return fmt.Sprintf("%s: not one of %s", v, strings.Join(vals, ", "))
+		}
+		return ""
+	}
+}
+
+func intRange(lo, hi int) func(keyCtx) string {
+	return func(c keyCtx) string {
+		v := c.last()
+		if v == "" {
+			return ""
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Sprintf("%s: not a number from %d to %d", v, lo, hi)
+		}
+		return ""
+	}
+}
+
+var conditionKinds = []string{"Architecture", "Firmware", "Virtualization", "Host", "KernelCommandLine", "KernelVersion",
+	"Credential", "Environment", "Security", "Capability", "ACPower", "NeedsUpdate", "FirstBoot", "PathExists",
+	"PathExistsGlob", "PathIsDirectory", "PathIsSymbolicLink", "PathIsMountPoint", "PathIsReadWrite", "PathIsEncrypted",
+	"DirectoryNotEmpty", "FileNotEmpty", "FileIsExecutable", "User", "Group", "ControlGroupController", "Memory",
+	"CPUs", "CPUFeature", "OSRelease", "MemoryPressure", "CPUPressure", "IOPressure"}
+
+func prefixed(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
+}
+
+// execKeys are the settings that hold the commands the exec judge judges.
+var execKeys = []string{"ExecCondition", "ExecStartPre", "ExecStart", "ExecStartPost", "ExecReload", "ExecStop", "ExecStopPost"}
+
+var limitKeys = []string{"LimitCPU", "LimitFSIZE", "LimitDATA", "LimitSTACK", "LimitCORE", "LimitRSS", "LimitNOFILE",
+	"LimitAS", "LimitNPROC", "LimitMEMLOCK", "LimitLOCKS", "LimitSIGPENDING", "LimitMSGQUEUE", "LimitNICE", "LimitRTPRIO", "LimitRTTIME"}
+
+// modeledSettings is the boundary: what a payload may change in a unit under a unit rule. Every
+// other setting, and every setting of a section other than these three, is refused when changed.
+// Kept to what the judge reads (JudgeUnit, the exec judge, judgeEnvironment) and to what only
+// tunes or restricts the unit itself; docs/security.md shows this table (checked by a test).
+var modeledSettings = []modeledSetting{
+	{"Unit", []string{"Description", "Documentation"}, "any", nil},
+	{"Unit", []string{"Requires", "Requisite", "Wants", "BindsTo", "PartOf", "Upholds", "Before", "After", "OnFailure",
+		"OnSuccess", "StopPropagatedFrom"}, "units JudgeUnit accepts (none that stops the system or is essential)", nil},
+	{"Unit", []string{"Conflicts", "PropagatesStopTo"}, "added entries only the units every ordinary unit conflicts with (" +
+		strings.Join(allowlist.ConflictOK(), ", ") + ")", checkStopReach},
+	{"Unit", []string{"DefaultDependencies", "RefuseManualStart", "RefuseManualStop", "StopWhenUnneeded"}, "yes or no", nil},
+	{"Unit", prefixed("Condition", conditionKinds), "any (a condition only tests)", nil},
+	{"Unit", prefixed("Assert", conditionKinds), "any (an assertion only tests)", nil},
+	{"Unit", []string{"StartLimitIntervalSec", "StartLimitInterval", "StartLimitBurst", "JobTimeoutSec", "JobRunningTimeoutSec",
+		"SuccessActionExitStatus", "FailureActionExitStatus"}, "any", nil},
+	{"Unit", []string{"SuccessAction", "FailureAction", "JobTimeoutAction", "StartLimitAction", "OnFailureJobMode",
+		"OnSuccessJobMode", "RebootArgument", "JobTimeoutRebootArgument"}, "what JudgeUnit accepts (actions none, job modes fail or replace, no reboot argument)", nil},
+	{"Service", []string{"Type"}, "simple, exec, oneshot, notify, notify-reload, idle (not forking: with PIDFile= the manager adopts another daemon's PID as $MAINPID; not dbus)",
+		oneOf("simple", "exec", "oneshot", "notify", "notify-reload", "idle")},
+	{"Service", execKeys, "commands the exec judge accepts (changed lines judged strictly)", nil},
+	{"Service", []string{"Restart"}, "no, on-success, on-failure, on-abnormal, on-watchdog, on-abort, always",
+		oneOf("no", "on-success", "on-failure", "on-abnormal", "on-watchdog", "on-abort", "always")},
+	{"Service", []string{"RestartSec", "RestartSteps", "RestartMaxDelaySec", "RestartPreventExitStatus", "RestartForceExitStatus",
+		"SuccessExitStatus", "TimeoutSec", "TimeoutStartSec", "TimeoutStopSec", "TimeoutAbortSec", "RemainAfterExit",
+		"WatchdogSec", "StartLimitInterval", "StartLimitBurst"}, "any", nil},
+	{"Service", []string{"RuntimeMaxSec"}, "any, when the unit is not Type=forking and has no PIDFile=", checkRuntimeMax},
+	{"Service", []string{"NotifyAccess"}, "main, exec, all (podman's generated units), none", oneOf("main", "exec", "all", "none")},
+	{"Service", []string{"FailureAction", "StartLimitAction", "RebootArgument"}, "what JudgeUnit accepts (the legacy spellings of the [Unit] actions)", nil},
+	{"Service", []string{"Environment", "EnvironmentFile", "UnsetEnvironment", "PassEnvironment"}, "what the environment judge accepts", nil},
+	{"Service", []string{"User", "Group"}, "any", nil},
+	{"Service", []string{"WorkingDirectory", "StandardInput", "StandardOutput", "StandardError"}, "what the exec judge accepts (no file:, append:, truncate:; nothing under /proc, /sys, /dev)", nil},
+	{"Service", []string{"SyslogIdentifier", "SyslogLevel", "SyslogFacility", "SyslogLevelPrefix", "LogLevelMax"}, "any", nil},
+	{"Service", []string{"KillMode"}, "control-group, mixed, process (not none)", oneOf("control-group", "mixed", "process")},
+	{"Service", []string{"KillSignal", "FinalKillSignal", "SendSIGKILL", "SendSIGHUP"}, "any", nil},
+	{"Service", []string{"RuntimeDirectory", "StateDirectory", "CacheDirectory", "LogsDirectory", "ConfigurationDirectory"},
+		"the unit's own directories: each added entry's first component is the unit's name (myapp for myapp.service) or starts with it and a dash", checkOwnDirectories},
+	{"Service", []string{"RuntimeDirectoryMode", "StateDirectoryMode", "CacheDirectoryMode", "LogsDirectoryMode",
+		"ConfigurationDirectoryMode", "RuntimeDirectoryPreserve"}, "any", nil},
+	{"Service", limitKeys, "any (the unit's own resource limits)", nil},
+	{"Service", []string{"Nice"}, "0 to 19 (never above the default priority)", intRange(0, 19)},
+	{"Service", []string{"OOMScoreAdjust"}, "0 to 1000 (never less likely to be killed than the node's services)", intRange(0, 1000)},
+	{"Service", []string{"CPUWeight", "IOWeight"}, "idle or 1 to 100 (never more than the default share)", checkWeight},
+	{"Service", []string{"CPUQuota", "MemoryHigh", "MemoryMax", "TasksMax"}, "any (limits of the unit itself)", nil},
+	{"Service", []string{"NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices", "ProtectKernelTunables",
+		"ProtectKernelModules", "ProtectControlGroups", "ProtectClock", "ProtectHostname", "RestrictRealtime", "LockPersonality",
+		"MemoryDenyWriteExecute"}, "any (each only restricts the unit's own sandbox)", nil},
+	{"Install", []string{"WantedBy", "RequiredBy", "UpheldBy", "Alias"}, "what JudgeUnit accepts (ordinary targets; no alias)", nil},
+	{"Install", []string{"Also"}, "added entries only units a unit rule names", checkAlso},
+	{"Install", []string{"DefaultInstance"}, "any", nil},
+}
+
+// modeledIndex maps each modeled setting to its row.
+var modeledIndex = func() map[optKey]*modeledSetting {
+	m := map[optKey]*modeledSetting{}
+	for i := range modeledSettings {
+		for _, k := range modeledSettings[i].keys {
+			m[optKey{modeledSettings[i].section, k}] = &modeledSettings[i]
+		}
+	}
+	return m
+}()
+
+// checkStopReach: a Conflicts= or PropagatesStopTo= entry the payload adds may name only what
+// every ordinary unit conflicts with (round 3: Conflicts=kubepods.slice, openvswitch.service and
+// var.mount stopped the pods, the switch and /var when the unit started).
+func checkStopReach(c keyCtx) string {
+	for _, u := range c.added() {
+		if !slices.Contains(allowlist.ConflictOK(), u) {
+			return fmt.Sprintf("%s: a start or stop of the unit would stop %s; a payload may add only %s", u, u,
+				strings.Join(allowlist.ConflictOK(), ", "))
+		}
+	}
+	return ""
+}
+
+// checkRuntimeMax: RuntimeMaxSec= kills the main process, which a forking unit with a PIDFile=
+// may have adopted from another daemon.
+func checkRuntimeMax(c keyCtx) string {
+	typ := keyCtx{values: c.des[optKey{"Service", "Type"}]}.last()
+	pid := keyCtx{values: c.des[optKey{"Service", "PIDFile"}]}.last()
+	if typ == "forking" || pid != "" {
+		return c.last() + ": the unit is Type=forking or has a PIDFile=, so its main process may be another daemon's"
+	}
+	return ""
+}
+
+func checkWeight(c keyCtx) string {
+	v := c.last()
+	if v == "" || v == "idle" {
+		return ""
+	}
+	return intRange(1, 100)(c)
+}
+
+// checkOwnDirectories: the directories systemd creates, chowns to the unit's user and (for
+// RuntimeDirectory=) removes when the unit stops must be the unit's own: RuntimeDirectory=crio
+// would remove /run/crio, CRI-O's socket with it.
+func checkOwnDirectories(c keyCtx) string {
+	stem := strings.TrimSuffix(c.unit, ".service")
+	stem, _, _ = strings.Cut(stem, "@")
+	for _, v := range c.values {
+		words, err := allowlist.SplitExec(v)
+		if err != nil || len(words) > 1 {
+			return fmt.Sprintf("%s cannot be read as systemd reads it", v)
+		}
+		for _, w := range words {
+			for _, e := range w {
+				e = allowlist.ResolveSpecifiers(c.unit, e)
+				if slices.Contains(list(c.unit, c.old[c.key]), e) {
+					continue // the node's own
+				}
+				for _, d := range strings.Split(e, ":") {
+					first, _, _ := strings.Cut(d, "/")
+					if strings.Contains(d, "..") || (first != stem && !strings.HasPrefix(first, stem+"-")) {
+						return fmt.Sprintf("%s: not the unit's own directory (%s or %s-…): systemd creates it, hands it to the unit's user and may remove it", d, stem, stem)
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// checkAlso: enabling follows [Install] Also=, so an added entry may name only units a unit rule
+// names (Also=debug-shell.service would enable a root shell on tty9).
+func checkAlso(c keyCtx) string {
+	for _, u := range c.added() {
+		if err := allowlist.UnitIdentity(u); err != nil {
+			return fmt.Sprintf("%s: %v", u, err)
+		}
+		if c.pol == nil {
+			return fmt.Sprintf("%s: enabling the unit would enable units no unit rule names", u)
+		}
+		if _, ok := c.pol.UnitRule(u); !ok {
+			return fmt.Sprintf("%s: enabling the unit would enable units no unit rule names", u)
+		}
+	}
+	return ""
+}
+
+// judgeChangedSettings refuses the first changed setting present in the desired definition that the
+// judge does not model, or whose value its row does not accept.
+func judgeChangedSettings(name string, old, des map[optKey][]string, changed map[optKey]bool, pol *allowlist.Policy) string {
+	keys := make([]optKey, 0, len(changed))
+	for k := range changed {
+		if _, present := des[k]; present {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].section != keys[j].section {
+			return keys[i].section < keys[j].section
+		}
+		return keys[i].key < keys[j].key
+	})
+	for _, k := range keys {
+		row := modeledIndex[k]
+		if row == nil {
+			why := "a setting the judge does not model"
+			switch {
+			case k.section != "Unit" && k.section != "Service" && k.section != "Install":
+				why = "a section the judge does not model"
+			case modeledIndex[optKey{k.section, caseFold(k.key)}] != nil:
+				why = "not a setting systemd knows (keys are case-sensitive), and not one the judge models"
+			}
+			return fmt.Sprintf("unit %s: %s: %s; under a unit rule a payload may change only the settings docs/security.md lists", name, k, why)
+		}
+		if row.check == nil {
+			continue
+		}
+		if why := row.check(keyCtx{unit: name, key: k, values: des[k], des: des, old: old, pol: pol}); why != "" {
+			return fmt.Sprintf("unit %s: %s%s", name, k, why)
+		}
+	}
+	return ""
+}
+
+// caseFold finds the modeled key a miscased one stands for ("" if none), for the message only.
+func caseFold(key string) string {
+	for k := range modeledIndex {
+		if strings.EqualFold(k.key, key) {
+			return k.key
+		}
+	}
+	return ""
+}

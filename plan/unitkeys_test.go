@@ -1,0 +1,266 @@
+package plan_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Issue 27 class 2, round 4: under a unit rule a payload may change only the settings the judge
+// models. Each case is what an adversary given the README would try: a setting no judge reads (every
+// mount and namespace setting, PIDFile=, capabilities, credentials, …), a value of a modeled
+// setting the judge refuses (Type=forking, KillMode=none, Conflicts= on the pods' slice), and the
+// encodings that hide a setting from a reader that is not systemd's (backslash runs, comments in
+// continuations, carriage returns, miscased keys, other sections).
+func TestPlanChangesOnlyModeledSettings(t *testing.T) {
+	const base = "[Unit]\nDescription=my app\n[Service]\nExecStart=/usr/bin/myapp\n"
+	cur := withUnits(unit("myapp.service", str(base)))
+	svc := func(lines ...string) string {
+		return "[Unit]\nDescription=my app\n[Service]\nExecStart=/usr/bin/myapp\n" + strings.Join(lines, "\n") + "\n"
+	}
+	notModeled := []string{
+		// Mounts and namespaces: each puts a file the payload wrote where the judge trusts code, or
+		// changes what the unit's paths are.
+		"BindPaths=/etc/myapp/app.conf:/usr/sbin/x", "BindReadOnlyPaths=/etc/myapp/app.conf:/usr/local/bin/x",
+		"TemporaryFileSystem=/usr/sbin", "RootImage=/etc/myapp/app.conf", "RootDirectory=/var/lib/myapp",
+		"MountImages=/etc/myapp/app.conf:/usr/local", "ExtensionImages=/etc/myapp/app.conf",
+		"ExtensionDirectories=/var/lib/myapp/ext", "ReadWritePaths=/usr", "ReadOnlyPaths=/etc", "InaccessiblePaths=/etc",
+		"MountAPIVFS=yes", "PrivateMounts=yes", "NetworkNamespacePath=/run/netns/x", "IPCNamespacePath=/run/x",
+		"PrivateNetwork=yes", "PrivateUsers=yes", "MountFlags=shared", "RootHash=abc", "RootVerity=/x",
+		// What the manager adopts, links or hands over.
+		"PIDFile=/run/openvswitch/ovs-vswitchd.pid", "BusName=org.freedesktop.NetworkManager", "Slice=kubepods.slice",
+		"Delegate=yes", "Sockets=crio.socket", "FileDescriptorStoreMax=10", "ExecSearchPath=/usr/lib/myapp",
+		"GuessMainPID=yes", "USBFunctionDescriptors=/x", "OOMPolicy=continue",
+		// Privileges and security contexts.
+		"AmbientCapabilities=CAP_SYS_ADMIN", "CapabilityBoundingSet=CAP_SYS_ADMIN", "SecureBits=keep-caps",
+		"SELinuxContext=system_u:system_r:spc_t:s0", "AppArmorProfile=unconfined", "SmackProcessLabel=x",
+		"PAMName=login", "TTYPath=/dev/tty1", "DynamicUser=yes", "SupplementaryGroups=wheel", "SystemCallFilter=",
+		"UMask=0000", "KeyringMode=shared", "IgnoreSIGPIPE=no", "CPUAffinity=0", "IOSchedulingClass=realtime",
+		"CPUSchedulingPolicy=fifo", "CPUSchedulingPriority=99", "Personality=x86",
+		// Credentials and files the manager opens as root.
+		"LoadCredential=x:/etc/kubernetes/kubeconfig", "LoadCredentialEncrypted=x:/x", "SetCredential=x:y",
+		"SetCredentialEncrypted=x:y", "ImportCredential=*", "OpenFile=/etc/shadow:shadow", "StandardInputText=reboot",
+		"StandardInputData=cmVib290", "LogsDirectoryAccounting=yes", "LogExtraFields=_SYSTEMD_UNIT=kubelet.service",
+		// Resource control that reaches other units or devices.
+		"DeviceAllow=/dev/sda rwm", "DevicePolicy=auto", "IPAddressAllow=any", "IPAddressDeny=", "BPFProgram=x",
+		"SocketBindAllow=any", "NFTSet=x", "ManagedOOMSwap=kill", "ManagedOOMMemoryPressure=kill", "AllowedCPUs=0",
+		"StartupCPUWeight=10000", "CPUShares=100000", "MemoryMin=64G", "MemoryLow=64G",
+		// Legacy and unknown spellings.
+		"PermissionsStartOnly=yes", "RootDirectoryStartOnly=yes", "SysVStartPriority=1", "X-Foo=1", "Foo=bar",
+	}
+	bad := map[string]struct{ contents, want string }{}
+	for _, l := range notModeled {
+		k, _, _ := strings.Cut(l, "=")
+		bad[k] = struct{ contents, want string }{svc(l), "[Service] " + k + "=: a setting the judge does not model"}
+	}
+	for name, c := range map[string]struct{ contents, want string }{
+		// Round 3, finding F3.
+		"Type=forking PIDFile":        {svc("Type=forking", "PIDFile=/run/openvswitch/ovs-vswitchd.pid", "ExecStartPost=/usr/bin/kill -9 $MAINPID"), "[Service] PIDFile="},
+		"Type=forking":                {svc("Type=forking"), "[Service] Type=forking: not one of simple, exec, oneshot, notify, notify-reload, idle"},
+		"Type=dbus":                   {svc("Type=dbus"), "[Service] Type=dbus: not one of"},
+		"Type=Forking":                {svc("Type=Forking"), "[Service] Type=Forking: not one of"},
+		"Type=forking in dropin":      {svc("Type=simple") + "[Service]\nType=forking\n", "[Service] Type=forking"},
+		"Conflicts=kubepods.slice":    {"[Unit]\nConflicts=kubepods.slice\n" + svc(), "Conflicts=kubepods.slice"},
+		"Conflicts=openvswitch":       {"[Unit]\nConflicts=openvswitch.service\n" + svc(), "[Unit] Conflicts=openvswitch.service: a start or stop of the unit would stop openvswitch.service"},
+		"Conflicts=var.mount":         {"[Unit]\nConflicts=var.mount\n" + svc(), "Conflicts=var.mount"},
+		"Conflicts=x.socket":          {"[Unit]\nConflicts=dbus.socket\n" + svc(), "Conflicts=dbus.socket"},
+		"Conflicts=myapp-other":       {"[Unit]\nConflicts=myapp-other.service\n" + svc(), "[Unit] Conflicts=myapp-other.service"},
+		"Conflicts=specifier":         {"[Unit]\nConflicts=openvswitch%i.service\n" + svc(), "Conflicts=openvswitch.service"},
+		"PropagatesStopTo=a target":   {"[Unit]\nPropagatesStopTo=multi-user.target\n" + svc(), "PropagatesStopTo=multi-user.target"},
+		"Also=debug-shell":            {svc() + "[Install]\nWantedBy=multi-user.target\nAlso=debug-shell.service\n", "Also=debug-shell.service"},
+		"Also=another service":        {svc() + "[Install]\nWantedBy=multi-user.target\nAlso=sshd-keygen.service\n", "[Install] Also=sshd-keygen.service: enabling the unit would enable units no unit rule names"},
+		"RuntimeMaxSec on forking":    {svc("RuntimeMaxSec=1", "PIDFile=/run/NetworkManager/NetworkManager.pid"), "[Service] PIDFile="},
+		"KillMode=none":               {svc("KillMode=none"), "[Service] KillMode=none: not one of control-group, mixed, process"},
+		"NotifyAccess=bogus":          {svc("NotifyAccess=everyone"), "[Service] NotifyAccess=everyone"},
+		"Restart=bogus":               {svc("Restart=sometimes"), "[Service] Restart=sometimes"},
+		"RuntimeDirectory=crio":       {svc("RuntimeDirectory=crio"), "[Service] RuntimeDirectory=crio: not the unit's own directory"},
+		"RuntimeDirectory=kubens":     {svc("RuntimeDirectory=kubens"), "RuntimeDirectory=kubens: not the unit's own directory"},
+		"RuntimeDirectory=systemd":    {svc("RuntimeDirectory=myapp systemd"), "systemd: not the unit's own directory"},
+		"StateDirectory=kubelet":      {svc("User=core", "StateDirectory=kubelet"), "[Service] StateDirectory=kubelet"},
+		"StateDirectory=myapp/../kub": {svc("StateDirectory=myapp/../kubelet"), "myapp/../kubelet: not the unit's own"},
+		"LogsDirectory symlink":       {svc("LogsDirectory=myapp:audit"), "audit: not the unit's own"},
+		"ConfigurationDirectory=ssh":  {svc("ConfigurationDirectory=ssh"), "ConfigurationDirectory=ssh"},
+		"CacheDirectory=myappx":       {svc("CacheDirectory=myappx"), "myappx: not the unit's own"},
+		"Nice=-20":                    {svc("Nice=-20"), "[Service] Nice=-20: not a number from 0 to 19"},
+		"OOMScoreAdjust=-1000":        {svc("OOMScoreAdjust=-1000"), "[Service] OOMScoreAdjust=-1000"},
+		"CPUWeight=10000":             {svc("CPUWeight=10000"), "[Service] CPUWeight=10000"},
+		"IOWeight=10000":              {svc("IOWeight=10000"), "[Service] IOWeight=10000"},
+		// Other sections: systemd ignores them in a service, the judge does not read them.
+		"[X-Foo]":   {svc() + "[X-Foo]\nExecStart=/usr/bin/true\n", "[X-Foo] ExecStart=: a section the judge does not model"},
+		"[Socket]":  {svc() + "[Socket]\nListenStream=/run/crio/crio.sock\n", "[Socket] ListenStream=: a section the judge does not model"},
+		"[Mount]":   {svc() + "[Mount]\nWhat=/etc/myapp/app.conf\nWhere=/usr/bin/x\n", "[Mount] "},
+		"[service]": {svc() + "[service]\nBindPaths=/a:/b\n", "[service] BindPaths=: a section the judge does not model"},
+		// Case: systemd's keys are case-sensitive; a miscased one is an unknown key systemd ignores
+		// with a warning, and no setting the judge models either: refused, saying so.
+		"bindpaths=":  {svc("bindpaths=/etc/myapp/app.conf:/usr/sbin/x"), "[Service] bindpaths=: a setting the judge does not model"},
+		"execstart=":  {svc("execstart=/usr/sbin/reboot"), "[Service] execstart=: not a setting systemd knows (keys are case-sensitive)"},
+		"TYPE=":       {svc("TYPE=forking"), "[Service] TYPE=: not a setting systemd knows"},
+		"X-prefixed":  {svc("X-BindPaths=/a:/b"), "[Service] X-BindPaths="},
+		"reset empty": {svc("CapabilityBoundingSet="), "[Service] CapabilityBoundingSet="},
+		// Readers that are not systemd's: each hides a setting from the judge that systemd applies.
+		"backslash pair":            {svc(`ExecStartPost=/usr/bin/echo a\\`, "BindPaths=/etc/myapp/app.conf:/usr/sbin/x"), "reads differently to systemd than to the judge"},
+		"comment continued":         {svc(`# a comment \`, "BindPaths=/etc/myapp/app.conf:/usr/sbin/x"), "reads differently to systemd than to the judge"},
+		"comment in a continuation": {svc(`ExecStartPost=/usr/bin/true \`, "#", "Environment=A=; /usr/sbin/reboot"), "reads differently to systemd than to the judge"},
+		"section in a continuation": {svc(`ExecStartPost=/usr/bin/sh -c \`, "#", "[`reboot`]"), "reads differently to systemd than to the judge"},
+		"carriage return":           {svc("Description=x\rBindPaths=/etc/myapp/app.conf:/usr/sbin/x"), "reads differently to systemd than to the judge"},
+		"NUL":                       {svc("Description=x\x00BindPaths=/etc/myapp/app.conf:/usr/sbin/x"), "reads differently to systemd than to the judge"},
+		"vertical tab key":          {svc("\vBindPaths=/a:/b"), "BindPaths"},
+		"no-break space":            {svc("ExecStartPost=/usr/bin/true\u00a0"), "reads differently to systemd than to the judge"},
+	} {
+		bad[name] = c
+	}
+	for name, c := range bad {
+		t.Run("unit/"+name, func(t *testing.T) {
+			p := ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(c.contents))))
+			assert.False(t, p.Eligible)
+			require.NotEmpty(t, p.Refused)
+			r := p.Refused[0].Reason
+			assert.Contains(t, r, "unit myapp.service")
+			assert.Contains(t, r, c.want)
+			assert.NotContains(t, r, "\n", "a reason is one line")
+			assert.Empty(t, p.Actions)
+			assert.Empty(t, p.Files)
+		})
+		t.Run("new unit/"+name, func(t *testing.T) {
+			p := ndpBuild(t, ndpPolicy, plain(), withUnits(unit("myapp.service", str(c.contents))))
+			assert.False(t, p.Eligible)
+			require.NotEmpty(t, p.Refused)
+			assert.Contains(t, p.Refused[0].Reason, c.want)
+		})
+		t.Run("dropin/"+name, func(t *testing.T) {
+			// The unit file unchanged; a dropin adds the setting.
+			p := ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(base), types.Dropin{Name: "50-x.conf", Contents: str(c.contents)})))
+			assert.False(t, p.Eligible)
+			require.NotEmpty(t, p.Refused)
+			assert.Contains(t, p.Refused[0].Reason, c.want)
+		})
+	}
+
+	// What stays possible: the node's own settings unchanged, removals, every modeled setting with
+	// an accepted value, and a continuation systemd and the judge read alike.
+	accepted := map[string]struct{ cur, des string }{
+		"node keeps BindPaths":     {svc("BindPaths=/var/lib/myapp:/srv"), svc("BindPaths=/var/lib/myapp:/srv", "Environment=A=2")},
+		"node keeps PIDFile":       {svc("Type=forking", "PIDFile=/run/myapp.pid"), svc("Type=forking", "PIDFile=/run/myapp.pid", "RestartSec=5")},
+		"node keeps Conflicts":     {"[Unit]\nConflicts=ntpd.service\n" + svc(), "[Unit]\nConflicts=ntpd.service\nConflicts=shutdown.target\n" + svc("Restart=always")},
+		"node keeps its dir":       {svc("RuntimeDirectory=kubens"), svc("RuntimeDirectory=kubens", "RuntimeDirectoryMode=0700")},
+		"node keeps an X- section": {svc() + "[X-Fleet]\nMachineOf=x\n", svc("Restart=always") + "[X-Fleet]\nMachineOf=x\n"},
+		"removing BindPaths":       {svc("BindPaths=/var/lib/myapp:/srv"), svc()},
+		"Type back to the default": {svc("Type=forking", "PIDFile=/run/myapp.pid"), svc()},
+		"Conflicts=shutdown":       {svc(), "[Unit]\nConflicts=shutdown.target umount.target\n" + svc()},
+		"Also a ruled unit":        {svc(), svc() + "[Install]\nWantedBy=multi-user.target\nAlso=myapp.service\n"},
+		"own directories":          {svc(), svc("RuntimeDirectory=myapp myapp-sock", "StateDirectory=myapp/db", "LogsDirectory=%N", "CacheDirectory=myapp", "ConfigurationDirectory=myapp", "RuntimeDirectoryPreserve=yes", "StateDirectoryMode=0700")},
+		"continuation":             {svc(), svc("ExecStartPost=/usr/bin/echo \\", "    one \\", "  \\", "    two")},
+		"comment after a value":    {svc(), svc("ExecStartPost=/usr/bin/true", "# BindPaths=/a:/b", "; TemporaryFileSystem=/usr")},
+		"crlf":                     {svc(), strings.ReplaceAll(svc("Restart=always"), "\n", "\r\n")},
+		"tunes and sandbox": {svc(), svc("TimeoutStartSec=90", "TimeoutStopSec=30", "TimeoutSec=300", "RestartSec=10", "Restart=on-failure",
+			"RestartSteps=3", "RestartMaxDelaySec=60", "SuccessExitStatus=143", "WatchdogSec=30", "RemainAfterExit=no", "KillMode=mixed",
+			"KillSignal=SIGINT", "FinalKillSignal=SIGKILL", "SendSIGKILL=yes", "SendSIGHUP=no", "LimitNOFILE=1048576", "LimitCORE=infinity",
+			"Nice=5", "OOMScoreAdjust=500", "CPUWeight=50", "IOWeight=idle", "CPUQuota=50%", "MemoryHigh=1G", "MemoryMax=2G", "TasksMax=512",
+			"NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=read-only", "PrivateTmp=yes", "PrivateDevices=yes",
+			"ProtectKernelTunables=yes", "ProtectKernelModules=yes", "ProtectControlGroups=yes", "ProtectClock=yes", "ProtectHostname=yes",
+			"RestrictRealtime=yes", "LockPersonality=yes", "MemoryDenyWriteExecute=yes", "SyslogIdentifier=myapp", "SyslogLevel=info",
+			"SyslogFacility=daemon", "LogLevelMax=info", "User=myapp", "Group=myapp", "NotifyAccess=main", "UnsetEnvironment=TZ")},
+		"unit section": {svc(), "[Unit]\nDescription=x\nDocumentation=man:myapp(8)\nWants=network-online.target\nAfter=network-online.target\n" +
+			"Before=kubelet-dependencies.target\nRequires=crio.service\nPartOf=myapp.target\nConditionPathExists=!/etc/myapp/off\n" +
+			"AssertPathIsDirectory=/var/lib\nStartLimitIntervalSec=60\nStartLimitBurst=3\nRefuseManualStop=no\nJobTimeoutSec=600\n" +
+			"DefaultDependencies=yes\nFailureAction=none\nOnFailureJobMode=replace\n" + strings.TrimPrefix(svc(), "[Unit]\nDescription=my app\n")},
+	}
+	for _, typ := range []string{"simple", "exec", "oneshot", "notify", "notify-reload", "idle", ""} {
+		accepted["Type="+typ] = struct{ cur, des string }{svc(), svc("Type=" + typ)}
+	}
+	for name, c := range accepted {
+		t.Run("accepted/"+name, func(t *testing.T) {
+			p := ndpBuild(t, ndpPolicy, withUnits(unit("myapp.service", str(c.cur))), withUnits(unit("myapp.service", str(c.des))))
+			assert.True(t, p.Eligible, "%+v", p.Refused)
+		})
+	}
+
+	// A masked unit loaded nothing: unmasking it judges its dropins as the payload's.
+	masked := withUnits(types.Unit{Name: "myapp.service", Mask: boolp(true), Dropins: []types.Dropin{{Name: "50-x.conf", Contents: str("[Service]\nBindPaths=/a:/b\n")}}})
+	p := ndpBuild(t, ndpPolicy, masked, withUnits(types.Unit{Name: "myapp.service", Mask: boolp(false), Dropins: []types.Dropin{{Name: "50-x.conf", Contents: str("[Service]\nBindPaths=/a:/b\n")}}}))
+	assert.False(t, p.Eligible)
+	require.NotEmpty(t, p.Refused)
+	assert.Contains(t, p.Refused[0].Reason, "[Service] BindPaths=")
+}
+
+// The machine-config server's own unit shapes (kubelet, crio's dropins, and the shapes of kubens,
+// ovs-configuration, nodeip-configuration, kubelet-auto-node-size, wait-for-ipsec-connect under a unit
+// rule's name), generated here, pass when a payload adds them and when it changes them: every key
+// they use is modeled.
+func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
+	const pol = `nodeDisruptionPolicy:
+  units:
+  - name: kubelet.service
+    actions: [{type: Restart, restart: {serviceName: kubelet.service}}]
+  - name: crio.service
+    actions: [{type: Reload, reload: {serviceName: crio.service}}]
+  - name: myapp.service
+    actions: [{type: Restart, restart: {serviceName: myapp.service}}]
+`
+	kubelet := "[Unit]\nDescription=Kubernetes Kubelet\nRequires=crio.service kubelet-dependencies.target\nAfter=kubelet-dependencies.target\n" +
+		"After=ostree-finalize-staged.service\n\n[Service]\nType=notify\nExecStartPre=/bin/mkdir --parents /etc/kubernetes/manifests\n" +
+		"ExecStartPre=-/usr/sbin/restorecon -ri /var/lib/kubelet/pod-resources /usr/local/bin/kubenswrapper /usr/bin/kubensenter\n" +
+		"Environment=\"KUBELET_NODE_IP=0.0.0.0\"\nEnvironmentFile=/etc/os-release\nEnvironmentFile=-/etc/kubernetes/kubelet-workaround\n" +
+		"EnvironmentFile=-/etc/kubernetes/kubelet-env\n\nExecStart=/usr/local/bin/kubenswrapper \\\n    /usr/bin/kubelet \\\n" +
+		"      --config=/etc/kubernetes/kubelet.conf \\\n      --cloud-provider= \\\n       \\\n      --node-ip=${KUBELET_NODE_IP} \\\n" +
+		"      --v=${KUBELET_LOG_LEVEL}\n\nRestart=always\nRestartSec=10\n\n[Install]\nWantedBy=multi-user.target\n"
+	kubens := "# vim:set ft=systemd :\n#\n# joins the mount namespace kubens.service manages\n#\n\n[Unit]\nAfter=kubens.service\n\n[Service]\nEnvironmentFile=-/run/kubens/env\n"
+	oneshot := func(desc, exec, install string) string {
+		return "[Unit]\n# a comment\nDescription=" + desc + "\nWants=NetworkManager-wait-online.service\nAfter=NetworkManager-wait-online.service firstboot-osupdate.target\n" +
+			"Before=kubelet-dependencies.target node-valid-hostname.service\nConditionPathExists=!/etc/ignition-machine-config-encapsulated.json\n" +
+			"Documentation=https://github.com/openshift/machine-config-operator\n\n[Service]\n# Need oneshot to delay kubelet\nType=oneshot\n" +
+			"RemainAfterExit=yes\nSyslogIdentifier=myapp\nTimeoutSec=300\n" + exec + "\nStandardOutput=journal+console\nStandardError=journal+console\n\n[Install]\n" + install + "\n"
+	}
+	units := map[string]types.Unit{
+		"kubelet": unit("kubelet.service", str(kubelet), types.Dropin{Name: "01-kubens.conf", Contents: str(kubens)},
+			types.Dropin{Name: "10-mco-default-env.conf"}, types.Dropin{Name: "10-mco-default-madv.conf", Contents: str("[Service]\nEnvironment=\"GODEBUG=x509ignoreCN=0,madvdontneed=1\"\n")}),
+		"crio dropins": unit("crio.service", nil, types.Dropin{Name: "01-kubens.conf", Contents: str(kubens)},
+			types.Dropin{Name: "05-mco-ordering.conf", Contents: str("[Unit]\nAfter=kubelet-dependencies.target\nRequires=kubelet-dependencies.target\n")},
+			types.Dropin{Name: "10-mco-profile-unix-socket.conf", Contents: str("[Service]\nEnvironment=\"ENABLE_PROFILE_UNIX_SOCKET=true\"\n")}),
+		"ovs-configuration shape": unit("myapp.service", str(oneshot("Configures OVS", "ExecStart=/usr/local/bin/configure-ovs.sh", "RequiredBy=kubelet-dependencies.target"))),
+		// (its WantedBy=ipsec.service, a unit no rule names, is refused by judgeReach as before)
+		"wait-for-ipsec-connect shape": unit("myapp.service", str(oneshot("Ensure IKE SA", "ExecStart=/usr/local/bin/ipsec-connect-wait.sh", "WantedBy=multi-user.target"))),
+		"kubelet-auto-node-size shape": unit("myapp.service", str(oneshot("system reserved", "EnvironmentFile=/etc/node-sizing-enabled.env\nExecStart=/bin/bash /usr/local/sbin/dynamic-system-reserved-calc.sh ${NODE_SIZING_ENABLED} ${SYSTEM_RESERVED_MEMORY}", "RequiredBy=kubelet-dependencies.target"))),
+		// nodeip-configuration's, without its `systemctl daemon-reload` (refused by class).
+		"nodeip-configuration shape": unit("myapp.service", str(oneshot("Writes IP address configuration",
+			"ExecStart=/bin/bash -c \" \\\n  until \\\n  /usr/bin/podman run --rm \\\n  --authfile /var/lib/kubelet/config.json \\\n  --net=host \\\n   \\\n  node-ip \\\n  set \\\n  --retry-on-failure; \\\n  do \\\n  sleep 5; \\\n  done\"\n"+
+				"ExecStartPre=/bin/mkdir -p /run/nodeip-configuration\nEnvironmentFile=-/etc/default/nodeip-configuration", "RequiredBy=kubelet-dependencies.target"))),
+		"kubens shape": unit("myapp.service", str("[Unit]\nDescription=Manages a mount namespace\nBefore=kubelet-dependencies.target\n[Service]\nType=oneshot\nRemainAfterExit=yes\n"+
+			"RuntimeDirectory=myapp\nEnvironment=RUNTIME_DIRECTORY=%t/myapp\nEnvironment=BIND_POINT=%t/myapp/mnt\nExecStartPre=touch ${BIND_POINT}\n"+
+			"ExecStart=unshare --mount=${BIND_POINT} --propagation slave mount --make-rshared /\nExecStop=umount -R ${RUNTIME_DIRECTORY}\n[Install]\nWantedBy=multi-user.target\n")),
+		"podman shape": unit("myapp.service", str("[Unit]\nDescription=registry\nWants=network-online.target\nAfter=network-online.target\n[Service]\n"+
+			"Environment=PODMAN_SYSTEMD_UNIT=%n\nRestart=on-failure\nTimeoutStopSec=70\nExecStart=/usr/bin/podman run --cidfile=%t/%n.ctr-id --replace --name=myapp quay.io/x/y@sha256:0\n"+
+			"ExecStop=/usr/bin/podman stop --ignore --cidfile=%t/%n.ctr-id\nType=notify\nNotifyAccess=all\n[Install]\nWantedBy=multi-user.target\n")),
+	}
+	for name, u := range units {
+		t.Run("added/"+name, func(t *testing.T) {
+			p := ndpBuild(t, pol, plain(), withUnits(u))
+			assert.True(t, p.Eligible, "%+v", p.Refused)
+		})
+		t.Run("changed/"+name, func(t *testing.T) {
+			// The MCS changes what it changes: an environment value, a flag, the ordering.
+			changed := u
+			edit := func(s *string) *string {
+				if s == nil {
+					return nil
+				}
+				v := strings.ReplaceAll(*s, "=true", "=false")
+				v = strings.ReplaceAll(v, "RestartSec=10", "RestartSec=20")
+				v = strings.ReplaceAll(v, "After=kubelet-dependencies.target", "After=kubelet-dependencies.target network-online.target")
+				v = strings.ReplaceAll(v, "--v=${KUBELET_LOG_LEVEL}", "--v=4")
+				v = strings.ReplaceAll(v, "TimeoutSec=300", "TimeoutSec=600")
+				return &v
+			}
+			changed.Contents = edit(u.Contents)
+			changed.Dropins = nil
+			for _, d := range u.Dropins {
+				changed.Dropins = append(changed.Dropins, types.Dropin{Name: d.Name, Contents: edit(d.Contents)})
+			}
+			p := ndpBuild(t, pol, withUnits(u), withUnits(changed))
+			assert.True(t, p.Eligible, "%+v", p.Refused)
+		})
+	}
+}
