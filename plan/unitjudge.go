@@ -163,14 +163,7 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy) string 
 		}
 	}
 	changed := changedOptions(cur, des)
-	changedKey := map[string]bool{}
-	for k := range changed {
-		changedKey[k.key] = true
-	}
-	p.ExecChanged = make([]bool, len(p.Exec))
-	for i := range p.Exec {
-		p.ExecChanged[i] = i >= len(p.ExecKeys) || changedKey[p.ExecKeys[i]]
-	}
+	p.ExecChanged = execChanged(p.ExecKeys, p.Exec, changed)
 	if err := allowlist.JudgeUnit(p); err != nil {
 		return fmt.Sprintf("unit %s: %v", u.Name, err)
 	}

@@ -135,7 +135,7 @@ func systemdLines(text string) []string {
 
 // unitDefinition is what systemd loads of a unit as the payload defines it: each setting's
 // assignments in order, the unit file first (none when masked: the mask is what loads), then the
-// dropins in the order systemd reads them (by name).
+// *.conf dropins in the order systemd reads them (by name).
 func unitDefinition(u *types.Unit, withContents bool) (map[optKey][]string, error) {
 	def := map[optKey][]string{}
 	if u == nil {
@@ -154,6 +154,9 @@ func unitDefinition(u *types.Unit, withContents bool) (map[optKey][]string, erro
 	dropins := slices.Clone(u.Dropins)
 	sort.SliceStable(dropins, func(i, j int) bool { return dropins[i].Name < dropins[j].Name })
 	for _, d := range dropins {
+		if !strings.HasSuffix(d.Name, ".conf") {
+			continue // systemd reads only *.conf dropins: the others are files, not settings
+		}
 		files = append(files, struct {
 			name string
 			text *string
@@ -515,4 +518,42 @@ func caseFold(key string) string {
 		}
 	}
 	return ""
+}
+
+// UnitSetting is one assignment of a unit file as systemd reads it.
+type UnitSetting struct{ Section, Key, Value string }
+
+// ReadUnitText reads a unit file or dropin as systemd does (readSystemdUnit), for tests that compare
+// the reading with a real systemd's.
+func ReadUnitText(text string) ([]UnitSetting, error) {
+	opts, err := readSystemdUnit(text)
+	out := make([]UnitSetting, len(opts))
+	for i, o := range opts {
+		out[i] = UnitSetting{o.section, o.key, o.value}
+	}
+	return out, err
+}
+
+// execEnvKeys and execDirKeys are the settings that change what an unchanged Exec line does: its variables, and
+// the directories its relative paths and $RUNTIME_DIRECTORY-style variables name.
+var execEnvKeys = []string{"Environment", "EnvironmentFile", "PassEnvironment", "UnsetEnvironment", "RuntimeDirectory",
+	"StateDirectory", "CacheDirectory", "LogsDirectory", "ConfigurationDirectory"}
+var execDirKeys = []string{"WorkingDirectory", "RootDirectory"}
+
+// execChanged marks the Exec lines the payload changes: every line of a changed Exec key, every
+// line naming a variable when an environment setting changed, and every line when the working or
+// root directory changed.
+func execChanged(keys []string, exec [][]string, changed map[optKey]bool) []bool {
+	changedKey := map[string]bool{}
+	for k := range changed {
+		changedKey[k.key] = true
+	}
+	env := slices.ContainsFunc(execEnvKeys, func(k string) bool { return changedKey[k] })
+	dir := slices.ContainsFunc(execDirKeys, func(k string) bool { return changedKey[k] })
+	out := make([]bool, len(exec))
+	for i, argv := range exec {
+		out[i] = i >= len(keys) || changedKey[keys[i]] || dir ||
+			env && slices.ContainsFunc(argv, func(w string) bool { return strings.Contains(w, "$") })
+	}
+	return out
 }

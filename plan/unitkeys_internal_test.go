@@ -134,3 +134,41 @@ func equalDefs(a, b map[optKey][]string) bool {
 	}
 	return true
 }
+
+// ExecChanged marks the Exec lines the payload changes (for the exec judge's strict judging): all
+// lines of a changed key, the lines naming a variable when the environment changed, every line
+// when the working directory changed; none of an unchanged unit.
+func TestExecChangedMarksThePayloadsLines(t *testing.T) {
+	const cur = "[Service]\nEnvironment=A=1\nExecStartPre=/usr/bin/mkdir -p /run/myapp\nExecStart=/usr/bin/myapp $A\nExecReload=/bin/kill -HUP $MAINPID\n"
+	marks := func(old *string, des string, dropins ...types.Dropin) []bool {
+		u := types.Unit{Name: "myapp.service", Contents: &des, Dropins: dropins}
+		p, err := unitFileProps(u.Name, u.Contents, u.Dropins)
+		require.NoError(t, err)
+		d, err := unitDefinition(&u, true)
+		require.NoError(t, err)
+		o := map[optKey][]string{}
+		if old != nil {
+			o, err = unitDefinition(&types.Unit{Name: u.Name, Contents: old}, true)
+			require.NoError(t, err)
+		}
+		return execChanged(p.ExecKeys, p.Exec, changedOptions(o, d))
+	}
+	c := cur
+	for name, tc := range map[string]struct {
+		old     *string
+		des     string
+		dropins []types.Dropin
+		want    []bool
+	}{
+		"unchanged":          {&c, cur, nil, []bool{false, false, false}},
+		"new unit":           {nil, cur, nil, []bool{true, true, true}},
+		"ExecStart changed":  {&c, strings.Replace(cur, "myapp $A", "myapp --x $A", 1), nil, []bool{false, true, false}},
+		"a second ExecStart": {&c, cur + "ExecStartPre=/usr/bin/true\n", nil, []bool{true, false, false, true}},
+		"environment":        {&c, strings.Replace(cur, "A=1", "A=2", 1), nil, []bool{false, true, true}},
+		"working directory":  {&c, cur + "WorkingDirectory=/var/lib/myapp\n", nil, []bool{true, true, true}},
+		"dropin adds a line": {&c, cur, []types.Dropin{{Name: "50-x.conf", Contents: &[]string{"[Service]\nExecReload=/usr/bin/true\n"}[0]}}, []bool{false, false, true, true}},
+		"not a .conf dropin": {&c, cur, []types.Dropin{{Name: "50-x", Contents: &[]string{"[Service]\nRestart=always\n"}[0]}}, []bool{false, false, false}},
+	} {
+		assert.Equal(t, tc.want, marks(tc.old, tc.des, tc.dropins...), name)
+	}
+}
