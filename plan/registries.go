@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -47,31 +48,20 @@ const digestOnly = "digest-only"
 // whether running pods could depend on them is not known here. A desired file that is not TOML is an
 // error (crio would not load it); a current one that is not cannot be judged: it needs a drain.
 func registriesSafe(old, new []byte) (string, error) {
-	var o, n registriesConf
-	var oAll, nAll map[string]any
-	for _, d := range []struct {
-		data []byte
-		conf *registriesConf
-		all  *map[string]any
-		side string
-	}{{old, &o, &oAll, "current"}, {new, &n, &nAll, "desired"}} {
-		if err := checkTOMLBounds(d.data); err != nil {
-			if d.side == "desired" {
-				return "", fmt.Errorf("desired registries.conf is not parsed: %w", err)
-			}
-			return "the current file is not judged (" + err.Error() + ")", nil
-		}
-		_, err := toml.Decode(string(d.data), d.conf)
-		if err == nil {
-			_, err = toml.Decode(string(d.data), d.all)
-		}
-		switch {
-		case err != nil && d.side == "desired":
-			return "", fmt.Errorf("desired registries.conf is not valid TOML: %w", err)
-		case err != nil:
-			// Not the agent's to judge, and not the desired file's fault: the cautious path.
-			return "the current file is not valid TOML, so the change cannot be judged", nil
-		}
+	// The desired file is judged whole whatever the current one is: a current file the agent
+	// cannot judge asks for a drain, never for a desired file that crio would not load.
+	n, nAll, err := parseRegistries(new)
+	if err != nil {
+		return "", fmt.Errorf("desired registries.conf %w", err)
+	}
+	o, oAll, err := parseRegistries(old)
+	var bound *tomlBoundError
+	switch {
+	case errors.As(err, &bound):
+		return "the current file is not judged (" + bound.err.Error() + ")", nil
+	case err != nil:
+		// Not the agent's to judge, and not the desired file's fault: the cautious path.
+		return "the current file is not valid TOML, so the change cannot be judged", nil
 	}
 	for _, k := range []string{"unqualified-search-registries", "registry"} {
 		delete(oAll, k)
@@ -140,6 +130,30 @@ func registriesSafe(old, new []byte) (string, error) {
 	return "", nil
 }
 
+// tomlBoundError: a registries.conf beyond checkTOMLBounds, not parsed.
+type tomlBoundError struct{ err error }
+
+func (e *tomlBoundError) Error() string { return "is not parsed: " + e.err.Error() }
+func (e *tomlBoundError) Unwrap() error { return e.err }
+
+// parseRegistries decodes a registries.conf within the parse bounds, as the struct the rule reads
+// and as a whole (for the settings it does not model). The error reads after the file's name.
+func parseRegistries(data []byte) (registriesConf, map[string]any, error) {
+	var conf registriesConf
+	var all map[string]any
+	if err := checkTOMLBounds(data); err != nil {
+		return conf, nil, &tomlBoundError{err}
+	}
+	_, err := toml.Decode(string(data), &conf)
+	if err == nil {
+		_, err = toml.Decode(string(data), &all)
+	}
+	if err != nil {
+		return conf, nil, fmt.Errorf("is not valid TOML: %w", err)
+	}
+	return conf, all, nil
+}
+
 func findMirror(loc string, list []endpoint) (endpoint, bool) {
 	for _, m := range list {
 		if m.Location == loc {
@@ -185,13 +199,18 @@ func registriesChange(c *diff.Change) (string, error) {
 		}
 		return diff.FileContentsUpTo(*f, maxRegistriesConf)
 	}
-	old, err := read(c.Old)
-	if err != nil {
-		return "current file not judged: " + err.Error(), nil
-	}
 	des, err := read(c.New)
 	if err != nil {
-		return "desired file not judged: " + err.Error(), nil
+		// crio reads the whole file: one the agent cannot judge is never written.
+		return "", fmt.Errorf("desired registries.conf is not judged: %w", err)
+	}
+	old, err := read(c.Old)
+	if err != nil {
+		// The desired file is still judged whole; the change then needs a drain.
+		if _, _, derr := parseRegistries(des); derr != nil {
+			return "", fmt.Errorf("desired registries.conf %w", derr)
+		}
+		return "current file not judged: " + err.Error(), nil
 	}
 	return registriesSafe(old, des)
 }
