@@ -339,8 +339,10 @@ var limitKeys = []string{"LimitCPU", "LimitFSIZE", "LimitDATA", "LimitSTACK", "L
 // tunes or restricts the unit itself; docs/security.md shows this table (checked by a test).
 var modeledSettings = []modeledSetting{
 	{"Unit", []string{"Description", "Documentation"}, "any", nil},
-	{"Unit", []string{"Requires", "Requisite", "Wants", "BindsTo", "PartOf", "Upholds", "Before", "After", "OnFailure",
+	{"Unit", []string{"Requires", "Requisite", "Wants", "BindsTo", "PartOf", "Upholds", "OnFailure",
 		"OnSuccess", "StopPropagatedFrom"}, "units JudgeUnit accepts (none that stops the system or is essential)", nil},
+	{"Unit", []string{"Before", "After"}, "units JudgeUnit accepts; no added entry in both (an ordering cycle), and with default dependencies no added Before= of the early boot's targets (" +
+		strings.Join(earlyBoot, ", ") + ": a cycle through the After=basic.target the defaults add)", checkOrdering},
 	{"Unit", []string{"Conflicts", "PropagatesStopTo"}, "added entries only the units every ordinary unit conflicts with (" +
 		strings.Join(allowlist.ConflictOK(), ", ") + ")", checkStopReach},
 	{"Unit", []string{"DefaultDependencies", "RefuseManualStart", "RefuseManualStop", "StopWhenUnneeded"}, "yes or no", nil},
@@ -403,6 +405,29 @@ func checkStopReach(c keyCtx) string {
 		if !slices.Contains(allowlist.ConflictOK(), u) {
 			return fmt.Sprintf("%s: a start or stop of the unit would stop %s; a payload may add only %s", u, u,
 				strings.Join(allowlist.ConflictOK(), ", "))
+		}
+	}
+	return ""
+}
+
+// earlyBoot are the targets a unit with default dependencies is ordered after (After=sysinit.target
+// basic.target, and what those are ordered after).
+var earlyBoot = []string{"sysinit.target", "basic.target", "local-fs.target", "local-fs-pre.target", "sockets.target",
+	"paths.target", "timers.target", "slices.target", "swap.target", "cryptsetup.target", "veritysetup.target",
+	"integritysetup.target", "systemd-journald.service", "systemd-udevd.service", "systemd-tmpfiles-setup.service"}
+
+// checkOrdering refuses the ordering cycles a payload can make by itself: systemd breaks a cycle by
+// deleting one of its jobs, which may be another unit's start at the next boot (kubelet's, with
+// After=kubelet.service and Before=kubelet.service).
+func checkOrdering(c keyCtx) string {
+	before, after := list(c.unit, c.des[optKey{"Unit", "Before"}]), list(c.unit, c.des[optKey{"Unit", "After"}])
+	for _, u := range c.added() {
+		if slices.Contains(before, u) && slices.Contains(after, u) {
+			return fmt.Sprintf("%s: the unit would be ordered both before and after %s, a cycle systemd breaks by deleting a job", u, u)
+		}
+		defaults := !isFalse(keyCtx{values: c.des[optKey{"Unit", "DefaultDependencies"}]}.last())
+		if c.key.key == "Before" && defaults && slices.Contains(earlyBoot, u) {
+			return fmt.Sprintf("%s: with default dependencies the unit is ordered after basic.target, so this is a cycle systemd breaks by deleting a job of the boot", u)
 		}
 	}
 	return ""
