@@ -157,11 +157,21 @@ func readMachineConfig(js []byte) (*machineConfig, error) {
 		!reflect.DeepEqual(mc.Metadata, cs.Metadata) {
 		return nil, fmt.Errorf("MachineConfig key %s differs from a field name only in case (the machine-config operator reads keys case-sensitively)", caseVariantKey(js))
 	}
-	if mc.Kind != "" && mc.Kind != "MachineConfig" {
-		return nil, fmt.Errorf("kind is %q, want MachineConfig", mc.Kind)
+	if mc.Kind != "" && mc.Kind != machineConfigKind {
+		return nil, fmt.Errorf("kind is %q, want %s", mc.Kind, machineConfigKind)
+	}
+	if mc.APIVersion != "" && mc.APIVersion != machineConfigAPIVersion {
+		return nil, fmt.Errorf("apiVersion is %q, want %s", mc.APIVersion, machineConfigAPIVersion)
 	}
 	return &mc, nil
 }
+
+// A MachineConfig's type: a payload may leave them out (the decode reads it by its spec), the
+// daemon's record always carries them.
+const (
+	machineConfigKind       = "MachineConfig"
+	machineConfigAPIVersion = "machineconfiguration.openshift.io/v1"
+)
 
 // machineConfigError words a MachineConfig's decode error. Only ObjectMeta's timestamps
 // (metav1.Time) fail with errors of their own that name no field: those are metadata's.
@@ -254,8 +264,9 @@ func (d *decoder) decodeMachineConfig(js []byte) (*Payload, error) {
 // MachineConfigJSON returns the payload's full MachineConfig as the machine-config daemon reads its
 // record (/etc/mcd-currentconfig.json: encoding/json into a MachineConfig, then spec.config parsed as
 // an Ignition config): the payload itself when it is one, else the machine-config server's embedded
-// content file. JSON is returned as is (byte for byte what the daemon itself would copy); YAML is
-// converted to JSON with the same conversion the decode judged it by. nil when the payload carries
+// content file. JSON that names its kind and apiVersion is returned as is (byte for byte what the
+// daemon itself would copy); YAML is converted to JSON with the same conversion the decode judged it
+// by; a kind or apiVersion left out (or empty, or null) is filled in. nil when the payload carries
 // neither; an error when the result is not what the daemon reads.
 func (p *Payload) MachineConfigJSON() ([]byte, error) {
 	if p.MachineConfig != nil {
@@ -274,8 +285,9 @@ func (p *Payload) MachineConfigJSON() ([]byte, error) {
 }
 
 // mcdRecord is data as JSON the machine-config daemon reads into its MachineConfig: an object whose
-// kind (when set) is MachineConfig, whose metadata decodes as Kubernetes' ObjectMeta, whose spec
-// fields have the types of mcfgv1.MachineConfigSpec, and whose spec.config is an Ignition config object.
+// kind is MachineConfig and apiVersion machineconfiguration.openshift.io/v1 (filled in when left
+// out), whose metadata decodes as Kubernetes' ObjectMeta, whose spec fields have the types of
+// mcfgv1.MachineConfigSpec, and whose spec.config is an Ignition config object.
 func mcdRecord(data []byte) ([]byte, error) {
 	js := bytes.TrimLeft(data, " \t\r\n")
 	if len(js) == 0 || js[0] != '{' {
@@ -293,13 +305,43 @@ func mcdRecord(data []byte) ([]byte, error) {
 	if err := json.Unmarshal(js, &mc); err != nil {
 		return nil, fmt.Errorf("the MachineConfig for the machine-config daemon's record does not decode as it reads it: %w", jsonError(js, err))
 	}
-	if mc.Kind != "" && mc.Kind != "MachineConfig" {
+	if mc.Kind != "" && mc.Kind != machineConfigKind {
 		return nil, fmt.Errorf("the MachineConfig for the machine-config daemon's record has kind %q", mc.Kind)
+	}
+	if mc.APIVersion != "" && mc.APIVersion != machineConfigAPIVersion {
+		return nil, fmt.Errorf("the MachineConfig for the machine-config daemon's record has apiVersion %q", mc.APIVersion)
 	}
 	if !mc.Spec.Config {
 		return nil, errors.New("the MachineConfig for the machine-config daemon's record has no spec.config object (the daemon parses it as an Ignition config)")
 	}
+	if mc.Kind == "" || mc.APIVersion == "" {
+		return withTypeMeta(js)
+	}
 	return js, nil
+}
+
+// withTypeMeta is the MachineConfig object js with kind and apiVersion first, as the daemon's record
+// carries them, and every other member as it was (byte for byte, in its order). Members whose keys
+// encoding/json would read as kind or apiVersion (empty or null ones) are dropped, so that no later
+// key overrides the ones written.
+func withTypeMeta(js []byte) ([]byte, error) {
+	out := make([]byte, 0, len(js)+96)
+	out = append(out, `{"apiVersion":"`+machineConfigAPIVersion+`","kind":"`+machineConfigKind+`"`...)
+	w := walker{js: js}
+	err := w.object(func(key []byte) error {
+		start := cap(js) - cap(key) - 1 // the key's opening quote
+		if err := w.value(); err != nil {
+			return err
+		}
+		if !keyFolds(key, "kind") && !keyFolds(key, "apiVersion") {
+			out = append(append(out, ','), js[start:w.pos]...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the MachineConfig for the machine-config daemon's record: %w", err)
+	}
+	return append(out, '}'), nil
 }
 
 // configObject records whether a JSON value is an object, without keeping it (the config is nearly
