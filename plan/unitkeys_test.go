@@ -77,6 +77,8 @@ func TestPlanChangesOnlyModeledSettings(t *testing.T) {
 		"ordering cycle in a dropin":  {svc() + "[Unit]\nBefore=crio.service\n[Unit]\nAfter=crio.service\n", "crio.service: the unit would be ordered both before and after"},
 		"Before=sysinit.target":       {"[Unit]\nBefore=sysinit.target\n" + svc(), "[Unit] Before=sysinit.target: with default dependencies"},
 		"Before=local-fs.target":      {"[Unit]\nBefore=local-fs.target\n" + svc(), "Before=local-fs.target"},
+		"StandardInput=tty-force":     {svc("StandardInput=tty-force", "TTYPath=/dev/tty1"), "[Service] StandardInput=tty-force: not one of null"},
+		"StandardInput=tty":           {svc("StandardInput=tty"), "[Service] StandardInput=tty: not one of null"},
 		"KillMode=none":               {svc("KillMode=none"), "[Service] KillMode=none: not one of control-group, mixed, process"},
 		"NotifyAccess=bogus":          {svc("NotifyAccess=everyone"), "[Service] NotifyAccess=everyone"},
 		"Restart=bogus":               {svc("Restart=sometimes"), "[Service] Restart=sometimes"},
