@@ -47,14 +47,17 @@ func TestUnitRuleChangesOnlyModeledSettings(t *testing.T) {
 		"Conflicts var.mount":   {cfg("[Unit]\nConflicts=var.mount\n" + base), "Conflicts=var.mount"},
 		"Also debug-shell":      {cfg(base + "[Install]\nWantedBy=multi-user.target\nAlso=debug-shell.service\n"), "Also=debug-shell.service"},
 		// Round 4, F4: a payload-written file mounted where the judge trusts code.
-		"BindReadOnlyPaths":     {cfg("[Service]\nBindReadOnlyPaths=/etc/myapp/app.conf:/usr/local/bin/x\nExecStart=/usr/bin/sh /usr/local/bin/x\n"), "[Service] BindReadOnlyPaths=: a setting the judge does not model"},
-		"TemporaryFileSystem":   {cfg("[Service]\nTemporaryFileSystem=/usr/sbin\nBindPaths=/etc/myapp/app.conf:/usr/sbin/x\nExecStart=/usr/bin/bash /usr/sbin/x\n"), "[Service] BindPaths=: a setting the judge does not model"},
-		"RootImage":             {cfg("[Service]\nRootImage=/etc/myapp/app.conf\nExecStart=/usr/bin/sleep 1\n"), "[Service] RootImage="},
-		"ExtensionImages":       {cfg("[Service]\nExtensionImages=/etc/myapp/app.conf\nExecStart=/usr/bin/sleep 1\n"), "[Service] ExtensionImages="},
-		"MountImages":           {cfg("[Service]\nMountImages=/etc/myapp/app.conf:/usr/local\nExecStart=/usr/local/bin/x\n"), "[Service] MountImages="},
-		"dropin BindPaths":      {cfg(base, dropin("[Service]\nBindPaths=/etc/myapp/app.conf:/usr/bin/sleep\n")), "[Service] BindPaths="},
-		"hidden by backslashes": {cfg(base, dropin("[Service]\nEnvironment=A=\\\\\nBindPaths=/etc/myapp/app.conf:/usr/bin/sleep\n")), "dropin 50-x.conf reads differently to systemd than to the judge"},
-		"X- section":            {cfg(base + "[X-Foo]\nA=1\n"), "[X-Foo] A=: a section the judge does not model"},
+		// (the adversary's exact lines; their /usr/local program may be refused by the exec judge first)
+		"BindReadOnlyPaths /usr/local": {cfg("[Service]\nBindReadOnlyPaths=/etc/myapp/app.conf:/usr/local/bin/x\nExecStart=/usr/bin/sh /usr/local/bin/x\n"), "unit myapp.service: "},
+		"MountImages /usr/local":       {cfg("[Service]\nMountImages=/etc/myapp/app.conf:/usr/local\nExecStart=/usr/local/bin/x\n"), "unit myapp.service: "},
+		"BindReadOnlyPaths":            {cfg("[Service]\nBindReadOnlyPaths=/etc/myapp/app.conf:/usr/libexec/x\nExecStart=/usr/bin/sh /usr/libexec/x\n"), "[Service] BindReadOnlyPaths=: a setting the judge does not model"},
+		"TemporaryFileSystem":          {cfg("[Service]\nTemporaryFileSystem=/usr/sbin\nBindPaths=/etc/myapp/app.conf:/usr/sbin/x\nExecStart=/usr/bin/bash /usr/sbin/x\n"), "[Service] BindPaths=: a setting the judge does not model"},
+		"RootImage":                    {cfg("[Service]\nRootImage=/etc/myapp/app.conf\nExecStart=/usr/bin/sleep 1\n"), "[Service] RootImage="},
+		"ExtensionImages":              {cfg("[Service]\nExtensionImages=/etc/myapp/app.conf\nExecStart=/usr/bin/sleep 1\n"), "[Service] ExtensionImages="},
+		"MountImages":                  {cfg("[Service]\nMountImages=/etc/myapp/app.conf:/usr/lib/myapp\nExecStart=/usr/lib/myapp/x\n"), "[Service] MountImages="},
+		"dropin BindPaths":             {cfg(base, dropin("[Service]\nBindPaths=/etc/myapp/app.conf:/usr/bin/sleep\n")), "[Service] BindPaths="},
+		"hidden by backslashes":        {cfg(base, dropin("[Service]\nEnvironment=A=\\\\\nBindPaths=/etc/myapp/app.conf:/usr/bin/sleep\n")), "dropin 50-x.conf reads differently to systemd than to the judge"},
+		"X- section":                   {cfg(base + "[X-Foo]\nA=1\n"), "[X-Foo] A=: a section the judge does not model"},
 	}
 	type result struct {
 		Outcome string
@@ -67,7 +70,7 @@ func TestUnitRuleChangesOnlyModeledSettings(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			des := write(strings.ReplaceAll(name, " ", "-")+".json", c.des.JSON())
+			des := write(strings.NewReplacer(" ", "-", "/", "_").Replace(name)+".json", c.des.JSON())
 			code, out, stderr := run(t, "diff", "--output", "json", "--current", cur, "--desired", des, "--policy", policy)
 			require.Equal(t, exitRefused, code, stderr)
 			d := decode(out)
