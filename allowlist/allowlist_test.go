@@ -118,7 +118,7 @@ func TestDeniedPrefixes(t *testing.T) {
 		assert.NotEmpty(t, prefix)
 		assert.Contains(t, allowlist.Default().Resolve(p, nil).Reason, "denied prefix", p)
 	}
-	for _, p := range []string{"/etc/sshd", "/etc/passwdx", "/usrx", "/etc/machine-config-daemon/no-reboot/containers-gpg.pub",
+	for _, p := range []string{"/etc/sshd", "/etc/sudoersx", "/usrx", "/etc/machine-config-daemon/no-reboot/containers-gpg.pub",
 		"/etc/kubernetes/manifests/kube-apiserver-proxy.yaml", "/etc/kubernetes/kubelet-ca.crt", "/etc/hosts",
 		"/var/lib/kubelet/config.json", "/etc/containers/registries.conf", "/etc/homeland"} {
 		_, denied := allowlist.Denied(p)

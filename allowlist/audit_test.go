@@ -75,6 +75,7 @@ func TestWideCeilingNeverReachesRootOrTrust(t *testing.T) {
 		"/var/lib/ovn/x", "/var/lib/rpm-ostree/x", "/var/lib/machine-config-daemon/x", "/var/lib/kubelet/x",
 		"/var/lib/kubelet/kubelet.conf", "/var/lib/polkit-1/x", "/var/lib/systemd/x",
 	}
+	paths = append(paths, round4bPaths...)
 	for _, p := range paths {
 		for _, entry := range []string{p, p[:strings.LastIndex(p, "/")+1]} {
 			rules := mustRules(t, fmt.Sprintf(`[{"path": %q, "action": "None"}]`, entry))
@@ -206,5 +207,67 @@ func TestWideCeilingNeverReachesAnyAuditRow(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// round4bPaths are what the round-4b adversary wrote under a ceiling of /etc/ and /var/ (F1, F7), and
+// the class around each: every CDI spec directory, every boot marker in /etc and /var, pam_nologin's
+// files, every shadow-utils copy and lock of the account databases, the console and locale, systemd's
+// image directories, NetworkManager's VPN plugins and its dnsmasq, every file openssl.cnf includes,
+// and the other readers the audit's second pass found (man, libuser, sos, fuse, toolbox, gssproxy).
+var round4bPaths = []string{
+	"/etc/cdi/evil.json", "/var/run/cdi/evil.yaml", "/etc/system-update", "/etc/initrd-release", "/etc/.updated",
+	"/var/.updated", "/etc/nologin", "/var/run/nologin", "/etc/crictl.yaml", "/etc/vconsole.conf", "/etc/locale.conf",
+	"/etc/localtime", "/etc/adjtime", "/etc/cifs-utils/idmap-plugin", "/var/lib/chrony/drift", "/var/lib/chrony/nts-keys",
+	"/etc/passwd.lock", "/etc/shadow.lock", "/etc/group.lock", "/etc/gshadow.lock", "/etc/passwd+", "/etc/shadow+",
+	"/etc/subuid.lock", "/etc/subgid-", "/etc/passwd-", "/etc/.pwd.lock",
+	"/var/lib/portables/x.raw", "/etc/portables/x.raw", "/var/lib/machines/x.raw", "/var/lib/extensions/x.raw",
+	"/var/lib/extensions.mutable/usr/bin/x", "/var/lib/confexts/x.raw", "/var/lib/confexts.mutable/x", "/etc/extensions/x.raw",
+	"/etc/confexts/x.raw", "/etc/NetworkManager/VPN/nm-evil-service.name", "/etc/NetworkManager/dnsmasq.d/x.conf",
+	"/etc/NetworkManager/dnsmasq-shared.d/x.conf", "/etc/pki/tls/fips_local.cnf", "/etc/pki/tls/openssl.cnf",
+	"/etc/pki/tls/openssl.d/x.cnf", "/etc/crypto-policies/local.d/opensslcnf-x.config", "/var/lock/x",
+	"/etc/man_db.conf", "/etc/libuser.conf", "/etc/sos/extras.d/x", "/etc/fuse.conf", "/etc/containers/toolbox.conf",
+	"/var/lib/gssproxy/clients/0.keytab",
+	// The issue's readers, once more: each already denied, kept here so that it stays so.
+	"/etc/containers/containers.conf.d/x.conf", "/etc/crio/crio.conf.d/99-hooks", "/etc/modprobe.d/x.conf",
+	"/etc/systemd/system-generators/x", "/etc/systemd/system-environment-generators/x", "/etc/binfmt.d/x.conf",
+	"/etc/ld.so.conf.d/x.conf", "/etc/security/limits.d/x.conf", "/etc/pam.d/sudo", "/etc/sudoers.d/x",
+	"/var/spool/cron/core", "/etc/cron.daily/x", "/etc/cron.hourly/x", "/etc/udev/rules.d/x.rules", "/etc/udev/hwdb.d/x.hwdb",
+	"/etc/tmpfiles.d/x.conf", "/etc/sysctl.d/x.conf", "/etc/environment", "/etc/profile.d/x.sh",
+	"/etc/NetworkManager/dispatcher.d/pre-up.d/x", "/etc/NetworkManager/dispatcher.d/no-wait.d/x", "/etc/kernel/install.d/x.install",
+}
+
+// A configMapCeiling prefix outside /etc and /var is refused at load (round-4b F1: exact ceilings for
+// /.autorelabel and /system-update loaded, and the payload wrote both); so is a node policy rule for a
+// boot marker (the markers are denied rows) and for the code-running parts of node-policy-only trees
+// (round-4b F7: /etc/NetworkManager/VPN/, /etc/pki/tls/fips_local.cnf loaded).
+func TestCeilingStaysInEtcAndVar(t *testing.T) {
+	for _, prefix := range []string{"/.autorelabel", "/system-update", "/forcefsck", "/fastboot", "/forcequotacheck", "/.readahead",
+		"/srv/", "/mnt/x/", "/tmp/", "/media/", "/afs/", "/etcx/", "/variable/", "/x", "/bin/", "/lib64/", "/usr/local/"} {
+		_, err := allowlist.ParsePolicy([]byte(fmt.Sprintf("configMapCeiling:\n- {prefix: %s, actions: [None]}\n", prefix)))
+		if assert.Error(t, err, prefix) {
+			assert.Regexp(t, `configMapCeiling\[0\]: prefix \S+ is (outside /etc and /var|under denied prefix)`, err.Error(), prefix)
+		}
+	}
+	for _, prefix := range []string{"/etc/", "/var/", "/etc", "/var", "/etc/myapp/", "/var/lib/myapp/state.json"} {
+		_, err := allowlist.ParsePolicy([]byte(fmt.Sprintf("configMapCeiling:\n- {prefix: %s, actions: [None]}\n", prefix)))
+		assert.NoError(t, err, prefix)
+	}
+	for _, p := range []string{"/.autorelabel", "/system-update", "/forcefsck", "/fastboot", "/etc/system-update", "/etc/initrd-release",
+		"/etc/NetworkManager/VPN/", "/etc/NetworkManager/VPN/x.name", "/etc/pki/tls/fips_local.cnf", "/etc/cdi/", "/etc/nologin",
+		"/etc/passwd.lock", "/var/lib/portables/", "/etc/NetworkManager/dnsmasq.d/x.conf"} {
+		_, err := allowlist.ParsePolicy([]byte(fmt.Sprintf("paths:\n- {path: %s, action: None}\n", p)))
+		if assert.Error(t, err, p) {
+			assert.Contains(t, err.Error(), "denied prefix", p)
+		}
+		_, err = allowlist.ParsePolicy([]byte(fmt.Sprintf("nodeDisruptionPolicy:\n  files:\n  - {path: %s, actions: [{type: None}]}\n", strings.TrimSuffix(p, "/"))))
+		if assert.Error(t, err, p) {
+			assert.Contains(t, err.Error(), "denied prefix", p)
+		}
+	}
+	// The node policy still names the node-policy-only files the second pass added.
+	for _, p := range []string{"/etc/crictl.yaml", "/etc/locale.conf", "/var/lib/chrony/drift", "/etc/localtime"} {
+		pol := mustPolicy(t, fmt.Sprintf("paths:\n- {path: %s, action: None}\n", p))
+		assert.True(t, pol.Resolve(p, nil).Allowed, p)
 	}
 }

@@ -258,6 +258,10 @@ func (p *Policy) parseCeiling(in []CeilingRule) ([]CeilingRule, error) {
 		if d, ok := deniedUnder(c.Prefix, true); ok {
 			return nil, fmt.Errorf("%s: prefix %s is under denied prefix %s", name, c.Prefix, d)
 		}
+		if !underEtcOrVar(c.Prefix) {
+			return nil, fmt.Errorf("%s: prefix %s is outside /etc and /var: on RHCOS nothing else is the node's configuration "+
+				"(what lies directly under / is the OS tree, a symlink into /usr or /var, or a boot marker such as /.autorelabel, /system-update, /forcefsck)", name, c.Prefix)
+		}
 		if l, ok := NodeOnlyUnder(c.Prefix); ok {
 			return nil, fmt.Errorf("%s: prefix %s is %s", name, c.Prefix, nodeOnlyReason(l))
 		}
@@ -329,4 +333,11 @@ func strictJSON(data []byte, v any) error {
 		return fmt.Errorf("invalid JSON: %v", strict[0])
 	}
 	return nil
+}
+
+// underEtcOrVar says whether a ceiling prefix lies in /etc or /var, the only trees of an RHCOS node
+// that hold its configuration and state: the rest is the read-only OS, symlinks into /usr or /var,
+// kernel file systems, and the markers directly under / that steer the next boot.
+func underEtcOrVar(prefix string) bool {
+	return under(prefix, "/etc") || under(prefix, "/var")
 }
