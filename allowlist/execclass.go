@@ -73,6 +73,16 @@ var interpreters = map[string][]string{
 type judge struct {
 	env  map[string]string
 	left *int // the work left (execBudget)
+	// strict: the line is a changed one (Execution.ExecChanged): programs and script files only
+	// from read-only OS content, no image runners (execstrict.go).
+	strict bool
+	// shell: argv is a command of a shell script (its builtins run by name); loose: argv may be
+	// only text (a quoted string, or a wrapper's later words), so only a path in argv[0] is a program.
+	shell, loose bool
+	// wd are the directories a script changed to (relative writes are judged from each).
+	wd *[]string
+	// made are the files the unit's commands write: running one runs what the unit made.
+	made map[string]bool
 }
 
 // charge takes n from the budget and says whether it is spent.
@@ -101,14 +111,17 @@ func mayRun(word string) bool {
 	if strings.ContainsAny(word, "$%`") || interpreterName(n) != "" {
 		return true
 	}
-	for _, l := range [][]string{managerControl, machinePower, diskDown, byPattern, shells, wrappers, writers,
-		{"kill", "systemd-notify", "systemd-run", "umount", "mount", "sysctl", "modprobe", "crictl", "runc", "crun",
+	if _, ok := containerEngines[n]; ok {
+		return true
+	}
+	for _, l := range [][]string{managerControl, machinePower, diskDown, byPattern, shells, wrappers, writers, imageRunners,
+		{"curl", "wget", "kill", "systemd-notify", "systemd-run", "umount", "mount", "sysctl", "modprobe", "crictl", "runc", "crun",
 			"awk", "gawk", "mawk", "nawk", "sed", "gsed", "eval", "source", ".", "find"}} {
 		if slices.Contains(l, n) {
 			return true
 		}
 	}
-	return hasPrefixAny(n, "systemctl", "busctl", "grub2-", "mkfs.")
+	return hasPrefixAny(n, "systemctl", "busctl", "grub2-", "mkfs.", "qemu-", "lxc-")
 }
 
 // cmdName is the program's name as the tables know it: its base name, lower case.
@@ -144,6 +157,16 @@ func (j judge) argv(argv []string, depth int) string {
 	if strings.ContainsAny(argv[0], "$%`") {
 		return line + " (a program named by a variable, specifier or substitution cannot be judged)"
 	}
+	inShell, named := j.shell, !j.loose
+	j.shell, j.loose = false, false
+	if j.made[cleanPath(argv[0])] {
+		return line + ": runs a file the unit's own commands wrote (its code cannot be judged)"
+	}
+	if j.strict {
+		if why := strictProgram(argv[0], inShell, named); why != "" {
+			return line + ": " + why
+		}
+	}
 	for _, a := range argv[1:] {
 		if why := j.reach(a, false); why != "" {
 			return line + ": " + why
@@ -151,6 +174,9 @@ func (j judge) argv(argv []string, depth int) string {
 	}
 	prog := cmdName(argv[0])
 	args := argv[1:]
+	if why := j.judgeImages(prog, args); why != "" {
+		return line + ": " + why
+	}
 	switch {
 	case slices.Contains(managerControl, prog) || strings.HasPrefix(prog, "systemctl") || strings.HasPrefix(prog, "busctl"):
 		return line + ": controls the service manager, logind or the system's managers (no unit a refresh acts on may)"
@@ -193,11 +219,11 @@ func (j judge) argv(argv []string, depth int) string {
 	case slices.Contains(shells, prog):
 		return j.judgeShell(argv, depth)
 	case interpreterName(prog) != "":
-		if why := judgeInterpreter(interpreterName(prog), args); why != "" {
+		if why := j.judgeInterpreter(interpreterName(prog), args); why != "" {
 			return line + ": " + why
 		}
 	case prog == "awk" || prog == "gawk" || prog == "mawk" || prog == "nawk":
-		if why := judgeAwk(args); why != "" {
+		if why := j.judgeAwk(args); why != "" {
 			return line + ": " + why
 		}
 	case prog == "sed" || prog == "gsed":
@@ -211,7 +237,7 @@ func (j judge) argv(argv []string, depth int) string {
 	case prog == "eval" || prog == "source" || prog == ".":
 		return line + ": runs commands from a string or a file the judge cannot see"
 	}
-	if slices.Contains(writers, prog) {
+	if slices.Contains(writers, prog) || prog == "curl" || prog == "wget" {
 		if why := j.writes(prog, args); why != "" {
 			return line + ": " + why
 		}
@@ -220,6 +246,9 @@ func (j judge) argv(argv []string, depth int) string {
 		return line + ": " + why
 	}
 	if why := judgeRunner(prog, args); why != "" {
+		return line + ": " + why
+	}
+	if why := j.writesNodeCode(prog, args); why != "" {
 		return line + ": " + why
 	}
 	if slices.Contains(wrappers, prog) {
@@ -262,8 +291,13 @@ func (j judge) wrapped(prog string, argv []string, depth int) string {
 	}
 	program := false // a program path was passed: variables after it are its arguments
 	word := false    // a word that is no option was passed (an option's value, or the program)
+	prev, operands := prog, 0
+	jl := j
+	jl.loose = true // the wrapper's later words: its command, or its command's arguments
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
+		last := prev
+		prev = a
 		if program && strings.ContainsAny(a, "$%`") && !strings.ContainsAny(a, " \t\n") {
 			continue
 		}
@@ -274,16 +308,33 @@ func (j judge) wrapped(prog string, argv []string, depth int) string {
 			return short(a) + " (a program named by a variable, specifier or substitution cannot be judged)"
 		}
 		if strings.ContainsAny(a, " \t\n") {
-			// A split string (env -S "…", su -c "…", flock -c "…", sg grp "…") is a script.
-			if why := j.script(a, depth+1, false); why != "" {
+			// A split string (env -S "…", su -c "…", flock -c "…", sg grp "…") is a script; in a
+			// changed line, the value of the option that gives one is judged as a script that runs.
+			f, ok := joinedCommandFlags[prog]
+			if why := j.script(a, depth+1, j.strict && ok && (last == "-"+f || last == "--command" || last == "--split-string")); why != "" {
 				return why
 			}
 			continue
 		}
-		if strings.HasPrefix(a, "-") || isAssignment(a) && !strings.ContainsAny(strings.SplitN(a, "=", 2)[0], "$`%") {
-			continue // an option or an assignment (env FOO=$BAR), never the program the wrapper runs
+		if isAssignment(a) && !strings.ContainsAny(strings.SplitN(a, "=", 2)[0], "$`%") {
+			if why := assignmentWhy(a); why != "" && !program && !word {
+				return short(strings.Join(argv, " ")) + ": " + why
+			}
+			continue // an assignment (env FOO=$BAR), never the program the wrapper runs
 		}
-		if !program && !word && strings.Contains(a, "/") {
+		if strings.HasPrefix(a, "-") {
+			continue // an option, never the program the wrapper runs
+		}
+		if j.strict && !program {
+			if why := strictCandidate(prog, a, last, operands); why != "" {
+				return short(strings.Join(argv, " ")) + ": " + why
+			}
+		}
+		operands++
+		if prog == "flock" && operands == 1 {
+			continue // the lock file it opens
+		}
+		if !program && strings.Contains(a, "/") && !slices.Contains(wrapperPathValues, last) {
 			if why := programFile(a); why != "" {
 				return short(strings.Join(argv, " ")) + ": " + why
 			}
@@ -293,9 +344,12 @@ func (j judge) wrapped(prog string, argv []string, depth int) string {
 		if !mayRun(a) {
 			continue
 		}
-		if why := j.argv(argv[i:], depth+1); why != "" {
+		if why := jl.argv(argv[i:], depth+1); why != "" {
 			return why
 		}
+		// A program of the judge's classes, judged with its arguments: the words after it are
+		// those arguments (unshare … mount --make-rshared /).
+		program = true
 	}
 	return ""
 }
@@ -478,7 +532,7 @@ func (j judge) judgeShell(argv []string, depth int) string {
 				return line + ": " + a + " without its file"
 			}
 			i++
-			if why := scriptFile(argv[0], argv[i]); why != "" {
+			if why := j.scriptFile(argv[0], argv[i]); why != "" {
 				return line + ": " + why
 			}
 		case a == "-o" || a == "+o" || a == "-O" || a == "+O":
@@ -511,7 +565,7 @@ func (j judge) shellOperand(line, op string, inline bool, depth int) string {
 	if strings.ContainsAny(op, "$`") {
 		return line + ": a script named by a variable cannot be judged"
 	}
-	if why := scriptFile(cmdName(line), op); why != "" {
+	if why := j.scriptFile(cmdName(line), op); why != "" {
 		return line + ": " + why
 	}
 	return ""
@@ -526,7 +580,7 @@ func stdinPath(op string) bool {
 
 // judgeInterpreter refuses inline code (python -c, perl -e, node -e, …) and a program read from
 // standard input; a script file is the file's business.
-func judgeInterpreter(name string, args []string) string {
+func (j judge) judgeInterpreter(name string, args []string) string {
 	flags := interpreters[name]
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -537,11 +591,11 @@ func judgeInterpreter(name string, args []string) string {
 			if strings.ContainsAny(a, "$`") {
 				return name + " runs a script named by a variable: cannot be judged"
 			}
-			return scriptFile(name, a)
+			return j.scriptFile(name, a)
 		}
 		if a == "--" {
 			if i+1 < len(args) && !stdinPath(args[i+1]) {
-				return scriptFile(name, args[i+1])
+				return j.scriptFile(name, args[i+1])
 			}
 			return name + " reads its program from standard input: cannot be judged"
 		}
@@ -566,7 +620,7 @@ func judgeInterpreter(name string, args []string) string {
 
 // judgeAwk refuses an awk program that runs commands (system(), pipes, getline from a command) or
 // writes files (print > file): awk is an interpreter too. A program file (-f) is the file's business.
-func judgeAwk(args []string) string {
+func (j judge) judgeAwk(args []string) string {
 	prog := ""
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -575,16 +629,16 @@ func judgeAwk(args []string) string {
 			if i+1 >= len(args) {
 				return "awk " + a + " without its file"
 			}
-			if why := scriptFile("awk", args[i+1]); why != "" {
+			if why := j.scriptFile("awk", args[i+1]); why != "" {
 				return why
 			}
 			i++
 		case strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "--include=") || strings.HasPrefix(a, "--load="):
-			if why := scriptFile("awk", a[strings.IndexByte(a, '=')+1:]); why != "" {
+			if why := j.scriptFile("awk", a[strings.IndexByte(a, '=')+1:]); why != "" {
 				return why
 			}
 		case strings.HasPrefix(a, "-f") && len(a) > 2:
-			if why := scriptFile("awk", a[2:]); why != "" {
+			if why := j.scriptFile("awk", a[2:]); why != "" {
 				return why
 			}
 		case a == "-e" || a == "--source":

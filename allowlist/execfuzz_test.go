@@ -11,12 +11,39 @@ import (
 
 // judgeExecLine judges one Exec line as the plan does (systemd's splitting, then JudgeUnit).
 func judgeExecLine(line string) (split bool, err error) {
+	return judgeExecLineAs(line, false)
+}
+
+// judgeExecLineAs judges the line as one the payload changed (strict) or the node's own.
+func judgeExecLineAs(line string, changed bool) (split bool, err error) {
 	argvs, serr := allowlist.SplitExec(line)
 	if serr != nil {
 		return false, serr
 	}
+	marks := make([]bool, len(argvs))
+	for i := range marks {
+		marks[i] = changed
+	}
 	return true, allowlist.JudgeUnit(allowlist.UnitProps{ID: "myapp.service", Names: []string{"myapp.service"},
-		DefaultDependencies: true, Exec: argvs})
+		DefaultDependencies: true, Exec: argvs, Execution: allowlist.Execution{ExecChanged: marks}})
+}
+
+// readOnlyProgram is, independently of the judge's tables, whether a program path is read-only OS
+// content on RHCOS: under /usr but /usr/local, or /bin, /sbin, /lib, /lib64, with no pattern.
+func readOnlyProgram(p string) bool {
+	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "*?[{~$`%") {
+		return false
+	}
+	c := path.Clean(p) + "/"
+	if strings.HasPrefix(c, "/usr/local/") {
+		return false
+	}
+	for _, d := range []string{"/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/"} {
+		if strings.HasPrefix(c, d) && c != d {
+			return true
+		}
+	}
+	return false
 }
 
 // FuzzExecJudge: no Exec line panics the judge; and, by rules that do not reuse the judge's tables:
@@ -33,6 +60,8 @@ func FuzzExecJudge(f *testing.F) {
 		`/usr/bin/awk 'BEGIN{system("x")}'`, `/usr/bin/sed -n '1e x' /etc/hostname`, `/bin/sh -c "a <<EOF` + "\n" + `b` + "\n" + `EOF"`,
 		`/bin/sh -c "echo \"$(printf '%s' \"$(id)\")\" > /tmp/x"`, `/bin/sh -c '"'`, "\\x2fsbin\\x2freboot", `/bin/sh -c "$((1+2))"`,
 		"podman run --rm -v /:/rootfs quay.io/x", "/usr/bin/mount --make-rshared /", "umount -R ${RUNTIME_DIRECTORY}",
+		"/usr/local/bin/kubenswrapper /usr/bin/kubelet", "/usr/bin/sh -c 'cp /etc/x /usr/local/bin/ok; /usr/local/bin/ok'",
+		"/usr/bin/env /tmp/x", "/usr/lib/../local/bin/x", "/usr/bin/podman run quay.io/x", "myapp", "/bin/sh -c '/usr/bin/true'",
 	} {
 		f.Add(s)
 	}
@@ -60,7 +89,9 @@ func FuzzExecJudge(f *testing.F) {
 		if strings.ContainsAny(line, "\\\"'") {
 			return // wrapping a line with quotes or escapes would change how it splits
 		}
-		if tl := strings.TrimSpace(line); err != nil && tl != "" && !strings.ContainsRune("-@:+!|;", rune(tl[0])) {
+		// (A first word with "=" is an assignment to env, not a command.)
+		if tl := strings.TrimSpace(line); err != nil && tl != "" && !strings.ContainsRune("-@:+!|;", rune(tl[0])) &&
+			!strings.Contains(strings.Fields(tl)[0], "=") {
 			for _, w := range []string{"/usr/bin/env ", "/usr/bin/nohup ", "/usr/bin/nice -n 5 ", "/usr/bin/timeout 10 "} {
 				if ok, werr := judgeExecLine(w + tl); ok && werr == nil {
 					t.Fatalf("%q refused (%v) but accepted behind %q", line, err, w)
@@ -72,6 +103,17 @@ func FuzzExecJudge(f *testing.F) {
 		}
 		if ok, werr := judgeExecLine(line + " ; /bin/kill -INT 1"); ok && werr == nil {
 			t.Fatalf("%q followed by kill -INT 1 accepted", line)
+		}
+		// A changed line is judged strictly: never accepted with a program outside read-only OS
+		// content, and never accepted where the node's own line is refused.
+		_, serr := judgeExecLineAs(line, true)
+		if err != nil && serr == nil {
+			t.Fatalf("%q refused as the node's (%v) but accepted as a changed line", line, err)
+		}
+		for _, argv := range argvs {
+			if len(argv) > 0 && serr == nil && !readOnlyProgram(argv[0]) {
+				t.Fatalf("%q runs %s, outside read-only OS content, and was accepted as a changed line", line, argv[0])
+			}
 		}
 	})
 }

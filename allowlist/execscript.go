@@ -33,10 +33,16 @@ func (j judge) script(s string, depth int, strict bool) string {
 	if why != "" {
 		return why
 	}
-	written := map[string]bool{}
+	written := j.made
+	if written == nil {
+		written = map[string]bool{}
+	}
 	for _, c := range cmds {
 		for _, t := range c.targets {
 			if why := j.target(t); why != "" {
+				return why
+			}
+			if why := j.nodeWrite(t, false); why != "" {
 				return why
 			}
 			x, _ := j.expand(t)
@@ -45,7 +51,7 @@ func (j judge) script(s string, depth int, strict bool) string {
 		cmd := c.words
 		for len(cmd) > 0 && (isAssignment(cmd[0]) || cmd[0] == "!" ||
 			slices.Contains([]string{"then", "else", "do", "if", "elif", "while", "until", "time", "coproc", "exec", "command"}, cmd[0])) {
-			if c.strict && isAssignment(cmd[0]) && codeVar(strings.SplitN(cmd[0], "=", 2)[0]) {
+			if c.strict && isAssignment(cmd[0]) && assignmentWhy(cmd[0]) != "" {
 				return short(cmd[0]) + ": a variable that loads code or changes how a program starts (cannot be judged)"
 			}
 			if c.strict && (cmd[0] == "exec" || cmd[0] == "command") && len(cmd) > 1 && strings.HasPrefix(cmd[1], "-") {
@@ -79,13 +85,27 @@ func (j judge) script(s string, depth int, strict bool) string {
 				if c := cleanPath("/" + strings.TrimPrefix(x, "/")); !ok || under(c, "/proc") || under(c, "/sys") {
 					return strings.Join(cmd, " ") + ": relative paths after it would reach /proc or /sys, or cannot be judged"
 				}
+				if why := j.changeDir(x); why != "" {
+					return why
+				}
+			} else if n == "cd" || n == "pushd" {
+				if why := j.changeDir(j.env["HOME"] + "/"); why != "" {
+					return why
+				}
 			}
 		}
 		if !c.strict && strings.ContainsAny(cmd[0], "$`") {
 			continue
 		}
-		if why := j.argv(cmd, depth+1); why != "" {
+		js := j
+		js.shell, js.loose = c.strict, !c.strict
+		if why := js.argv(cmd, depth+1); why != "" {
 			return why
+		}
+		if c.strict {
+			for _, w := range j.written(cmd) {
+				written[w] = true
+			}
 		}
 	}
 	return ""
@@ -135,7 +155,7 @@ func judgeBuiltin(cmd, expands []string, j judge, depth int) string {
 		if n == "set" || n == "declare" || n == "typeset" || n == "readonly" || n == "local" || n == "let" || n == "shopt" {
 			for _, a := range cmd[1:] {
 				k := strings.SplitN(strings.TrimLeft(a, "-+"), "=", 2)[0]
-				if codeVar(k) || strings.ContainsAny(a, "[$`") || a == "-f" || a == "-F" || a == "-T" || a == "functrace" ||
+				if codeVar(k) || assignmentWhy(strings.TrimLeft(a, "-+")) != "" || strings.ContainsAny(a, "[$`") || a == "-f" || a == "-F" || a == "-T" || a == "functrace" ||
 					a == "expand_aliases" || a == "extdebug" || a == "-o" && n == "set" {
 					return line + ": changes how the shell runs commands or sets a variable that loads code (cannot be judged)"
 				}
@@ -151,7 +171,7 @@ func judgeBuiltin(cmd, expands []string, j judge, depth int) string {
 		}
 	case "export":
 		for _, a := range cmd[1:] {
-			if a == "-f" || codeVar(strings.SplitN(a, "=", 2)[0]) {
+			if a == "-f" || assignmentWhy(a) != "" {
 				return line + ": exports a function or a variable that loads code (cannot be judged)"
 			}
 		}

@@ -60,9 +60,8 @@ func payloadCannotWrite(p string) bool {
 // UnsetEnvironment= unsets only, so is harmless) and environment files the payload could write.
 func judgeEnvironment(e Execution) error {
 	for _, a := range e.Environment {
-		k, _, _ := strings.Cut(a, "=")
-		if codeVar(k) {
-			return fmt.Errorf("Environment=%s: %s makes the loader, a shell or an interpreter load code or changes how the program starts", short(a), k)
+		if why := assignmentWhy(a); why != "" {
+			return fmt.Errorf("Environment=%s: %s", short(a), why)
 		}
 	}
 	for _, k := range e.PassEnvironment {
@@ -81,15 +80,18 @@ func judgeEnvironment(e Execution) error {
 
 // programFile judges a program named by its path (a program file is code as a script is).
 func programFile(p string) string {
-	if !strings.HasPrefix(p, "/") || payloadCannotWrite(p) {
+	if !strings.HasPrefix(p, "/") || nodeCode(p) {
 		return ""
 	}
 	return "runs " + p + ", a file the payload may write (programs only from /usr and paths no policy grants)"
 }
 
-// scriptFile judges a script or program file an interpreter reads.
-func scriptFile(prog, f string) string {
-	if payloadCannotWrite(f) {
+// scriptFile judges a script or program file an interpreter reads (in a changed line, strictly).
+func (j judge) scriptFile(prog, f string) string {
+	if j.strict {
+		return strictScript(prog, f)
+	}
+	if nodeCode(f) {
 		return ""
 	}
 	return fmt.Sprintf("%s reads its code from %s, a file the payload may write (only /usr and paths no policy grants)", prog, f)

@@ -94,9 +94,18 @@ func judgeExecution(p UnitProps) error {
 		return fmt.Errorf("runs commands of %d words (at most %d): too long to judge", n, MaxExecWords)
 	}
 	left := execBudget(p.Exec)
-	j := judge{env: unitEnv(p.Execution), left: &left}
+	wd := []string{}
+	if d := strings.TrimLeft(p.WorkingDirectory, "-!~"); strings.HasPrefix(d, "/") {
+		wd = append(wd, cleanPath(d))
+	}
+	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, made: map[string]bool{}}
 	for i, argv := range p.Exec {
-		if why := j.argv(argv, 0); why != "" {
+		j.strict = i < len(p.ExecChanged) && p.ExecChanged[i]
+		why := j.argv(argv, 0)
+		for _, w := range j.written(argv) {
+			j.made[w] = true
+		}
+		if why != "" {
 			key := "Exec"
 			if i < len(p.ExecKeys) {
 				key = p.ExecKeys[i]

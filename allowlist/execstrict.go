@@ -1,0 +1,518 @@
+package allowlist
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// No file the ConfigMap can turn into root (issue 27, round 4). Three mechanisms close the class of
+// a unit whose own commands make the code it runs:
+//
+//   - A changed line (Execution.ExecChanged: the payload adds or changes it) is the ConfigMap's, not
+//     the node's: it runs programs and hands script files to interpreters only from read-only OS
+//     content (readOnlyOS), at every depth the judge follows (the line's program, every command of a
+//     shell script, every wrapper's command, every interpreter's script), and runs no container or
+//     machine image (imageCode). A program named without its path is refused there: systemd and sh
+//     search /usr/local/sbin and /usr/local/bin first.
+//   - No command, changed or not, writes, links, copies or moves into what the judge trusts as the
+//     node's code (payloadCannotWrite: /usr, RHCOS's /usr/local = /var/usrlocal, every path the audit
+//     denies), nor into a directory above it where the names written are not the judge's to see
+//     (tar -C, rsync, cp -T, ln over /var/usrlocal); and a script or a unit does not run a file one
+//     of its own commands wrote (cp x /tmp/ok; /tmp/ok).
+//   - Variables that move where programs read their code (HOME, XDG_*) must lead to the node's own
+//     files (dirVars).
+
+// readOnlyOS says whether p is read-only OS content: RHCOS's /usr (an ostree mount, read-only at run
+// time) but /usr/local (/var/usrlocal), and /bin, /sbin, /lib, /lib64 (links into /usr).
+func readOnlyOS(p string) bool {
+	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "$`%*?[{~") {
+		return false
+	}
+	c := nodePath(p)
+	if under(c, "/usr/local") {
+		return false
+	}
+	for _, d := range []string{"/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/"} {
+		if strings.HasPrefix(c, d) {
+			return true // below the directory: the directory itself is no program
+		}
+	}
+	return false
+}
+
+// nodePath is the path as RHCOS reaches it: cleanPath, and /var/usrlocal is /usr/local, /var/roothome
+// is /root, /var/opt is /opt.
+func nodePath(p string) string {
+	c := cleanPath(p)
+	for _, a := range [][2]string{{"/var/usrlocal", "/usr/local"}, {"/var/roothome", "/root"}, {"/var/opt", "/opt"}} {
+		if under(c, a[0]) {
+			return a[1] + strings.TrimPrefix(c, a[0])
+		}
+	}
+	return c
+}
+
+// shellBuiltins are the builtins a changed line's shell script may run by name: none runs a
+// program (exec, command, eval, source and . are judged where they stand).
+var shellBuiltins = []string{"echo", "printf", "test", "[", "[[", "]]", "true", "false", ":", "cd", "pwd", "exit",
+	"return", "read", "wait", "shift", "set", "unset", "export", "local", "readonly", "declare", "typeset",
+	"trap", "umask", "ulimit", "break", "continue", "getopts", "type", "times", "let", "kill", "exec",
+	"command", "builtin", "fi", "done", "esac", "then", "else", "do", "if", "elif", "while", "until", "case",
+	"in", "for", "{", "}", "!", "pushd", "popd", "dirs", "shopt", "hash", "alias", "unalias", "eval",
+	"source", ".", "mapfile", "readarray", "jobs", "fg", "bg", "disown", "suspend", "logout", "caller"}
+
+const readOnlyDirs = "read-only OS content: /usr but /usr/local, /bin, /sbin, /lib, /lib64"
+
+// strictProgram says why a changed line may not run word as a program: a path outside read-only OS
+// content, or a name the search path resolves (its first directories are /usr/local/sbin and
+// /usr/local/bin). inShell allows a shell's builtins by name; named says the word is known to stand
+// where a program runs (a wrapper's later words may be its arguments: only a path is judged there).
+func strictProgram(word string, inShell, named bool) string {
+	if strings.Contains(word, "/") {
+		if readOnlyOS(word) {
+			return ""
+		}
+		return "a changed line runs " + word + ": programs only from " + readOnlyDirs
+	}
+	if !named || inShell && slices.Contains(shellBuiltins, word) {
+		return ""
+	}
+	return "a changed line runs " + word + " by name: the search path starts at /usr/local/sbin and /usr/local/bin, so a changed line names its program by its path (" + readOnlyDirs + ")"
+}
+
+// strictScript says why a changed line may not hand the file to an interpreter.
+func strictScript(prog, f string) string {
+	if readOnlyOS(f) {
+		return ""
+	}
+	return "a changed line hands " + prog + " the script " + f + ": script files only from " + readOnlyDirs
+}
+
+// wrapperPathValues are options of wrappers whose value, in the next word, is a file the wrapper
+// opens, not the program it runs (xargs -a, env -C, strace -o, start-stop-daemon --pidfile).
+var wrapperPathValues = []string{"-a", "--arg-file", "-C", "--chdir", "-o", "--output", "--pidfile", "--pid-file",
+	"-p", "--log-file", "-E", "--conflict-exit-code", "-w", "--timeout", "-s", "--shell", "-t"}
+
+// wrapperFirstOperand are the wrappers whose first operand is a file they open (flock's lock file)
+// or the root they change to (chroot: judged on its own).
+var wrapperFirstOperand = []string{"flock", "chroot"}
+
+// looksLikeValue says whether a bare word is an option's value rather than a program: a number, a
+// duration, a CPU list or a signal.
+func looksLikeValue(w string) bool {
+	if w == "" {
+		return false
+	}
+	if w[0] >= '0' && w[0] <= '9' || w[0] == '+' || w[0] == '-' {
+		return true
+	}
+	return strings.ToUpper(w) == w && !strings.ContainsAny(w, "/.")
+}
+
+// imageRunners run code from a container image, a machine or disk image, or a tree they mount: code
+// the judge cannot read. A changed line may run none of them; an unchanged line (the node's own
+// unit) may not hand them an image the payload may write.
+var imageRunners = []string{"systemd-nspawn", "systemd-vmspawn", "systemd-dissect", "importctl", "machinectl",
+	"portablectl", "systemd-sysext", "systemd-confext", "systemd-repart", "bwrap", "firejail", "lxc-start",
+	"lxc-execute", "lxc-attach", "lxc-create", "qemu-kvm", "qemu-system-x86_64", "qemu-system-aarch64",
+	"virt-install", "virsh", "conmon", "toolbox", "distrobox"}
+
+// containerEngines run images from a registry or a file, as root; their read-only and stop
+// subcommands (ps, inspect, stop, rm: what a podman-run unit's ExecStop= does) are allowed in a
+// changed line, every other subcommand is code from an image.
+var containerEngines = map[string][]string{
+	"podman":  {"ps", "inspect", "images", "version", "info", "logs", "stop", "rm", "kill", "wait", "healthcheck", "pod", "container"},
+	"docker":  {"ps", "inspect", "images", "version", "info", "logs", "stop", "rm", "kill", "wait"},
+	"nerdctl": {"ps", "inspect", "images", "version", "info", "logs", "stop", "rm", "kill", "wait"},
+	"buildah": {}, "skopeo": {"inspect", "list-tags"}, "ctr": {}, "crictl": {"ps", "pods", "images", "img",
+		"inspect", "inspectp", "inspecti", "info", "version", "stats", "statsp", "logs", "stop", "stopp", "rm", "rmp", "rmi"},
+	"runc": {"list", "state", "ps", "events", "kill", "delete"}, "crun": {"list", "state", "ps", "kill", "delete"},
+	"ctr-enhanced": {}, "cri-o": {}, "crio": {}}
+
+// engineCodeOptions are a container engine's options naming programs or hooks it runs as root (in
+// every line, changed or not: a file the payload may write there is code the judge never sees).
+var engineCodeOptions = []string{"--runtime", "--conmon", "--hooks-dir", "--module", "--network-cmd-path",
+	"--runtime-flag", "--storage-opt", "--root", "--runroot", "--cni-config-dir", "--volumepath", "--config"}
+
+// imageOptions are the options that name an image or a tree a runner runs code from.
+var imageOptions = []string{"-i", "--image", "-D", "--directory", "--template", "--root", "-R", "--bundle", "-b", "--wd", "-w"}
+
+// judgeImages judges a program that runs code from images. strict: a changed line.
+func (j judge) judgeImages(prog string, args []string) string {
+	n := prog
+	if strings.HasPrefix(n, "qemu-") || strings.HasPrefix(n, "lxc-") {
+		n = imageRunners[0]
+	}
+	allowed, engine := containerEngines[n]
+	runner := slices.Contains(imageRunners, n)
+	if !engine && !runner && n != "unshare" && n != "nsenter" && n != "chroot" {
+		return ""
+	}
+	for i, a := range args {
+		name, val, hasVal := strings.Cut(a, "=")
+		if !hasVal && i+1 < len(args) {
+			val = args[i+1]
+		}
+		opts := imageOptions
+		if engine {
+			opts = engineCodeOptions
+		}
+		if !slices.Contains(opts, name) {
+			continue
+		}
+		for _, p := range pathsIn(val) {
+			if j.strict && !readOnlyOS(p) || !payloadCannotWrite(p) {
+				return prog + " " + name + " " + val + ": runs code from " + p + ", a file or tree the payload may write"
+			}
+		}
+	}
+	if !j.strict {
+		return ""
+	}
+	switch {
+	case runner:
+		return prog + " runs a container, a machine or an image: code the judge cannot read (refused in a changed line)"
+	case engine:
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			if !slices.Contains(allowed, a) {
+				return prog + " " + a + ": runs code from a container image or a bundle the judge cannot read, as root (refused in a changed line)"
+			}
+			// pod and container take a subcommand of their own: judged the same way.
+			if a != "pod" && a != "container" {
+				return ""
+			}
+		}
+	case n == "chroot":
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			if nodePath(a) != "/" {
+				return "chroot " + a + ": the program is read from another root (refused in a changed line)"
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// nodeCode says whether the path is where the judge trusts the node's code: a path the payload
+// cannot write (payloadCannotWrite) that is not the state units write as they run (unitState).
+func nodeCode(p string) bool {
+	return payloadCannotWrite(p) && !unitState(nodePath(p))
+}
+
+// unitState are the denied trees that units write as they run (runtime files, logs, devices): no
+// policy grants them to the payload, but a unit's own commands write there, so what is there is not
+// the node's code.
+func unitState(c string) bool {
+	return under(c, "/run") || under(c, "/dev") || under(c, "/var/log") || under(c, "/tmp") || under(c, "/var/tmp")
+}
+
+// aboveNodeCode says whether c is a directory above the node's code (a write of names the judge
+// does not see there may create or replace it).
+func aboveNodeCode(c string) bool {
+	for _, r := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib64"} {
+		if under(r, c) {
+			return true
+		}
+	}
+	for _, l := range Audit {
+		if r := strings.TrimSuffix(strings.TrimSuffix(l.Prefix, "*"), "/"); l.Class == Deny && !unitState(r) && under(r, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// targetOptions are, for each writer, the options whose value is where it writes, and whether the
+// names written there are unknown (an archive's, a URL's).
+var targetOptions = map[string]map[string]bool{
+	"cp": {"-t": false, "--target-directory": false}, "mv": {"-t": false, "--target-directory": false},
+	"install": {"-t": false, "--target-directory": false}, "ln": {"-t": false, "--target-directory": false},
+	"tar": {"-C": true, "--directory": true}, "unzip": {"-d": true}, "cpio": {"-D": true, "--directory": true},
+	"curl": {"-o": false, "--output": false, "--output-dir": true},
+	"wget": {"-O": false, "--output-document": false, "-P": true, "--directory-prefix": true},
+}
+
+// destinations are the paths a writer writes: dests (each maybe a directory receiving the sources'
+// base names), the sources, and opaque when the names written below a dest are not in its words
+// (an archive, rsync, cp -T or a directory's contents, a URL's name).
+func destinations(prog string, args []string) (dests, srcs []string, opaque bool) {
+	var ops []string
+	target := ""
+	opts := targetOptions[prog]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		op, isTarget := opts[name]
+		switch {
+		case a == "--":
+			ops = append(ops, args[i+1:]...)
+			i = len(args)
+		case prog == "dd":
+			if name == "of" {
+				dests = append(dests, val)
+			}
+		case isTarget:
+			if !hasVal && i+1 < len(args) {
+				i++
+				val = args[i]
+			}
+			target, opaque = val, opaque || op
+		case (prog == "cp" || prog == "mv" || prog == "install" || prog == "ln") && (a == "-T" || a == "--no-target-directory"):
+			opaque = true // the source's contents into the destination itself
+		case prog == "curl" && (a == "-O" || a == "--remote-name" || a == "--remote-name-all"),
+			prog == "wget" && !strings.HasPrefix(a, "-"):
+			opaque = true // a name from the URL, in the working directory
+			if target == "" {
+				target = "."
+			}
+		case strings.HasPrefix(a, "-"):
+			if prog == "tar" && !strings.HasPrefix(a, "--") && strings.Contains(a, "C") && i+1 < len(args) {
+				i++
+				target, opaque = args[i], true
+			}
+		default:
+			ops = append(ops, a)
+		}
+	}
+	switch prog {
+	case "tee", "truncate", "touch", "shred", "sponge":
+		return ops, nil, false
+	case "cp", "mv", "install", "ln", "rsync":
+		if prog == "rsync" {
+			opaque = true
+		}
+		if target != "" {
+			return []string{target}, ops, opaque
+		}
+		if len(ops) == 0 {
+			return nil, nil, false
+		}
+		if prog == "ln" && len(ops) == 1 {
+			return []string{"."}, ops, opaque // ln -s TARGET: a link named after it in the working directory
+		}
+		for _, s := range ops[:len(ops)-1] {
+			if b := path.Base(s); b == "." || b == "/" || strings.HasSuffix(s, "/") {
+				opaque = true // a directory's contents (cp -r x/. dest, rsync x/ dest)
+			}
+		}
+		return ops[len(ops)-1:], ops[:len(ops)-1], opaque
+	case "tar", "unzip", "cpio":
+		if !extracts(prog, args) {
+			return nil, nil, false
+		}
+		if target == "" {
+			target = "."
+		}
+		return []string{target}, nil, true
+	}
+	if target != "" {
+		dests = append(dests, target)
+	}
+	return dests, nil, opaque
+}
+
+// writesNodeCode says why a writer's destinations reach the node's code, or "". The sources of mv
+// are written too (they are removed).
+func (j judge) writesNodeCode(prog string, args []string) string {
+	if !slices.Contains(writers, prog) && prog != "curl" && prog != "wget" {
+		return ""
+	}
+	dests, srcs, opaque := destinations(prog, args)
+	if prog == "mv" {
+		for _, s := range srcs {
+			if why := j.nodeWrite(s, true); why != "" {
+				return why
+			}
+		}
+	}
+	if prog == "ln" {
+		// A symbolic link to the node's code (or above it) is a name through which later writes land there.
+		for _, s := range srcs {
+			if x, ok := j.expand(s); ok && strings.HasPrefix(x, "/") && !readOnlyOS(x) && (nodeCode(nodePath(x)) || aboveNodeCode(nodePath(x))) {
+				return "links to " + x + ", the node's code: writes through the link would land there"
+			}
+		}
+	}
+	for _, d := range dests {
+		if j.charge(1 + len(srcs)) {
+			return tooCostly
+		}
+		if why := j.nodeWrite(d, opaque || prog == "ln"); why != "" {
+			return why
+		}
+		for _, s := range srcs {
+			if b := path.Base(s); b != "." && b != "/" && !hasGlob(b) {
+				if why := j.nodeWrite(strings.TrimSuffix(d, "/")+"/"+b, false); why != "" {
+					return why
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// nodeWrite says why writing the path (relative ones from every directory the line may be in)
+// reaches the node's code. above: the names written below it are not known (or it is a link that
+// would replace a directory), so a directory above the node's code is refused too.
+func (j judge) nodeWrite(w string, above bool) string {
+	x, ok := j.expand(w)
+	if !ok {
+		return "writes to " + w + ", a path set by a variable the unit does not define: cannot be judged"
+	}
+	dirs := []string{""}
+	if !strings.HasPrefix(x, "/") {
+		dirs = j.dirs()
+	}
+	if j.charge(len(dirs)) {
+		return tooCostly
+	}
+	for _, d := range dirs {
+		c := nodePath(d + "/" + x)
+		if nodeCode(c) {
+			return "writes " + c + ", where the node runs its programs or reads its code (no command may write there)"
+		}
+		if above && aboveNodeCode(c) {
+			return "writes names the judge cannot see into " + c + ", above where the node runs its programs or reads its code"
+		}
+	}
+	return ""
+}
+
+// dirs are the working directories a command of the line may run in: the unit's, and every one a
+// script changed to.
+func (j judge) dirs() []string {
+	out := []string{"/"}
+	if j.wd != nil {
+		out = append(out, *j.wd...)
+	}
+	return out
+}
+
+// written are the files a command writes (its destinations and, in a directory, the sources' base
+// names): a later command running one runs what the unit made.
+func (j judge) written(argv []string) []string {
+	for i, a := range argv {
+		prog := cmdName(a)
+		if !slices.Contains(writers, prog) && prog != "curl" && prog != "wget" {
+			continue
+		}
+		dests, srcs, _ := destinations(prog, argv[i+1:])
+		var out []string
+		for _, d := range dests {
+			x, _ := j.expand(d)
+			out = append(out, cleanPath(x))
+			for _, s := range srcs {
+				out = append(out, cleanPath(x+"/"+path.Base(s)))
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// dirVars are variables naming where programs read code (a login shell's ~/.bash_profile, python's
+// ~/.local site-packages, XDG autostart and config): they must lead to the node's own files
+// (payloadCannotWrite: HOME=/root, the default, or /usr).
+var dirVars = []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_DIRS",
+	"XDG_STATE_HOME", "XDG_CACHE_HOME", "GNUPGHOME", "KUBECONFIG", "DOCKER_CONFIG", "CONTAINERS_CONF",
+	"CONTAINERS_REGISTRIES_CONF", "CONTAINERS_STORAGE_CONF", "REGISTRIES_CONFIG_PATH", "AWS_CONFIG_FILE",
+	"BOTO_CONFIG", "NPM_CONFIG_USERCONFIG", "PIP_CONFIG_FILE", "TERMINFO", "TERMINFO_DIRS", "MAGIC", "MANPATH"}
+
+// writeDirVars name where programs write their temporary files: never into the node's code.
+var writeDirVars = []string{"TMPDIR", "TMP", "TEMP"}
+
+// assignmentWhy says why setting the variable (NAME=VALUE) makes a program load code, or "".
+func assignmentWhy(a string) string {
+	k, v, hasVal := strings.Cut(a, "=")
+	u := strings.ToUpper(k)
+	if !hasVal {
+		if codeVar(k) {
+			return k + " makes the loader, a shell or an interpreter load code or changes how the program starts"
+		}
+		return "" // exported as it is
+	}
+	switch {
+	case codeVar(k):
+		return k + " makes the loader, a shell or an interpreter load code or changes how the program starts"
+	case slices.Contains(dirVars, u):
+		for _, p := range strings.Split(v, ":") {
+			if !nodeCode(p) {
+				return k + "=" + short(v) + " moves where programs read their code (a login shell's profile, python's site-packages, config that runs commands) to " + p + ", which the payload may write (only the node's own files: /root, /usr)"
+			}
+		}
+	case slices.Contains(writeDirVars, u):
+		if c := nodePath(v); strings.HasPrefix(v, "/") && (nodeCode(c) || aboveNodeCode(c)) {
+			return k + "=" + short(v) + " makes programs write their files where the node runs its programs"
+		}
+	}
+	return ""
+}
+
+// bareValueWrappers are the wrappers whose first words name a user, a group, a host, an applet or a
+// subcommand (su root -c …, ip netns exec NAME …, busybox sh): a bare word there is no program.
+var bareValueWrappers = []string{"ip", "busybox", "toybox", "ssh", "rsh", "su", "sg", "newgrp", "runuser", "sudo",
+	"doas", "script", "parallel", "cgexec", "systemd-cat", "watch", "capsh", "setuidgid", "s6-setuidgid", "chpst"}
+
+// strictCandidate judges, in a changed line, a word of a wrapper before its program's path: the
+// program it may run. prev is the word before it, operands how many non-option words came before.
+func strictCandidate(prog, a, prev string, operands int) string {
+	switch {
+	case prev == "--":
+		return strictProgram(a, false, true)
+	case operands == 0 && slices.Contains(wrapperFirstOperand, prog), slices.Contains(wrapperPathValues, prev):
+		return "" // a file the wrapper opens (flock's lock, xargs -a), or chroot's root (judgeImages)
+	case strings.Contains(a, "/"):
+		return strictProgram(a, false, true)
+	case looksLikeValue(a) || strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") || slices.Contains(bareValueWrappers, prog):
+		return "" // an option's value (nice -n 5, timeout -s KILL 5), a user, host or applet
+	}
+	return strictProgram(a, false, true)
+}
+
+// changeDir records a directory a script changes to: relative writes after it are judged from it.
+func (j judge) changeDir(x string) string {
+	if j.wd == nil {
+		return ""
+	}
+	if len(*j.wd) > 64 {
+		return tooCostly
+	}
+	if strings.HasPrefix(x, "/") {
+		*j.wd = append(*j.wd, cleanPath(x))
+		return ""
+	}
+	// Relative to any directory the script may be in.
+	for _, d := range j.dirs() {
+		*j.wd = append(*j.wd, cleanPath(d+"/"+x))
+	}
+	return ""
+}
+
+// extracts says whether an archiver writes the archive's files (tar -x, cpio -i or -p, unzip but -l).
+func extracts(prog string, args []string) bool {
+	for i, a := range args {
+		switch prog {
+		case "tar":
+			if a == "--extract" || a == "--get" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "x") ||
+				i == 0 && !strings.HasPrefix(a, "-") && strings.Contains(a, "x") {
+				return true
+			}
+		case "cpio":
+			if a == "--extract" || a == "--pass-through" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "ip") {
+				return true
+			}
+		case "unzip":
+			if a == "-l" || a == "-t" || a == "-Z" {
+				return false
+			}
+		}
+	}
+	return prog == "unzip"
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openshift/refresh-agent/test/fixture"
+)
+
+// The round-4 adversary's units (adv core-attack4 r2, r4), as the binary sees them: a NodeDisruption
+// policy with a unit rule for myapp.service, the payload's file /etc/myapp/app.conf holding a
+// script, and a unit whose own commands make code out of it. diff refuses (exit 3) naming the line,
+// and apply --dry-run says refused, writing nothing.
+func TestCLIRefusesUnitsWhoseCommandsMakeTheirCode(t *testing.T) {
+	pol := writeFile(t, "ndp.yaml", []byte(machineConfiguration))
+	cur := writeFile(t, "cur.ign", fixture.Ignition("3.2.0").Unit("myapp.service", "[Service]\nExecStart=/usr/bin/sleep infinity\n").JSON())
+	cases := []struct{ service, why string }{
+		{`ExecStart=/usr/bin/sh -c 'cp /etc/myapp/app.conf /usr/local/bin/ok; chmod +x /usr/local/bin/ok; /usr/local/bin/ok'`, "writes /usr/local/bin/ok"},
+		{`ExecStart=/usr/bin/sh -c 'cp /etc/myapp/app.conf /usr/local/libexec/ok && sh /usr/local/libexec/ok'`, "writes /usr/local/libexec/ok"},
+		{`ExecStart=/usr/bin/sh -c 'cp /usr/bin/systemctl /usr/local/bin/ok && /usr/local/bin/ok reboot'`, "writes /usr/local/bin/ok"},
+		{`ExecStart=/usr/bin/sh -c 'ln -sf /usr/bin/systemctl /tmp/ok; /tmp/ok reboot'`, "/tmp/ok"},
+		{"ExecStartPre=/usr/bin/ln -sf /usr/bin/systemctl /usr/local/bin/ok\nExecStart=/usr/local/bin/ok reboot", "ExecStartPre="},
+		{`ExecStart=/usr/bin/systemd-nspawn --image=/etc/myapp/app.conf`, "/etc/myapp/app.conf"},
+		{"Environment=HOME=/etc/myapp\nExecStart=/usr/bin/bash -lc '/usr/bin/sleep 1'", "HOME=/etc/myapp"},
+		{`ExecStart=/bin/sh -c 'cat /etc/myapp/app.conf > /var/usrlocal/bin/y'`, "/usr/local/bin/y"},
+		{`ExecStart=/usr/bin/install -D /etc/myapp/app.conf /usr/local/sbin/y`, "/usr/local/sbin/y"},
+	}
+	for _, c := range cases {
+		t.Run(c.service, func(t *testing.T) {
+			des := fixture.Ignition("3.2.0").File("/etc/myapp/app.conf", []byte("#!/bin/sh\nsystemctl reboot\n"), 0o644).
+				Unit("myapp.service", "[Service]\n"+c.service+"\n")
+			desPath := writeFile(t, "des.ign", des.JSON())
+			code, out, stderr := run(t, "diff", "--policy", pol, "--current", cur, "--desired", desPath)
+			require.Equal(t, exitRefused, code, "%s%s", out, stderr)
+			assert.Contains(t, out, c.why)
+			assert.Contains(t, out, "myapp.service")
+
+			root := nodeRoot(t)
+			before, err := fixture.TreeHash(root)
+			require.NoError(t, err)
+			code, out, _ = run(t, "apply", "--dry-run", "--root", root, "--policy", pol, "--current", cur, "--desired", desPath,
+				"--systemd", "none", "--cri-socket", "none", "--output", "json")
+			assert.Equal(t, exitRefused, code)
+			var got struct{ Outcome string }
+			require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+			assert.Equal(t, "refused", got.Outcome)
+			assert.False(t, strings.Contains(out, "systemctl reboot"), "never prints the file's contents")
+			after, err := fixture.TreeHash(root)
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "nothing written")
+		})
+	}
+}
