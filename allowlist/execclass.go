@@ -76,9 +76,9 @@ type judge struct {
 	// strict: the line is a changed one (Execution.ExecChanged): programs and script files only
 	// from read-only OS content, no image runners (execstrict.go).
 	strict bool
-	// shell: argv is a command of a shell script (its builtins run by name); loose: argv may be
-	// only text (a quoted string, or a wrapper's later words), so only a path in argv[0] is a program.
-	shell, loose bool
+	// loose: argv may be only text (a quoted string, or a wrapper's later words): argv[0] is not
+	// surely a program.
+	loose bool
 	// wd are the directories a script changed to (relative writes are judged from each).
 	wd *[]string
 	// made are the files the unit's commands write: running one runs what the unit made.
@@ -142,11 +142,26 @@ func interpreterName(n string) string {
 }
 
 // argv says why the command stops, suspends or takes over the node or the manager, or cannot be
-// judged, or "".
+// judged, or "". In a changed line, after its class (whose reason says more), a program named by a
+// path outside read-only OS content is refused where argv[0] surely is the program (not in a
+// quoted string's text, nor a wrapper's later words, which wrapped judges itself).
 func (j judge) argv(argv []string, depth int) string {
 	if len(argv) == 0 {
 		return ""
 	}
+	loose := j.loose
+	j.loose = false
+	why := j.argvClass(argv, depth)
+	if why == "" && j.strict && !loose {
+		if s := strictProgram(argv[0]); s != "" {
+			return short(strings.Join(argv, " ")) + ": " + s
+		}
+	}
+	return why
+}
+
+// argvClass judges the command by the class of its program.
+func (j judge) argvClass(argv []string, depth int) string {
 	if j.charge(len(argv)) {
 		return tooCostly
 	}
@@ -157,15 +172,8 @@ func (j judge) argv(argv []string, depth int) string {
 	if strings.ContainsAny(argv[0], "$%`") {
 		return line + " (a program named by a variable, specifier or substitution cannot be judged)"
 	}
-	inShell, named := j.shell, !j.loose
-	j.shell, j.loose = false, false
 	if j.made[cleanPath(argv[0])] {
 		return line + ": runs a file the unit's own commands wrote (its code cannot be judged)"
-	}
-	if j.strict {
-		if why := strictProgram(argv[0], inShell, named); why != "" {
-			return line + ": " + why
-		}
 	}
 	for _, a := range argv[1:] {
 		if why := j.reach(a, false); why != "" {
@@ -388,6 +396,16 @@ func (j judge) commandOptions(prog string, args []string, depth int) string {
 				continue
 			}
 			val = args[i+1]
+		}
+		if j.strict && (strings.Contains(ln, "command") || strings.Contains(ln, "exec")) {
+			// In a changed line the command an option names runs only from read-only OS content.
+			for _, v := range []string{val, val[strings.LastIndexByte(val, '=')+1:]} {
+				if f := strings.Fields(v); len(f) > 0 {
+					if why := strictProgram(f[0]); why != "" {
+						return "option " + name + ": " + why
+					}
+				}
+			}
 		}
 		if k := strings.LastIndexByte(val, '='); k >= 0 {
 			if why := j.script(val[k+1:], depth+1, false); why != "" {

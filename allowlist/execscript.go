@@ -98,7 +98,7 @@ func (j judge) script(s string, depth int, strict bool) string {
 			continue
 		}
 		js := j
-		js.shell, js.loose = c.strict, !c.strict
+		js.loose = !c.strict
 		if why := js.argv(cmd, depth+1); why != "" {
 			return why
 		}

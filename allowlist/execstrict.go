@@ -13,8 +13,8 @@ import (
 //     the node's: it runs programs and hands script files to interpreters only from read-only OS
 //     content (readOnlyOS), at every depth the judge follows (the line's program, every command of a
 //     shell script, every wrapper's command, every interpreter's script), and runs no container or
-//     machine image (imageCode). A program named without its path is refused there: systemd and sh
-//     search /usr/local/sbin and /usr/local/bin first.
+//     machine image (judgeImages). A program named without its path is resolved through the
+//     search path, whose /usr/local directories are the node's own (strictProgram).
 //   - No command, changed or not, writes, links, copies or moves into what the judge trusts as the
 //     node's code (payloadCannotWrite: /usr, RHCOS's /usr/local = /var/usrlocal, every path the audit
 //     denies), nor into a directory above it where the names written are not the judge's to see
@@ -53,32 +53,18 @@ func nodePath(p string) string {
 	return c
 }
 
-// shellBuiltins are the builtins a changed line's shell script may run by name: none runs a
-// program (exec, command, eval, source and . are judged where they stand).
-var shellBuiltins = []string{"echo", "printf", "test", "[", "[[", "]]", "true", "false", ":", "cd", "pwd", "exit",
-	"return", "read", "wait", "shift", "set", "unset", "export", "local", "readonly", "declare", "typeset",
-	"trap", "umask", "ulimit", "break", "continue", "getopts", "type", "times", "let", "kill", "exec",
-	"command", "builtin", "fi", "done", "esac", "then", "else", "do", "if", "elif", "while", "until", "case",
-	"in", "for", "{", "}", "!", "pushd", "popd", "dirs", "shopt", "hash", "alias", "unalias", "eval",
-	"source", ".", "mapfile", "readarray", "jobs", "fg", "bg", "disown", "suspend", "logout", "caller"}
-
 const readOnlyDirs = "read-only OS content: /usr but /usr/local, /bin, /sbin, /lib, /lib64"
 
-// strictProgram says why a changed line may not run word as a program: a path outside read-only OS
-// content, or a name the search path resolves (its first directories are /usr/local/sbin and
-// /usr/local/bin). inShell allows a shell's builtins by name; named says the word is known to stand
-// where a program runs (a wrapper's later words may be its arguments: only a path is judged there).
-func strictProgram(word string, inShell, named bool) string {
-	if strings.Contains(word, "/") {
-		if readOnlyOS(word) {
-			return ""
-		}
-		return "a changed line runs " + word + ": programs only from " + readOnlyDirs
-	}
-	if !named || inShell && slices.Contains(shellBuiltins, word) {
+// strictProgram says why a changed line may not run word as a program: a path outside read-only
+// OS content. A name without a path is resolved through the search path
+// (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin, systemd's and the unit's shell's): its first
+// directories are the node's own, which neither a refresh nor a judged command writes (PATH itself
+// is a variable no line may set), so a name resolves to the node's or the OS's program.
+func strictProgram(word string) string {
+	if !strings.Contains(word, "/") || readOnlyOS(word) {
 		return ""
 	}
-	return "a changed line runs " + word + " by name: the search path starts at /usr/local/sbin and /usr/local/bin, so a changed line names its program by its path (" + readOnlyDirs + ")"
+	return "a changed line runs " + word + ": programs only from " + readOnlyDirs
 }
 
 // strictScript says why a changed line may not hand the file to an interpreter.
@@ -97,18 +83,6 @@ var wrapperPathValues = []string{"-a", "--arg-file", "-C", "--chdir", "-o", "--o
 // wrapperFirstOperand are the wrappers whose first operand is a file they open (flock's lock file)
 // or the root they change to (chroot: judged on its own).
 var wrapperFirstOperand = []string{"flock", "chroot"}
-
-// looksLikeValue says whether a bare word is an option's value rather than a program: a number, a
-// duration, a CPU list or a signal.
-func looksLikeValue(w string) bool {
-	if w == "" {
-		return false
-	}
-	if w[0] >= '0' && w[0] <= '9' || w[0] == '+' || w[0] == '-' {
-		return true
-	}
-	return strings.ToUpper(w) == w && !strings.ContainsAny(w, "/.")
-}
 
 // imageRunners run code from a container image, a machine or disk image, or a tree they mount: code
 // the judge cannot read. A changed line may run none of them; an unchanged line (the node's own
@@ -455,25 +429,14 @@ func assignmentWhy(a string) string {
 	return ""
 }
 
-// bareValueWrappers are the wrappers whose first words name a user, a group, a host, an applet or a
-// subcommand (su root -c …, ip netns exec NAME …, busybox sh): a bare word there is no program.
-var bareValueWrappers = []string{"ip", "busybox", "toybox", "ssh", "rsh", "su", "sg", "newgrp", "runuser", "sudo",
-	"doas", "script", "parallel", "cgexec", "systemd-cat", "watch", "capsh", "setuidgid", "s6-setuidgid", "chpst"}
-
 // strictCandidate judges, in a changed line, a word of a wrapper before its program's path: the
 // program it may run. prev is the word before it, operands how many non-option words came before.
 func strictCandidate(prog, a, prev string, operands int) string {
 	switch {
-	case prev == "--":
-		return strictProgram(a, false, true)
-	case operands == 0 && slices.Contains(wrapperFirstOperand, prog), slices.Contains(wrapperPathValues, prev):
+	case operands == 0 && slices.Contains(wrapperFirstOperand, prog) || slices.Contains(wrapperPathValues, prev) && prev != "--":
 		return "" // a file the wrapper opens (flock's lock, xargs -a), or chroot's root (judgeImages)
-	case strings.Contains(a, "/"):
-		return strictProgram(a, false, true)
-	case looksLikeValue(a) || strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") || slices.Contains(bareValueWrappers, prog):
-		return "" // an option's value (nice -n 5, timeout -s KILL 5), a user, host or applet
 	}
-	return strictProgram(a, false, true)
+	return strictProgram(a)
 }
 
 // changeDir records a directory a script changes to: relative writes after it are judged from it.

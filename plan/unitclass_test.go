@@ -213,8 +213,21 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 		"on failure":      svc("ExecStart=/usr/bin/myapp") + "[Unit]\nOnFailure=myapp-notify@%n.service\nOnFailureJobMode=replace\n",
 		"runtime dir out": svc("RuntimeDirectory=myapp\nStandardOutput=journal\nWorkingDirectory=/var/lib/myapp\nExecStart=/bin/sh -c 'myapp > $RUNTIME_DIRECTORY/out'"),
 	}
+	// Issue 27 round 4: a line the payload adds runs programs and scripts only from read-only OS
+	// content and no container image; these node shapes, added by a payload, are refused (on the
+	// node, unchanged, they are accepted: allowlist TestUnchangedLinesKeepTheNodesOwnPrograms).
+	strict := map[string]string{"iri-registry": "podman run", "kubelet shape": "/usr/local/bin/kubenswrapper",
+		"podman pull loop":     "/etc/machine-config-daemon/generate_podman_policy_args.sh",
+		"script with env args": "/usr/local/sbin/dynamic-system-reserved-calc.sh", "python script": "/usr/local/bin/myapp.py"}
 	for name, body := range accepted {
 		p := ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(body))))
+		if why, ok := strict[name]; ok {
+			if assert.False(t, p.Eligible, name) && assert.NotEmpty(t, p.Refused) {
+				assert.Contains(t, p.Refused[0].Reason, why, name)
+				assert.Contains(t, p.Refused[0].Reason, "a changed line", name)
+			}
+			continue
+		}
 		assert.True(t, p.Eligible, "%s: %+v", name, p.Refused)
 	}
 }

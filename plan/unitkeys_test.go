@@ -7,6 +7,8 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/openshift/refresh-agent/plan"
 )
 
 // Issue 27 class 2, round 4: under a unit rule a payload may change only the settings the judge
@@ -244,6 +246,18 @@ func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
 			"Environment=PODMAN_SYSTEMD_UNIT=%n\nRestart=on-failure\nTimeoutStopSec=70\nExecStart=/usr/bin/podman run --cidfile=%t/%n.ctr-id --replace --name=myapp quay.io/x/y@sha256:0\n"+
 			"ExecStop=/usr/bin/podman stop --ignore --cidfile=%t/%n.ctr-id\nType=notify\nNotifyAccess=all\n[Install]\nWantedBy=multi-user.target\n")),
 	}
+	// Issue 27 round 4: a line the payload adds or changes runs programs and scripts only from
+	// read-only OS content and no container image (allowlist TestChangedLinesRunOnlyReadOnlyOSContent):
+	// these shapes, added, are refused naming the line; with their commands unchanged they are accepted.
+	strict := map[string]string{"kubelet": "/usr/local/bin/kubenswrapper", "ovs-configuration shape": "/usr/local/bin/configure-ovs.sh",
+		"wait-for-ipsec-connect shape": "/usr/local/bin/ipsec-connect-wait.sh", "kubelet-auto-node-size shape": "/usr/local/sbin/dynamic-system-reserved-calc.sh",
+		"nodeip-configuration shape": "podman run", "podman shape": "podman run"}
+	refusedStrictly := func(t *testing.T, p *plan.Plan, why string) {
+		if assert.False(t, p.Eligible) && assert.NotEmpty(t, p.Refused) {
+			assert.Contains(t, p.Refused[0].Reason, why)
+			assert.Contains(t, p.Refused[0].Reason, "a changed line")
+		}
+	}
 	for name, u := range units {
 		t.Run("added/"+name, func(t *testing.T) {
 			// Every setting of an added unit is the payload's: the boundary accepts each one. Its
@@ -253,6 +267,11 @@ func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
 			for _, r := range p.Refused {
 				assert.Regexp(t, `^unit \S+: Exec[A-Za-z]*=`, r.Reason, "only the exec judge refuses an added MCS unit")
 			}
+			if why, ok := strict[name]; ok {
+				refusedStrictly(t, p, why)
+				return
+			}
+			assert.True(t, p.Eligible, "%+v", p.Refused)
 		})
 		t.Run("changed/"+name, func(t *testing.T) {
 			// The MCS changes what it changes: an environment value the commands do not name, a

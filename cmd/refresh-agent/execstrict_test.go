@@ -28,6 +28,9 @@ func TestCLIRefusesUnitsWhoseCommandsMakeTheirCode(t *testing.T) {
 		{"Environment=HOME=/etc/myapp\nExecStart=/usr/bin/bash -lc '/usr/bin/sleep 1'", "HOME=/etc/myapp"},
 		{`ExecStart=/bin/sh -c 'cat /etc/myapp/app.conf > /var/usrlocal/bin/y'`, "/usr/local/bin/y"},
 		{`ExecStart=/usr/bin/install -D /etc/myapp/app.conf /usr/local/sbin/y`, "/usr/local/sbin/y"},
+		{`ExecStart=/usr/bin/podman run --rm -v /etc/myapp/app.conf:/x:z --privileged --pid=host registry.access.redhat.com/ubi9 sh /x`, "podman run"},
+		{`ExecStart=/usr/local/bin/kubenswrapper /usr/bin/sleep infinity`, "a changed line runs /usr/local/bin/kubenswrapper"},
+		{`ExecStart=/usr/bin/python3 /etc/myapp/app.conf`, "/etc/myapp/app.conf"},
 	}
 	for _, c := range cases {
 		t.Run(c.service, func(t *testing.T) {
@@ -54,4 +57,15 @@ func TestCLIRefusesUnitsWhoseCommandsMakeTheirCode(t *testing.T) {
 			assert.Equal(t, before, after, "nothing written")
 		})
 	}
+}
+
+// A line the payload does not change is the node's: a file change that restarts a unit running
+// /usr/local/bin's program (the MCO's kubelet shape) stays eligible.
+func TestCLIKeepsTheNodesOwnUnchangedLines(t *testing.T) {
+	pol := writeFile(t, "ndp.yaml", []byte(machineConfiguration))
+	unit := "[Service]\nExecStart=/usr/local/bin/kubenswrapper /usr/bin/sleep infinity\n"
+	cur := writeFile(t, "cur.ign", fixture.Ignition("3.2.0").Unit("myapp.service", unit).JSON())
+	des := fixture.Ignition("3.2.0").File("/etc/myapp/app.conf", []byte("x"), 0o644).Unit("myapp.service", unit)
+	code, out, stderr := run(t, "diff", "--policy", pol, "--current", cur, "--desired", writeFile(t, "des.ign", des.JSON()))
+	assert.Equal(t, exitOK, code, "%s%s", out, stderr)
 }
