@@ -106,6 +106,11 @@ func (c *opChecker) check(op Op) ([]string, error) {
 			return nil, err
 		}
 	}
+	if len(missing) == 0 {
+		if tr, _ := rel(op.Path); c.root.exists(tr) && c.root.isMountRoot(tr) {
+			return nil, mountError(op.Path, op.Path, op.Remove)
+		}
+	}
 	if c.seen[op.Path] {
 		return nil, fmt.Errorf("%s: more than one operation on the path", op.Path)
 	}
@@ -127,6 +132,8 @@ func (c *opChecker) check(op Op) ([]string, error) {
 			return nil, fmt.Errorf("%s: %s file %s: %w", op.Path, k, s, err)
 		case !fi.Mode().IsRegular():
 			return nil, fmt.Errorf("%s: %w: %s is a %s", op.Path, ErrSideTaken, s, kind(fi.Mode()))
+		case c.root.isMountRoot(rp):
+			return nil, mountError(op.Path, s, op.Remove)
 		case k != sideTemp && !c.root.secondName(op.Path, rp, fi):
 			// A backup (or a restore's copy) no journal accounts for, which is not the file itself
 			// under a second name: it may be an original. The transaction would replace it.

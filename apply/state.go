@@ -312,10 +312,10 @@ func (h Host) sweepSides(cur *diff.Payload) []string {
 }
 
 // checkStateNames refuses a refresh whose state-dir writes would fail on what holds their names
-// now (a directory, a symlink, a device where the agent writes its journal, record, payload or
-// their temp files): the dry run makes this check as the real run does, so that neither says
-// planned what then fails with the node half way. Nothing here is removed: a state dir entry the
-// agent did not make is the operator's to inspect (refresh-agent never removes what it did not
+// now (a directory, a symlink, a device, a mount point where the agent writes its journal, record,
+// payload or their temp files): the dry run makes this check as the real run does, so that neither
+// says planned what then fails with the node half way. Nothing here is removed: a state dir entry
+// the agent did not make is the operator's to inspect (refresh-agent never removes what it did not
 // create); the refusal names it.
 func checkStateNames(stateDir string, raw []byte, drains bool) error {
 	name := PayloadHash(raw)
@@ -340,6 +340,9 @@ func checkStateNames(stateDir string, raw []byte, drains bool) error {
 		case c.temp && fi.Mode()&fs.ModeSymlink != 0:
 			// The agent's own temp name: recovery unlinks the link (never its target) and the
 			// write goes on, in the real run as the dry run says.
+		case !c.dir && fi.Mode().IsRegular() && actions.IsMountRoot(p):
+			return fmt.Errorf("%w: %s is a mount point (something is mounted over it; findmnt shows it): the agent replaces it by rename, which a mount refuses",
+				actions.ErrStateTaken, p)
 		case c.dir && !fi.IsDir(), !c.dir && !fi.Mode().IsRegular():
 			want := "a regular file"
 			if c.dir {

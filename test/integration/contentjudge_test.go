@@ -3,7 +3,6 @@ package integration
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,13 +75,7 @@ func TestAdversaryContentsOfAllowedFiles(t *testing.T) {
 	apply := func(t *testing.T, root string, desired *fixture.Config, extra ...string) (int, string, string) {
 		f := filepath.Join(t.TempDir(), "desired.json")
 		require.NoError(t, os.WriteFile(f, desired.JSON(), 0o644))
-		args := append([]string{"apply", "--root", root, "--current", cur, "--desired", f, "--systemd", "none", "--cri-socket", "none",
-			"--verify-window", "0", "--output", "json", "--lock-timeout", "0"}, extra...)
-		cmd := exec.Command(bin, args...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, _ := cmd.Output()
-		return cmd.ProcessState.ExitCode(), string(out), stderr.String()
+		return applyJSON(bin, root, cur, f, extra...)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
