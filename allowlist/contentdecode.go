@@ -11,19 +11,20 @@ import (
 	"github.com/openshift/refresh-agent/diff"
 )
 
-// maxJudgedFile and maxJudgedNodes bound a file whose contents a judge reads (a static pod
-// manifest, a credential provider config, nmstate's state): HyperShift's and the MCO's are under
-// 4 KiB and 200 YAML nodes. The parse of the largest accepted costs a few MiB (checked before
-// parsing, as the payload's own YAML is).
+// MaxJudgedFile and maxJudgedNodes bound a file whose contents a judge reads (a static pod
+// manifest, a credential provider config, nmstate's state, a unit file or dropin): HyperShift's and
+// the MCO's are under 4 KiB and 200 YAML nodes. The plan decodes a judged file's contents only up
+// to MaxJudgedFile (gzip streamed, never allocated past it). The parse of the largest accepted
+// costs a few MiB (checked before parsing, as the payload's own YAML is).
 const (
-	maxJudgedFile  = 128 << 10
+	MaxJudgedFile  = diff.MaxJudgedFile
 	maxJudgedNodes = 8000
 )
 
 // checkJudgedSize refuses a judged file over the bounds, before anything parses it.
 func checkJudgedSize(data []byte) error {
-	if len(data) > maxJudgedFile {
-		return fmt.Errorf("%d bytes, more than the %d a judged file may hold", len(data), maxJudgedFile)
+	if len(data) > MaxJudgedFile {
+		return fmt.Errorf("%d bytes, more than the %d a judged file may hold", len(data), MaxJudgedFile)
 	}
 	if n := diff.YAMLNodes(data); n > maxJudgedNodes {
 		return fmt.Errorf("up to %d YAML nodes, more than the %d a judged file may hold", n, maxJudgedNodes)

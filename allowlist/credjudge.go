@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/coreos/go-systemd/v22/unit"
 )
 
 // The credential provider judges. The kubelet runs, as root, the plugin each provider of its
@@ -132,9 +130,9 @@ const credProviderFlagsVar = "KUBELET_CRIO_IMAGE_CREDENTIAL_PROVIDER_FLAGS"
 // [Service] section with at most that one Environment= assignment, whose value is the two flags
 // with the plugin directory and a config file in CredentialProvidersDir.
 func JudgeCredProviderDropin(data []byte) error {
-	opts, err := unit.DeserializeOptions(strings.NewReader(string(data)))
+	opts, err := UnitOptions(string(data))
 	if err != nil {
-		return fmt.Errorf("kubelet dropin: not a unit file systemd reads: %v", err)
+		return fmt.Errorf("kubelet dropin: %w", err)
 	}
 	seen := false
 	for _, o := range opts {

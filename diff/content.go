@@ -56,6 +56,34 @@ func FileContents(f types.File) ([]byte, error) {
 	return data, nil
 }
 
+// CheckFileContents checks what FileContents would (the data URL, the gzip stream within
+// MaxPayloadSize, the verification hash) without keeping the contents: a compressed stream is
+// decompressed into the hash or discarded, never allocated.
+func CheckFileContents(f types.File) error {
+	if SourceScheme(f) != "data" {
+		_, err := FileContents(f)
+		return err
+	}
+	raw, comp, err := dataAndCompression(f.Contents)
+	if err != nil {
+		return err
+	}
+	return verify(f.Contents.Verification, func(w io.Writer) error {
+		if comp == "" {
+			_, err := w.Write(raw)
+			return err
+		}
+		_, err := gunzipSize(raw, MaxPayloadSize, w)
+		if errors.Is(err, errTooLarge) {
+			return fmt.Errorf("contents: decompressed size exceeds the %d byte limit", MaxPayloadSize)
+		}
+		if err != nil {
+			return fmt.Errorf("contents: gzip: %w", err)
+		}
+		return nil
+	})
+}
+
 // resourceData decodes an inline resource's data URL and decompresses it, in at most limit bytes.
 func resourceData(r types.Resource, limit int64) ([]byte, error) {
 	raw, comp, err := dataAndCompression(r)

@@ -34,7 +34,10 @@ import (
 //   - the position-tracking re-parse Ignition uses only to report unused keys is skipped: it costs
 //     several times the parse itself on a 10 MiB payload and reports warnings only;
 //   - inline contents are also checked against their verification hash and counted against the
-//     decode's memory budget (Ignition does both only when it writes the file).
+//     decode's memory budget (Ignition does both only when it writes the file);
+//   - a unit file or dropin beyond CheckUnitText's bounds is not parsed by Ignition's validation
+//     (boundedUnits): the plan refuses it instead, so a payload Ignition would reject for such a
+//     unit's contents is refused, not invalid.
 func (d *decoder) parseIgnition(raw []byte, versionField *string) (types.Config, map[string]bool, error) {
 	if versionField == nil {
 		return types.Config{}, nil, errors.New("ignition.version is missing or not a semantic version")
@@ -78,6 +81,7 @@ var trustedSource = "data:,"
 // for decodeIgnition.
 func forValidation[C any](d *decoder, cfg C) C {
 	v := reflect.ValueOf(&cfg).Elem()
+	boundedUnits(v.FieldByName("Systemd").FieldByName("Units"))
 	files := v.FieldByName("Storage").FieldByName("Files")
 	if files.Len() == 0 {
 		return cfg
@@ -121,6 +125,42 @@ func forValidation[C any](d *decoder, cfg C) C {
 	}
 	files.Set(copied)
 	return cfg
+}
+
+// unjudgedUnit stands, for Ignition's validation, for a unit text beyond CheckUnitText's bounds.
+var unjudgedUnit = "# beyond the unit text bounds: refused by the plan\n"
+
+// boundedUnits replaces, in a copy of units (a []Unit of any 3.x spec), every unit file and dropin
+// text beyond CheckUnitText's bounds with unjudgedUnit: Ignition's validation parses each one with
+// go-systemd's lexer, whose cost grows with its sections and settings (a 30 MB unit of [Service]
+// lines allocated over 500 MiB). The config keeps the text; the plan refuses it, naming the unit
+// and the bound (allowlist.UnitOptions), or it is the node's current text, never judged.
+func boundedUnits(units reflect.Value) {
+	if units.Len() == 0 {
+		return
+	}
+	copied := reflect.MakeSlice(units.Type(), units.Len(), units.Len())
+	reflect.Copy(copied, units)
+	bound := func(contents reflect.Value) {
+		if t := contents.Interface().(*string); t != nil && CheckUnitText(*t) != nil {
+			contents.Set(reflect.ValueOf(&unjudgedUnit))
+		}
+	}
+	for i := range copied.Len() {
+		u := copied.Index(i)
+		bound(u.FieldByName("Contents"))
+		dropins := u.FieldByName("Dropins")
+		if dropins.Len() == 0 {
+			continue
+		}
+		dc := reflect.MakeSlice(dropins.Type(), dropins.Len(), dropins.Len())
+		reflect.Copy(dc, dropins)
+		for j := range dc.Len() {
+			bound(dc.Index(j).FieldByName("Contents"))
+		}
+		dropins.Set(dc)
+	}
+	units.Set(copied)
 }
 
 // decodedURL is a data URL source and its data.

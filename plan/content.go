@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/diff"
 )
 
 // judgeContents says why a file write's contents must not be written, naming the file and the
@@ -15,7 +16,7 @@ func judgeContents(op FileOp) string {
 	if judge == nil || op.Remove {
 		return ""
 	}
-	data, err := op.Contents()
+	data, err := judgedContents(op)
 	if err == nil {
 		err = judge(data)
 	}
@@ -23,4 +24,21 @@ func judgeContents(op FileOp) string {
 		return fmt.Sprintf("file %s: %v", op.Path, err)
 	}
 	return ""
+}
+
+// judgedContents decodes a judged file's contents up to allowlist.MaxJudgedFile bytes: a judge
+// reads no more, and a gzip stream (a 1 KiB payload can hold 60 MB of dropin) is cut there before
+// anything past it is allocated.
+func judgedContents(op FileOp) ([]byte, error) {
+	if op.Unit != "" {
+		if len(op.inline) > allowlist.MaxJudgedFile {
+			return nil, fmt.Errorf("%d bytes, more than the %d a judged file may hold", len(op.inline), allowlist.MaxJudgedFile)
+		}
+		return op.inline, nil
+	}
+	data, err := diff.FileContentsUpTo(op.source, allowlist.MaxJudgedFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w (the most a judged file may hold)", err)
+	}
+	return data, nil
 }

@@ -446,7 +446,7 @@ func checkFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (F
 	op.ModeCeiling, op.Owner = d.ModeCeiling, d.Owner
 	// Ignition's validation checked the data URL; what it cannot check is compressed contents.
 	if f.Contents.Compression != nil && *f.Contents.Compression != "" {
-		if _, err := diff.FileContents(f); err != nil {
+		if err := diff.CheckFileContents(f); err != nil {
 			return FileOp{}, "", fmt.Errorf("%s: %w", c.Path, err)
 		}
 	}

@@ -40,9 +40,9 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 		if f == nil {
 			continue
 		}
-		opts, err := unit.DeserializeOptions(strings.NewReader(*f))
+		opts, err := allowlist.UnitOptions(*f)
 		if err != nil {
-			return p, fmt.Errorf("not a unit file systemd reads: %v", err)
+			return p, err
 		}
 		for _, o := range opts {
 			switch {

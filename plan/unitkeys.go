@@ -9,10 +9,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/coreos/go-systemd/v22/unit"
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 
 	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/diff"
 )
 
 // Under a unit rule a payload may change only the unit settings the judge models: the judge's model
@@ -38,6 +38,9 @@ type sysOption struct{ section, key, value string }
 // =, are ignored as systemd ignores them. Invalid UTF-8 and a bad section header are errors (the
 // unit would not load as written).
 func readSystemdUnit(text string) ([]sysOption, error) {
+	if err := diff.CheckUnitText(text); err != nil {
+		return nil, err
+	}
 	var out []sysOption
 	section, haveSection, bomSeen := "", false, false
 	var cont []byte // the continuation so far (systemd's is bounded by LONG_LINE_MAX)
@@ -207,7 +210,7 @@ func readsAsSystemdReads(text string) string {
 	if err != nil {
 		return err.Error()
 	}
-	ours, err := unit.DeserializeOptions(strings.NewReader(text))
+	ours, err := allowlist.UnitOptions(text)
 	if err != nil {
 		return "" // refused by unitFileProps with go-systemd's own error
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/coreos/go-systemd/v22/unit"
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 
 	"github.com/openshift/refresh-agent/allowlist"
@@ -154,7 +153,7 @@ func installAlso(u types.Unit) []string {
 	if u.Contents == nil {
 		return nil
 	}
-	opts, err := unit.DeserializeOptions(strings.NewReader(*u.Contents))
+	opts, err := allowlist.UnitOptions(*u.Contents)
 	if err != nil {
 		return nil
 	}
