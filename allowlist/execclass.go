@@ -331,7 +331,21 @@ func (j judge) wrapped(prog string, argv []string, depth int) string {
 			continue // an assignment (env FOO=$BAR), never the program the wrapper runs
 		}
 		if strings.HasPrefix(a, "-") {
+			// A working directory the command runs in (env -C, --chdir=, nsenter --wd=): its
+			// relative writes are judged from it.
+			for _, o := range []string{"--chdir=", "--wd=", "--working-directory="} {
+				if d, ok := strings.CutPrefix(a, o); ok {
+					if why := j.changeDir(d); why != "" {
+						return why
+					}
+				}
+			}
 			continue // an option, never the program the wrapper runs
+		}
+		if last == "-C" && prog == "env" || last == "--chdir" || last == "--wd" || last == "--working-directory" {
+			if why := j.changeDir(a); why != "" {
+				return why
+			}
 		}
 		if j.strict && !program {
 			if why := strictCandidate(prog, a, last, operands); why != "" {

@@ -340,6 +340,18 @@ func (j judge) nodeWrite(w string, above bool) string {
 	if !ok {
 		return "writes to " + w + ", a path set by a variable the unit does not define: cannot be judged"
 	}
+	if strings.HasPrefix(x, "~") {
+		// The shell's ~ is $HOME (root's, /root, unless the unit sets it); ~user is that user's.
+		rest, found := strings.CutPrefix(x, "~/")
+		if !found && x != "~" {
+			return "writes to " + w + ", a user's home the judge cannot resolve"
+		}
+		home := j.env["HOME"]
+		if home == "" {
+			home = "/root"
+		}
+		x = home + "/" + rest
+	}
 	dirs := []string{""}
 	if !strings.HasPrefix(x, "/") {
 		dirs = j.dirs()
