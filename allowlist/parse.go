@@ -172,6 +172,9 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("not YAML or JSON: %s", strings.Join(strings.Fields(err.Error()), " "))
 	}
+	if err := checkModeSpellings(data); err != nil {
+		return nil, err
+	}
 	if err := strictJSON(js, &policyFile{}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}

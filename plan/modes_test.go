@@ -78,6 +78,27 @@ func TestModeAndOwnerCeilings(t *testing.T) {
 		{"client.cert 0644", func() *fixture.Config {
 			return plain().File("/etc/docker/certs.d/r.io/client.cert", []byte("x"), 0o644)
 		}, ""},
+		// Round-4b F4: a secret by the class of its name, under the built-in rules too.
+		{"iri htpasswd 0644", func() *fixture.Config { return plain().File("/etc/iri-registry/auth/htpasswd", []byte("x"), 0o644) }, "mode ceiling 0600"},
+		{"iri key.pem 0644", func() *fixture.Config { return plain().File("/etc/iri-registry/certs/key.pem", []byte("x"), 0o644) }, "mode ceiling 0600"},
+		{"iri tls.key.bak 0640", func() *fixture.Config {
+			return plain().File("/etc/iri-registry/certs/tls.key.bak", []byte("x"), 0o640)
+		}, "mode ceiling 0600"},
+		{"certs.d id_ed25519 0644", func() *fixture.Config {
+			return plain().File("/etc/docker/certs.d/r.io/id_ed25519", []byte("x"), 0o644)
+		}, "mode ceiling 0600"},
+		{"certs.d client.p12 0644", func() *fixture.Config {
+			return plain().File("/etc/docker/certs.d/r.io/client.p12", []byte("x"), 0o644)
+		}, "mode ceiling 0600"},
+		{"iri htpasswd 0600 (the MCO's)", func() *fixture.Config {
+			return plain().File("/etc/iri-registry/auth/htpasswd", []byte("x"), 0o600)
+		}, ""},
+		{"iri tls.crt 0644 (the MCO's)", func() *fixture.Config {
+			return plain().File("/etc/iri-registry/certs/tls.crt", []byte("x"), 0o644)
+		}, ""},
+		{"credential provider config 0644 (the MCO's)", func() *fixture.Config {
+			return plain().File("/etc/kubernetes/credential-providers/ecr-credential-provider.yaml", fixture.CredentialProviderConfig("ecr"), 0o644)
+		}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
