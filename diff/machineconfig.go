@@ -76,6 +76,9 @@ func kargStrings(ka types.KernelArguments) []string {
 func parseMachineConfig(data []byte) (*machineConfig, error) {
 	if len(data) > 0 && data[0] != '{' {
 		js, err := yamlToJSON(data)
+		if errors.Is(err, ErrYAMLCost) {
+			return nil, fmt.Errorf("MachineConfig: %w", err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("MachineConfig is neither JSON nor YAML: %s", oneLine(err))
 		}
@@ -292,6 +295,9 @@ func mcdRecord(data []byte) ([]byte, error) {
 	js := bytes.TrimLeft(data, " \t\r\n")
 	if len(js) == 0 || js[0] != '{' {
 		conv, err := yamlToJSON(data)
+		if errors.Is(err, ErrYAMLCost) {
+			return nil, fmt.Errorf("%s: MachineConfig: %w", MachineConfigContentPath, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: MachineConfig is neither JSON nor YAML: %s", MachineConfigContentPath, oneLine(err))
 		}

@@ -153,6 +153,9 @@ func (d *decoder) decode(raw []byte, layer int) (*Payload, Form, error) {
 	default:
 		// Strict: a key given twice in YAML is invalid, as in JSON.
 		js, err := yamlToJSON(trimmed)
+		if errors.Is(err, ErrYAMLCost) {
+			return nil, "", fmt.Errorf("payload: %w", err)
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("payload is neither JSON, YAML, gzip nor base64: %s", oneLine(err))
 		}

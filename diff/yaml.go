@@ -16,10 +16,8 @@ import (
 // them. A second document is refused too: it would be silently ignored, and what is ignored is not
 // what was checked.
 func yamlToJSON(data []byte) ([]byte, error) {
-	// Parsing builds a node per scalar, key and collection, each far larger than its bytes: bound
-	// the worst case by counting what can start one before parsing anything.
-	if nodes := int64(countAny(data, "\n-:,[{")); nodes*yamlNodeCost > MaxPayloadSize {
-		return nil, fmt.Errorf("YAML with up to %d nodes exceeds the %d byte budget (--max-payload-bytes) once parsed", nodes, MaxPayloadSize)
+	if err := checkYAMLCost(data); err != nil {
+		return nil, err
 	}
 	dec := yamlv3.NewDecoder(bytes.NewReader(data))
 	var doc yamlv3.Node
@@ -53,6 +51,48 @@ func noAliases(n *yamlv3.Node) error {
 	}
 	return nil
 }
+
+// ErrYAMLCost marks a YAML document refused before parsing: what it would cost to convert exceeds
+// the payload budget.
+var ErrYAMLCost = errors.New("YAML too costly to parse")
+
+// checkYAMLCost charges, before parsing, what converting data can cost at most: each node (parsing
+// builds one per scalar, key and collection, each far larger than its bytes: counted by what can
+// start one), each byte (a long scalar is copied by the reader, the scanner, the node, the second
+// parse and the JSON encoder: a 20 MiB scalar cost 190 MiB), and more for each byte that can grow
+// once converted: '<', '>' and '&' the JSON encoder writes as six bytes (\u003c), a backslash starts
+// a two-byte escape of YAML's (\L, \0) that becomes six, and 0xe2 leads U+2028 and U+2029, which
+// JSON escapes too. The sum must fit the payload budget.
+func checkYAMLCost(data []byte) error {
+	nodes, escaped := int64(0), int64(0)
+	for _, c := range data {
+		switch c {
+		case '\n', '-', ':', ',', '[', '{':
+			nodes++
+		case '<', '>', '&', '\\', 0xe2:
+			escaped++
+		}
+	}
+	if nodes*yamlNodeCost > MaxPayloadSize {
+		return fmt.Errorf("%w: YAML with up to %d nodes exceeds the %d byte budget (--max-payload-bytes) once parsed", ErrYAMLCost, nodes, MaxPayloadSize)
+	}
+	if cost := nodes*yamlNodeCost + int64(len(data))*yamlByteCost + escaped*yamlEscapeCost; cost > MaxPayloadSize {
+		return fmt.Errorf("%w: YAML of %d bytes (%d nodes, %d bytes that grow once converted: <, >, &, \\, U+2xxx) exceeds the %d byte budget (--max-payload-bytes) once parsed "+
+			"(%d bytes a node, %d a byte, %d more for each of those; at most %d bytes of plain YAML)",
+			ErrYAMLCost, len(data), nodes, escaped, MaxPayloadSize, yamlNodeCost, yamlByteCost, yamlEscapeCost, MaxPayloadSize/yamlByteCost)
+	}
+	return nil
+}
+
+// yamlByteCost and yamlEscapeCost are what one byte of YAML, and one the JSON encoder escapes, cost
+// to convert at most (measured: a plain or double-quoted scalar 15-17 bytes a byte, a "\L" escape
+// 45, '<' 56:
+// TestYAMLScalarCostIsBounded), with a margin so that the worst shapes at the bound stay under
+// 45 MiB for the default budget.
+const (
+	yamlByteCost   = 28
+	yamlEscapeCost = 96
+)
 
 // yamlNodeCost is what one YAML node costs to convert, at most: yaml.v3 parses it into a Node (about
 // 200 bytes), then the strict conversion and the JSON it yields allocate again (measured: 88 MiB for
