@@ -28,13 +28,22 @@ func judgeExecLineAs(line string, changed bool) (split bool, err error) {
 		DefaultDependencies: true, Exec: argvs, Execution: allowlist.Execution{ExecChanged: marks}})
 }
 
-// readOnlyProgram is, independently of the judge's tables, whether a program path is read-only OS
-// content on RHCOS: under /usr but /usr/local, or /bin, /sbin, /lib, /lib64, with no pattern.
+// readOnlyProgram is, independently of the judge's tables, whether a program path is the node's:
+// read-only OS content on RHCOS (under /usr but /usr/local, or /bin, /sbin, /lib, /lib64) or the
+// node's own program dirs /usr/local/{bin,sbin,libexec}, with no pattern.
 func readOnlyProgram(p string) bool {
 	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "*?[{~$`%") {
 		return false
 	}
 	c := path.Clean(p) + "/"
+	if strings.HasPrefix(c, "/var/usrlocal/") {
+		c = "/usr/local/" + strings.TrimPrefix(c, "/var/usrlocal/")
+	}
+	for _, d := range []string{"/usr/local/bin/", "/usr/local/sbin/", "/usr/local/libexec/"} {
+		if strings.HasPrefix(c, d) && c != d {
+			return true // the node's own program dirs: denied to every policy, written by no judged line
+		}
+	}
 	if strings.HasPrefix(c, "/usr/local/") {
 		return false
 	}

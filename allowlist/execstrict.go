@@ -11,7 +11,7 @@ import (
 //
 //   - A changed line (Execution.ExecChanged: the payload adds or changes it) is the ConfigMap's, not
 //     the node's: it runs programs and hands script files to interpreters only from read-only OS
-//     content (readOnlyOS), at every depth the judge follows (the line's program, every command of a
+//     content and the node's own program dirs (nodeProgram), at every depth the judge follows (the line's program, every command of a
 //     shell script, every wrapper's command, every interpreter's script), and runs no container or
 //     machine image (judgeImages). A program named without its path is resolved through the
 //     search path, whose /usr/local directories are the node's own (strictProgram).
@@ -53,7 +53,30 @@ func nodePath(p string) string {
 	return c
 }
 
-const readOnlyDirs = "read-only OS content: /usr but /usr/local, /bin, /sbin, /lib, /lib64"
+const readOnlyDirs = "read-only OS content (/usr but /usr/local, /bin, /sbin, /lib, /lib64) and the node's own program dirs (/usr/local/bin, /usr/local/sbin, /usr/local/libexec)"
+
+// nodeProgram says whether p is a program or script a changed line may run: read-only OS content,
+// or the node's own program dirs under /usr/local. Those are RHCOS's /var/usrlocal, writable, but
+// not by the payload or anything the judge lets run: the audit denies them to every policy (the
+// MCO's own scripts there, kubenswrapper, configure-ovs.sh, come with the node's provisioning), and
+// no command of a judged line, changed or not, may write, link, copy or move into them
+// (writesNodeCode). So a changed line may run the node's own kubenswrapper as the MCS's kubelet
+// unit does, and still nothing the payload made.
+func nodeProgram(p string) bool {
+	if readOnlyOS(p) {
+		return true
+	}
+	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "$`%*?[{~") {
+		return false
+	}
+	c := nodePath(p)
+	for _, d := range []string{"/usr/local/bin/", "/usr/local/sbin/", "/usr/local/libexec/"} {
+		if strings.HasPrefix(c, d) {
+			return true
+		}
+	}
+	return false
+}
 
 // strictProgram says why a changed line may not run word as a program: a path outside read-only
 // OS content. A name without a path is resolved through the search path
@@ -61,7 +84,7 @@ const readOnlyDirs = "read-only OS content: /usr but /usr/local, /bin, /sbin, /l
 // directories are the node's own, which neither a refresh nor a judged command writes (PATH itself
 // is a variable no line may set), so a name resolves to the node's or the OS's program.
 func strictProgram(word string) string {
-	if !strings.Contains(word, "/") || readOnlyOS(word) {
+	if !strings.Contains(word, "/") || nodeProgram(word) {
 		return ""
 	}
 	return "a changed line runs " + word + ": programs only from " + readOnlyDirs
@@ -69,7 +92,7 @@ func strictProgram(word string) string {
 
 // strictScript says why a changed line may not hand the file to an interpreter.
 func strictScript(prog, f string) string {
-	if readOnlyOS(f) {
+	if nodeProgram(f) {
 		return ""
 	}
 	return "a changed line hands " + prog + " the script " + f + ": script files only from " + readOnlyDirs

@@ -79,11 +79,9 @@ func TestChangedLinesRunOnlyReadOnlyOSContent(t *testing.T) {
 		{"sh -c '$0' FILE", []string{`ExecStart=/bin/sh -c '$0' /tmp/x`}, "$0"},
 		{"bash /var/tmp/x", []string{`ExecStart=/usr/bin/bash /var/tmp/x`}, "/var/tmp/x"},
 		{"python3 /etc/x.py", []string{`ExecStart=/usr/bin/python3 /etc/x.py`}, "/etc/x.py"},
-		{"python3 a /usr/local script", []string{`ExecStart=/usr/bin/python3 -u /usr/local/bin/myapp.py`}, "/usr/local/bin/myapp.py"},
 		{". /etc/x", []string{`ExecStart=/bin/sh -c '. /etc/x'`}, ". /etc/x"},
 		{"env /tmp/x", []string{`ExecStart=/usr/bin/env /tmp/x`}, "/tmp/x"},
 		{"nice /tmp/x", []string{`ExecStart=/usr/bin/nice -n 5 /tmp/x`}, "/tmp/x"},
-		{"timeout /usr/local/bin", []string{`ExecStart=/usr/bin/timeout 5 /usr/local/bin/kubenswrapper`}, "/usr/local/bin/kubenswrapper"},
 		{"xargs", []string{`ExecStart=/bin/sh -c '/usr/bin/xargs -0 /tmp/x < /etc/myapp/list'`}, "/tmp/x"},
 		{"find -exec", []string{`ExecStart=/usr/bin/find /etc/myapp -name app.conf -exec /tmp/x {} ;`}, "/tmp/x"},
 		{"exec /tmp/x", []string{`ExecStart=/bin/sh -c 'exec /tmp/x'`}, "/tmp/x"},
@@ -91,7 +89,6 @@ func TestChangedLinesRunOnlyReadOnlyOSContent(t *testing.T) {
 		{"su -c a script", []string{`ExecStart=/usr/bin/su -c '/etc/myapp/app.conf --now' root`}, "/etc/myapp/app.conf"},
 		{"start-stop-daemon --exec", []string{`ExecStart=/usr/sbin/start-stop-daemon --start --exec /tmp/x`}, "/tmp/x"},
 		{"su -c a payload file", []string{`ExecStart=/usr/sbin/runuser -u root -- /etc/myapp/app.conf`}, "/etc/myapp/app.conf"},
-		{"a /usr/local/bin program", []string{`ExecStart=/usr/local/bin/kubenswrapper /usr/bin/kubelet`}, "/usr/local/bin/kubenswrapper"},
 		{"a relative path", []string{`ExecStart=/bin/sh -c 'cd /etc/myapp && ./app.conf'`}, "./app.conf"},
 		{"awk -f a payload file", []string{`ExecStart=/usr/bin/awk -f /etc/myapp/app.awk /etc/hostname`}, "/etc/myapp/app.awk"},
 		{"bash --rcfile", []string{`ExecStart=/usr/bin/bash --rcfile /etc/myapp/rc -c 'true'`}, "/etc/myapp/rc"},
@@ -155,6 +152,11 @@ func TestChangedLinesRunOnlyReadOnlyOSContent(t *testing.T) {
 		{"Environment=TMPDIR=/var/tmp/myapp", `ExecStart=/usr/bin/myapp`},
 		{"WorkingDirectory=/var/lib/myapp", `ExecStart=/usr/bin/cp /usr/share/myapp/x ./x`},
 		{`ExecStart=/usr/bin/sed -i 's/a/b/' /etc/myapp/app.conf`},
+		// The node's own program dirs: denied to every policy, written by no judged command.
+		{`ExecStart=/usr/bin/python3 -u /usr/local/bin/myapp.py`},
+		{`ExecStart=/usr/bin/timeout 5 /usr/local/bin/kubenswrapper`},
+		{`ExecStart=/usr/local/bin/kubenswrapper /usr/bin/kubelet`},
+		{`ExecStart=/var/usrlocal/sbin/myapp`},
 	}
 	for _, lines := range accepted {
 		assert.NoError(t, strictUnit(t, true, lines...), "changed: %v", lines)
@@ -167,14 +169,21 @@ func TestChangedLinesRunOnlyReadOnlyOSContent(t *testing.T) {
 // and running a file the unit itself wrote are refused in every line.
 func TestUnchangedLinesKeepTheNodesOwnPrograms(t *testing.T) {
 	node := [][]string{
-		{`ExecStart=/usr/local/bin/kubenswrapper /usr/bin/kubelet --config=/etc/kubernetes/kubelet.conf --node-ip=${KUBELET_NODE_IP}`},
 		{`ExecStart=/usr/bin/podman run --rm --authfile /var/lib/kubelet/config.json --net=host --security-opt label=disable --volume /run/nodeip-configuration:/run/nodeip-configuration quay.io/openshift/baremetal-runtimecfg@sha256:0 node-ip set --retry-on-failure --network-type OVNKubernetes 10.0.0.0/16`},
-		{`ExecStart=/bin/bash /usr/local/sbin/dynamic-system-reserved-calc.sh true 1Gi`},
-		{`ExecStart=/usr/bin/python3 -u /usr/local/bin/myapp.py --port 8080`},
 	}
 	for _, lines := range node {
 		assert.NoError(t, strictUnit(t, false, lines...), "unchanged: %v", lines)
 		assert.Error(t, strictUnit(t, true, lines...), "changed: %v", lines)
+	}
+	// The node's own programs under /usr/local run whether the line changed or not (the MCS's
+	// kubelet and node-sizing units).
+	for _, lines := range [][]string{
+		{`ExecStart=/usr/local/bin/kubenswrapper /usr/bin/kubelet --config=/etc/kubernetes/kubelet.conf --node-ip=${KUBELET_NODE_IP}`},
+		{`ExecStart=/bin/bash /usr/local/sbin/dynamic-system-reserved-calc.sh true 1Gi`},
+		{`ExecStart=/usr/bin/python3 -u /usr/local/bin/myapp.py --port 8080`},
+	} {
+		assert.NoError(t, strictUnit(t, false, lines...), "unchanged: %v", lines)
+		assert.NoError(t, strictUnit(t, true, lines...), "changed: %v", lines)
 	}
 	// Writes into the node's code are refused whether the line changed or not.
 	for _, lines := range [][]string{

@@ -29,7 +29,7 @@ func TestCLIRefusesUnitsWhoseCommandsMakeTheirCode(t *testing.T) {
 		{`ExecStart=/bin/sh -c 'cat /etc/myapp/app.conf > /var/usrlocal/bin/y'`, "/usr/local/bin/y"},
 		{`ExecStart=/usr/bin/install -D /etc/myapp/app.conf /usr/local/sbin/y`, "/usr/local/sbin/y"},
 		{`ExecStart=/usr/bin/podman run --rm -v /etc/myapp/app.conf:/x:z --privileged --pid=host registry.access.redhat.com/ubi9 sh /x`, "podman run"},
-		{`ExecStart=/usr/local/bin/kubenswrapper /usr/bin/sleep infinity`, "a changed line runs /usr/local/bin/kubenswrapper"},
+		{`ExecStart=/usr/bin/timeout 5 /tmp/myapp`, "a changed line runs /tmp/myapp"},
 		{`ExecStart=/usr/bin/python3 /etc/myapp/app.conf`, "/etc/myapp/app.conf"},
 	}
 	for _, c := range cases {
