@@ -53,6 +53,10 @@ type Entry struct {
 	// phase: a rollback removes a target that had no original only when it is this file (rule 13).
 	NewDev uint64 `json:"newDev,omitempty"`
 	NewIno uint64 `json:"newIno,omitempty"`
+	// OrigSHA256 is the sha256 of the original's contents, taken when its backup was made (journal
+	// version 4, set from the prepared phase on for every entry with an original): a restore uses a
+	// backup only when it hashes to it (rule 17), or when it is the untouched target's second name.
+	OrigSHA256 string `json:"origSHA256,omitempty"`
 }
 
 // Meta is what the caller needs to finish a transaction after a crash.
@@ -81,9 +85,11 @@ type journal struct {
 
 const (
 	journalFile = "journal.json"
-	// journalVersion 3 names side files .refresh-agent-<hash>-<kind> (names.go); 2 named them
-	// .NAME.refresh-agent-<kind>; 1 kept backups in the state dir. Recovery reads all three.
-	journalVersion = 3
+	// journalVersion 4 records each original's sha256 (Entry.OrigSHA256); 3 names side files
+	// .refresh-agent-<hash>-<kind> (names.go); 2 named them .NAME.refresh-agent-<kind>; 1 kept
+	// backups in the state dir. Recovery reads all four (an older agent refuses a newer journal
+	// whole, touching nothing: rule 1).
+	journalVersion = 4
 	// backupDir held version 1 journals' backups in the state dir.
 	backupDir = "backup"
 )
@@ -102,6 +108,9 @@ func readJournal(stateDir string) (*journal, error) {
 	data, err := ReadStateFile(stateDir, journalFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	}
+	if errors.Is(err, ErrStateTooLarge) {
+		return nil, fmt.Errorf("journal %s: %w: %w (rule 0): refusing it and touching nothing (it is left as it is: inspect it, and remove it by hand once no refresh-agent runs)", filepath.Join(stateDir, journalFile), ErrHostile, err)
 	}
 	if err != nil {
 		return nil, err
@@ -127,8 +136,10 @@ func readJournal(stateDir string) (*journal, error) {
 //  4. an entry's temp, when set, is its own path's temp side file, and a removal has none;
 //  5. an entry's backup, when set, is its own path's backup side file (version 1: a plain name in the
 //     state dir's backup directory), and no two entries share one;
-//  6. an entry that says it had no original carries no original's mode or owner and no copied backup;
-//     an original's mode is permission bits only;
+//  6. an entry that says it had no original carries no original's mode, owner or hash and no copied
+//     backup; an original's mode is permission bits only; an original's hash is 64 lowercase hex
+//     digits, and from version 4 on it is there for every entry with an original from the prepared
+//     phase on (Prepare records it with the backup);
 //  7. a created directory is clean, absolute, named once, and a parent of some entry's path;
 //  8. the payload file is payloads/<sha256>; the hash is printable ASCII of at most 253 bytes;
 //  9. finishing is set only once the outcome was settled (done, rolled back, or abandoned while
@@ -164,6 +175,17 @@ func readJournal(stateDir string) (*journal, error) {
 //  16. from the committed phase on (done included, until finishing), the payload file named is there
 //     (it is saved before the commit): recovery records it.
 //
+//  17. every restore from a backup, in every phase that rolls back (prepared, rollingback,
+//     rolledback, a committed one rolled back), uses it only when it is provably the original the
+//     agent saved (Txn.provenBackup): a regular file (lstat, then opened O_NOFOLLOW in its directory,
+//     the same inode) with the original's recorded mode and owner, and either the untouched target
+//     under a second name (the same inode) or contents that hash to the recorded OrigSHA256
+//     (journals before version 4 record none: there the target must be the agent's new file, or
+//     missing, for the backup to be used). A target that is still its original (the same inode as
+//     the backup, or by its recorded hash, mode and owner) is never restored. A backup that fails is
+//     never renamed over a target: that target is left as it is, the backup kept and named
+//     (ErrHostileBackup), the rollback does not complete and the journal stays.
+//
 // Beyond these, Recover checks the paths and unit actions against the node's policy (Trust).
 func (j *journal) check() error {
 	if j.Version < 1 || j.Version > journalVersion {
@@ -196,8 +218,14 @@ func (j *journal) check() error {
 			return fmt.Errorf("entries %d and %d share the backup %s", k, i, e.Backup)
 		}
 		backups[e.Backup] = i
-		if !e.HadOriginal && (e.OrigMode != 0 || e.OrigUID != 0 || e.OrigGID != 0 || e.BackupCopy) {
-			return fmt.Errorf("entry %d: %s says it had no original, yet carries an original's mode, owner or backup", i, e.Path)
+		if !e.HadOriginal && (e.OrigMode != 0 || e.OrigUID != 0 || e.OrigGID != 0 || e.BackupCopy || e.OrigSHA256 != "") {
+			return fmt.Errorf("entry %d: %s says it had no original, yet carries an original's mode, owner, hash or backup", i, e.Path)
+		}
+		if e.OrigSHA256 != "" && !sha256RE.MatchString(e.OrigSHA256) {
+			return fmt.Errorf("entry %d: %s: original's hash %q is not a sha256", i, e.Path, e.OrigSHA256)
+		}
+		if j.Version >= 4 && j.Phase != PhasePreparing && e.HadOriginal && e.OrigSHA256 == "" {
+			return fmt.Errorf("entry %d: %s had an original, yet carries no hash of it: not an entry this agent writes", i, e.Path)
 		}
 		if j.Phase != PhasePreparing && (e.Backup == "" || !e.Remove && e.Temp == "") {
 			return fmt.Errorf("entry %d: %s names no backup or no temp file: not an entry this agent writes", i, e.Path)
@@ -370,7 +398,10 @@ func (j *journal) payloadIsItsName(stateDir string) error {
 	return nil
 }
 
-var payloadFileRE = regexp.MustCompile(`^payloads/[0-9a-f]{64}$`)
+var (
+	payloadFileRE = regexp.MustCompile(`^payloads/[0-9a-f]{64}$`)
+	sha256RE      = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
 
 // Trust says what recovery may act on beyond the journal's own form: the managed paths a refresh
 // could have planned under the node's policy, and the unit actions it could have run. A journal

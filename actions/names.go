@@ -75,7 +75,7 @@ var ErrStateTaken = errors.New("a name the agent writes in its state dir is take
 // help, and nothing is written.
 func IsRefusal(err error) bool {
 	return errors.Is(err, ErrSymlink) || errors.Is(err, ErrReserved) || errors.Is(err, ErrName) || errors.Is(err, ErrSideTaken) ||
-		errors.Is(err, ErrStateTaken) || errors.Is(err, ErrUnwritable)
+		errors.Is(err, ErrStateTaken) || errors.Is(err, ErrUnwritable) || errors.Is(err, ErrJournalTooLarge)
 }
 
 // opChecker makes the node checks Check and Prepare share, op by op.

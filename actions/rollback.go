@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -127,12 +128,11 @@ func (t *Txn) restoreEntry(e Entry) error {
 		}
 		return t.root.removeRegular(rp)
 	}
-	if t.isOriginal(e) == nil {
-		return nil // already back (a rollback resumed after a crash or a failure)
-	}
-	tr, _ := rel(t.restoreName(e.Path))
-	switch {
-	case t.legacy():
+	if t.legacy() {
+		if t.isOriginal(e) == nil {
+			return nil // already back (a rollback resumed after a crash or a failure)
+		}
+		tr, _ := rel(t.restoreName(e.Path))
 		data, err := ReadStateFile(t.stateDir, filepath.Join(backupDir, filepath.Base(e.Backup)))
 		if err != nil {
 			return err
@@ -140,22 +140,85 @@ func (t *Txn) restoreEntry(e Entry) error {
 		if err := t.root.writeTemp("/"+tr, data, e.OrigMode, e.OrigUID, e.OrigGID); err != nil {
 			return err
 		}
-	case e.BackupCopy:
+		return t.root.root.Rename(tr, rp)
+	}
+	// Decided from what is there (rule 17): the backup is used only when it is provably the
+	// original, and only where the target is not its original still.
+	bi, berr := t.provenBackup(e)
+	switch {
+	case berr == nil && t.inPlace(e, bi) == nil:
+		return nil // never replaced, or already back (a rollback resumed after a crash or a failure)
+	case berr != nil && t.byHash(e):
+		if errors.Is(berr, fs.ErrNotExist) {
+			return nil // the original is in place, known by its recorded hash; its backup is gone
+		}
+		return fmt.Errorf("the original is in place and stays: %w", berr)
+	case berr != nil:
+		return fmt.Errorf("%w: %w; the file in place is left as it is", ErrNotRestored, berr)
+	}
+	if e.OrigSHA256 == "" && (e.NewIno != 0 || e.Remove) {
+		// A journal before version 4 recorded no hash: its backup is used only where the target is
+		// the agent's own new file (or, removed, is missing), never over a file it cannot tell from
+		// the original.
+		if ti, err := t.root.root.Lstat(rp); err == nil && !e.isNew(ti) {
+			return fmt.Errorf("%w: the file in place is not the agent's new file and the journal records no hash to prove the backup %s by; both are left as they are", ErrNotRestored, e.Backup)
+		}
+	}
+	tr, _ := rel(t.restoreName(e.Path))
+	br, _ := rel(e.Backup)
+	if e.BackupCopy {
 		// The filesystem refused the hard link for the backup: it would refuse one now too.
-		br, _ := rel(e.Backup)
 		if err := t.root.copyFile(br, tr, e.OrigMode, e.OrigUID, e.OrigGID); err != nil {
 			return err
 		}
-	default:
+		if sum, _, err := t.root.hashRegular(tr, nil); err != nil || e.OrigSHA256 != "" && sum != e.OrigSHA256 {
+			_ = t.root.removeRegular(tr)
+			return fmt.Errorf("%w: %s changed while it was copied", ErrHostileBackup, e.Backup)
+		}
+	} else {
 		if err := t.root.removeRegular(tr); err != nil {
 			return err
 		}
-		br, _ := rel(e.Backup)
 		if err := t.root.root.Link(br, tr); err != nil {
 			return err
 		}
+		// linkat does not follow a symlink: the name linked must be the inode proven above.
+		if li, err := t.root.root.Lstat(tr); err != nil || !os.SameFile(li, bi) {
+			_ = t.root.removeRegular(tr)
+			return fmt.Errorf("%w: %s changed while it was restored", ErrHostileBackup, e.Backup)
+		}
 	}
 	return t.root.root.Rename(tr, rp)
+}
+
+// inPlace checks that e's target is its original, given its proven backup bi: the backup's very
+// inode, or (a copied backup) its contents with the original's mode and owner.
+func (t *Txn) inPlace(e Entry, bi fs.FileInfo) error {
+	rp, _ := rel(e.Path)
+	fi, err := t.root.root.Lstat(rp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: missing", ErrNotRestored)
+	}
+	if err != nil {
+		return err
+	}
+	if e.BackupCopy {
+		br, _ := rel(e.Backup)
+		f, _, err := t.root.openRegular(br, bi)
+		if err != nil {
+			return fmt.Errorf("backup %s: %w", e.Backup, err)
+		}
+		defer f.Close()
+		want, err := io.ReadAll(f)
+		if err != nil {
+			return fmt.Errorf("backup %s: %w", e.Backup, err)
+		}
+		return t.matchesCopy(e, rp, fi, want)
+	}
+	if !os.SameFile(fi, bi) {
+		return fmt.Errorf("%w: the file in place is not the original", ErrNotRestored)
+	}
+	return nil
 }
 
 // verify checks that every target is its original again.
@@ -198,22 +261,14 @@ func (t *Txn) isOriginal(e Entry) error {
 		}
 		return t.matchesCopy(e, rp, fi, want)
 	}
-	br, _ := rel(e.Backup)
-	if e.BackupCopy {
-		want, err := t.root.root.ReadFile(br)
-		if err != nil {
-			return fmt.Errorf("backup %s: %w", e.Backup, err)
-		}
-		return t.matchesCopy(e, rp, fi, want)
+	bi, berr := t.provenBackup(e)
+	switch {
+	case berr == nil:
+		return t.inPlace(e, bi)
+	case t.byHash(e) && errors.Is(berr, fs.ErrNotExist):
+		return nil // in place by its recorded hash, its backup gone
 	}
-	bi, err := t.root.root.Lstat(br)
-	if err != nil {
-		return fmt.Errorf("backup %s: %w", e.Backup, err)
-	}
-	if !os.SameFile(fi, bi) {
-		return fmt.Errorf("%w: the file in place is not the original", ErrNotRestored)
-	}
-	return nil
+	return berr // a hostile backup keeps the rollback from completing: it is kept and named
 }
 
 // A version 1 journal kept copies in the state dir's backup directory; they are restored by copy.

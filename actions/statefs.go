@@ -10,7 +10,41 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/openshift/refresh-agent/diff"
 )
+
+// Every state-file read is bounded (adversary round 4 F6: a 400 MB journal cost 3.3 GB and 30 s
+// before it was refused). The bounds are the most the agent itself writes:
+//
+//   - journal.json: MaxJournalBytes. Prepare refuses, before writing anything, a plan whose
+//     journal could grow over it (journalBound: every entry at its widest, in the widest phase), so
+//     a larger journal is not the agent's. An entry is its path and two side-file paths in that
+//     directory plus about 250 bytes of fields: a real payload's files (paths under 100 bytes) cost
+//     under 600 bytes each, so 16 MiB holds some 28,000 of them, more than the default payload
+//     budget (64 MiB at 3 KiB a file entry: diff's objectCost and elementCost) can carry, and 1,300
+//     files of the longest paths the filesystem holds (4,095 bytes).
+//   - payloads/<sha256> and a version 1 journal's backup/<n>: diff.MaxPayloadSize, the budget a
+//     payload is read with (--max-payload-bytes).
+//   - current.json and anything else: maxRecordBytes (a record is a hash and a file name).
+const (
+	MaxJournalBytes = 16 << 20
+	maxRecordBytes  = 64 << 10
+)
+
+// ErrStateTooLarge marks a state file larger than any the agent writes: not read, refused.
+var ErrStateTooLarge = errors.New("larger than any the agent writes")
+
+// stateLimit is the bound ReadStateFile reads name with.
+func stateLimit(name string) int64 {
+	switch {
+	case name == journalFile:
+		return MaxJournalBytes
+	case strings.HasPrefix(name, "payloads/"), strings.HasPrefix(name, backupDir+"/"):
+		return diff.MaxPayloadSize
+	}
+	return maxRecordBytes
+}
 
 // The state dir's own files (journal.json, current.json, payloads/<sha256>, their temp files, the
 // version 1 backups) are opened relative to the state dir, one component at a time, never through
@@ -64,7 +98,8 @@ func openStateParent(stateDir, name string) (int, string, error) {
 }
 
 // ReadStateFile reads name (relative to stateDir: "journal.json", "payloads/<sha256>") without
-// following a symlink, refusing anything but a regular file; a missing one gives an error that
+// following a symlink, refusing anything but a regular file and one over its bound (stateLimit:
+// ErrStateTooLarge, with no byte read when its size says so); a missing one gives an error that
 // Is fs.ErrNotExist.
 func ReadStateFile(stateDir, name string) ([]byte, error) {
 	dfd, base, err := openStateParent(stateDir, name)
@@ -86,7 +121,19 @@ func ReadStateFile(stateDir, name string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("state dir: %s is a %s, not a file the agent made", f.Name(), kind(fi.Mode()))
 	}
-	return io.ReadAll(f)
+	limit := stateLimit(name)
+	tooLarge := func(size string) error {
+		return fmt.Errorf("state dir: %s is %s bytes, %w (at most %d): not read", f.Name(), size, ErrStateTooLarge, limit)
+	}
+	if fi.Size() > limit {
+		return nil, tooLarge(fmt.Sprint(fi.Size()))
+	}
+	// The size is checked again while reading: the file may grow after the fstat.
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		return nil, tooLarge(fmt.Sprintf("over %d", limit))
+	}
+	return data, err
 }
 
 // RemoveStateFile removes name below stateDir when it is a regular file, or a symlink when

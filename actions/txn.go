@@ -1,10 +1,12 @@
 package actions
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -107,6 +109,9 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 		kept = append(kept, op)
 	}
 	slices.SortFunc(t.j.CreatedDirs, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
+	if n := journalBound(&t.j); n > MaxJournalBytes {
+		return nil, fmt.Errorf("%w: %d files would make a journal of up to %d bytes, over the %d a recovery reads: split the change", ErrJournalTooLarge, len(t.j.Entries), n, MaxJournalBytes)
+	}
 	// Only now, with every path checked, does anything get written (a refusal writes nothing).
 	if err := EnsureStateDir(stateDir); err != nil {
 		return nil, err
@@ -129,6 +134,24 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 		return nil, errors.Join(fmt.Errorf("journal: %w", err), leftovers(t.discard()))
 	}
 	return t, nil
+}
+
+// ErrJournalTooLarge marks a plan whose journal could grow over MaxJournalBytes: refused before
+// anything is written (recovery refuses a journal over it as not the agent's).
+var ErrJournalTooLarge = errors.New("the transaction's journal would be larger than recovery reads")
+
+// entrySlack is what an entry can gain in the journal after Prepare's first write, at its widest:
+// "hadOriginal":true, "backupCopy":true, origMode, origUID and origGID, newDev and newIno at their
+// widest numbers, origSHA256 (about 230 bytes); plus the phase, committed and finishing fields.
+const entrySlack, journalSlack = 256, 128
+
+// journalBound is the most j's journal can take on disk in any phase.
+func journalBound(j *journal) int64 {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return math.MaxInt64
+	}
+	return int64(len(data)) + int64(len(j.Entries))*entrySlack + journalSlack
 }
 
 func (t *Txn) stage(ops []Op, dirs map[string]Op) error {
@@ -215,7 +238,10 @@ func (t *Txn) backup(e *Entry) error {
 		// unlinked (the link, never what it points at), and the transaction fails.
 		bi, err := t.root.root.Lstat(br)
 		if err == nil && bi.Mode().IsRegular() && os.SameFile(bi, fi) {
-			return nil
+			// The original's hash, read through the backup's own name (the inode just checked):
+			// what a restore proves a backup by (rule 17).
+			e.OrigSHA256, _, err = t.root.hashRegular(br, bi)
+			return err
 		}
 		if err == nil {
 			_ = t.root.root.Remove(br)
@@ -226,7 +252,8 @@ func (t *Txn) backup(e *Entry) error {
 		return fmt.Errorf("link: %w; copy: %w", lerr, err)
 	}
 	e.BackupCopy = true
-	return nil
+	e.OrigSHA256, _, err = t.root.hashRegular(br, nil)
+	return err
 }
 
 // linkBackup makes the backup's hard link; a variable so that a test can stand in for a filesystem

@@ -291,7 +291,9 @@ type Recovery struct {
 	Reason             string `json:"reason,omitempty"`
 	// KeptSideFiles lists side files (backups, a restore's copies) beside managed files that no
 	// journal accounts for and that are not their file's own copy: each may be an original, so it is
-	// kept, and a refresh of its file is refused until it is compared and removed by hand.
+	// kept, and a refresh of its file is refused until it is compared and removed by hand. After a
+	// rollback refused a backup that is not provably the original (actions.ErrHostileBackup), it
+	// lists those backups, kept with the files beside them as they are.
 	KeptSideFiles []string `json:"keptSideFiles,omitempty"`
 }
 
@@ -377,6 +379,9 @@ func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 	rec.Outcome = api.OutcomeFailed
 	if err := h.rollback(ctx, txn); err != nil {
 		rec.RollbackIncomplete, rec.Reason = true, fmt.Sprintf("%v; %v", cause, err)
+		if errors.Is(err, actions.ErrHostileBackup) {
+			rec.KeptSideFiles = txn.HostileBackups()
+		}
 		h.logger().Error("recovery could not complete the rollback", "hash", rec.Hash, "reason", rec.Reason)
 		return rec, fmt.Errorf("refresh to %s: %w", rec.Hash, err)
 	}
