@@ -76,7 +76,7 @@ bench: build
 # processes racing on one root, and the adversary's cases (hostile journals, state-dir names taken, stale
 # side files). `make test` runs a subset.
 crash-test:
-	REFRESH_AGENT_CRASH_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'TestCrashAtEveryStep|TestAgentCrashAndRestart|TestFault(TmpfsFull|ReadOnly|PowerCut|SyncFails)AtEveryStep|TestCrashDuringRecover|TestSecondFaultDuringRecovery|TestTwoProcesses|TestAdversary' -v ./test/integration/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok)|trials|by (size|inodes)'
+	REFRESH_AGENT_CRASH_TRIALS=200 $(GO) test -count=1 -timeout 60m -run 'TestCrashAtEveryStep|TestCrashAtPreparedWithATamperedBackup|TestAgentCrashAndRestart|TestFault(TmpfsFull|ReadOnly|PowerCut|SyncFails)AtEveryStep|TestCrashDuringRecover|TestSecondFaultDuringRecovery|TestTwoProcesses|TestAdversary' -v ./test/integration/ | grep -E '^(=== RUN|--- |PASS|FAIL|ok)|trials|by (size|inodes)'
 
 # Each fuzz target for FUZZTIME (default 30s).
 FUZZTIME ?= 30s
