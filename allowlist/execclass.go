@@ -262,12 +262,15 @@ func (j judge) argvClass(argv []string, depth int) string {
 	if slices.Contains(wrappers, prog) {
 		return j.wrapped(prog, argv, depth)
 	}
-	return ""
+	return j.unknownProgram(prog, argv, depth)
 }
 
 // wrapped judges what a wrapper runs: whatever its options, the command it runs is one of its
 // suffixes; a string that is a script (su -c, flock -c, env -S, watch, sg, ssh) is judged as one.
 func (j judge) wrapped(prog string, argv []string, depth int) string {
+	if why := j.replaceCommand(prog, argv); why != "" {
+		return why
+	}
 	if prog == "watch" || prog == "ssh" || prog == "rsh" {
 		// watch runs its words through sh -c; ssh runs them on a host (this one, possibly).
 		if why := j.script(strings.Join(argv[1:], " "), depth+1, false); why != "" {

@@ -101,7 +101,13 @@ func judgeExecution(p UnitProps) error {
 	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, made: map[string]bool{}}
 	for i, argv := range p.Exec {
 		j.strict = i < len(p.ExecChanged) && p.ExecChanged[i]
-		why := j.argv(argv, 0)
+		why := ""
+		if j.strict {
+			why = notifySocket(argv)
+		}
+		if why == "" {
+			why = j.argv(argv, 0)
+		}
 		for _, w := range j.written(argv) {
 			j.made[w] = true
 		}

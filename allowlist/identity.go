@@ -94,6 +94,10 @@ func provisioningUnit(n string) bool {
 	return hasPrefixAny(stem, provisioningPrefixes...) || strings.Contains(stem, "firstboot")
 }
 
+// ProvisioningUnit says whether the unit is one of the node's provisioning units (any spelling):
+// the node's own units may depend on them, a payload may not add such a dependency (plan).
+func ProvisioningUnit(name string) bool { return provisioningUnit(canonUnit(name)) }
+
 // provisioningLower is provisioning as canonUnit spells names (lower case).
 var provisioningLower = func() []string {
 	out := make([]string, len(provisioning))

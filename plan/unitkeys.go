@@ -342,8 +342,9 @@ var limitKeys = []string{"LimitCPU", "LimitFSIZE", "LimitDATA", "LimitSTACK", "L
 // tunes or restricts the unit itself; docs/security.md shows this table (checked by a test).
 var modeledSettings = []modeledSetting{
 	{"Unit", []string{"Description", "Documentation"}, "any", nil},
-	{"Unit", []string{"Requires", "Requisite", "Wants", "BindsTo", "PartOf", "Upholds", "OnFailure",
-		"OnSuccess", "StopPropagatedFrom"}, "units JudgeUnit accepts (none that stops the system or is essential)", nil},
+	{"Unit", []string{"Requires", "Requisite", "Wants", "BindsTo", "Upholds", "OnFailure", "OnSuccess"},
+		"units JudgeUnit accepts (none that stops the system or is essential); no added entry a provisioning unit (a dependency that starts it would redo the first boot; Upholds= again and again)", checkStarts},
+	{"Unit", []string{"PartOf", "StopPropagatedFrom"}, "units JudgeUnit accepts (none that stops the system or is essential)", nil},
 	{"Unit", []string{"Before", "After"}, "units JudgeUnit accepts; no added entry in both (an ordering cycle), and with default dependencies no added Before= of the early boot's targets (" +
 		strings.Join(earlyBoot, ", ") + ": a cycle through the After=basic.target the defaults add)", checkOrdering},
 	{"Unit", []string{"Conflicts", "PropagatesStopTo"}, "added entries only the units every ordinary unit conflicts with (" +
@@ -364,7 +365,7 @@ var modeledSettings = []modeledSetting{
 		"SuccessExitStatus", "TimeoutSec", "TimeoutStartSec", "TimeoutStopSec", "TimeoutAbortSec", "RemainAfterExit",
 		"WatchdogSec", "StartLimitInterval", "StartLimitBurst"}, "any", nil},
 	{"Service", []string{"RuntimeMaxSec"}, "any, when the unit is not Type=forking and has no PIDFile=", checkRuntimeMax},
-	{"Service", []string{"NotifyAccess"}, "main, exec, all (podman's generated units), none", oneOf("main", "exec", "all", "none")},
+	{"Service", []string{"NotifyAccess"}, "main, exec, none (not all: any process of the unit could send the manager MAINPID= of another daemon, kubelet's, which a restart or kill $MAINPID then signals)", oneOf("main", "exec", "none")},
 	{"Service", []string{"FailureAction", "StartLimitAction", "RebootArgument"}, "what JudgeUnit accepts (the legacy spellings of the [Unit] actions)", nil},
 	{"Service", []string{"Environment", "EnvironmentFile", "UnsetEnvironment", "PassEnvironment"}, "what the environment judge accepts", nil},
 	{"Service", []string{"User", "Group"}, "any", nil},
@@ -385,7 +386,8 @@ var modeledSettings = []modeledSetting{
 	{"Service", []string{"NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices", "ProtectKernelTunables",
 		"ProtectKernelModules", "ProtectControlGroups", "ProtectClock", "ProtectHostname", "RestrictRealtime", "LockPersonality",
 		"MemoryDenyWriteExecute"}, "any (each only restricts the unit's own sandbox)", nil},
-	{"Install", []string{"WantedBy", "RequiredBy", "UpheldBy", "Alias"}, "what JudgeUnit accepts (ordinary targets; no alias)", nil},
+	{"Install", []string{"WantedBy", "RequiredBy", "UpheldBy"}, "what JudgeUnit accepts (ordinary targets); no added entry a provisioning unit", checkStarts},
+	{"Install", []string{"Alias"}, "what JudgeUnit accepts (no alias)", nil},
 	{"Install", []string{"Also"}, "added entries only units a unit rule names", checkAlso},
 	{"Install", []string{"DefaultInstance"}, "any", nil},
 }
@@ -480,6 +482,20 @@ func checkOwnDirectories(c keyCtx) string {
 					}
 				}
 			}
+		}
+	}
+	return ""
+}
+
+// checkStarts: an entry a payload adds to a dependency that starts a unit (or, in [Install], links
+// the unit into one's wants) may not name one of the node's provisioning units (round-5 adversary
+// F6: Wants=crio-wipe.service empties the image store, Upholds=kubelet-cleanup.service restarts a
+// oneshot whenever it is inactive). The node's own units keep theirs (kubelet's
+// Requires=kubens.service): JudgeUnit, which the executor applies to every unit, does not refuse them.
+func checkStarts(c keyCtx) string {
+	for _, u := range c.added() {
+		if allowlist.ProvisioningUnit(u) {
+			return fmt.Sprintf("%s: a provisioning unit (it sets the node up once, at boot): a payload may not add a dependency that starts it", u)
 		}
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/plan"
+	"github.com/openshift/refresh-agent/test/fixture"
 )
 
 // Issue 27 class 2, round 4: under a unit rule a payload may change only the settings the judge
@@ -292,6 +293,65 @@ func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
 				changed.Dropins = append(changed.Dropins, types.Dropin{Name: d.Name, Contents: edit(d.Contents)})
 			}
 			p := ndpBuild(t, pol, withUnits(u), withUnits(changed))
+			assert.True(t, p.Eligible, "%+v", p.Refused)
+		})
+	}
+}
+
+// Round-5 adversary F6 (adv r5a t4) and F5 (t5): a dependency a payload adds that starts a unit
+// (Wants=, Requires=, Requisite=, BindsTo=, Upholds=, OnFailure=, OnSuccess=, and [Install]
+// WantedBy=/RequiredBy=/UpheldBy=) may not name a provisioning unit, and a changed NotifyAccess= is
+// main, exec or none. The node's own dependencies on them (kubelet's Requires=kubens.service) and
+// an unchanged NotifyAccess=all (podman's units) stay accepted.
+func TestPayloadAddsNoDependencyOnProvisioningUnits(t *testing.T) {
+	const base = "[Unit]\nDescription=my app\n[Service]\nExecStart=/usr/bin/myapp\n"
+	cur := withUnits(unit("myapp.service", str(base)))
+	refused := map[string]struct{ contents, want string }{}
+	for _, dep := range []string{"Wants", "Requires", "Requisite", "BindsTo", "Upholds", "OnFailure", "OnSuccess"} {
+		for _, u := range []string{"crio-wipe.service", "ovs-configuration.service", "nodeip-configuration.service",
+			"kubelet-cleanup.service", "ignition-firstboot-complete.service", "kubens.service", "Crio-Wipe.service"} {
+			// BindsTo=, OnFailure=, OnSuccess= were refused before (JudgeUnit): the reason names the unit.
+			want, extra := dep+"="+u, ""
+			if dep == "Wants" || dep == "Requires" || dep == "Requisite" || dep == "Upholds" {
+				want, extra = "[Unit] "+dep+"="+u+": a provisioning unit", "network-online.target "
+			}
+			refused[dep+"="+u] = struct{ contents, want string }{"[Unit]\n" + dep + "=" + extra + u + "\n" + base[len("[Unit]\n"):], want}
+		}
+	}
+	for _, inst := range []string{"WantedBy", "RequiredBy", "UpheldBy"} {
+		refused["[Install] "+inst] = struct{ contents, want string }{base + "[Install]\n" + inst + "=multi-user.target ovs-configuration.service\n", "[Install] " + inst + "=ovs-configuration.service"} // refused before too (a unit no rule names)
+	}
+	refused["NotifyAccess=all"] = struct{ contents, want string }{base + "Type=notify\nNotifyAccess=all\n", "[Service] NotifyAccess=all: not one of main, exec, none"}
+	for name, c := range refused {
+		for _, shape := range []struct {
+			name string
+			cur  *fixture.Config
+			des  *fixture.Config
+		}{
+			{"unit", cur, withUnits(unit("myapp.service", str(c.contents)))},
+			{"new unit", plain(), withUnits(unit("myapp.service", str(c.contents)))},
+			{"dropin", cur, withUnits(unit("myapp.service", str(base), types.Dropin{Name: "50-x.conf", Contents: str(c.contents)}))},
+		} {
+			t.Run(shape.name+"/"+name, func(t *testing.T) {
+				p := ndpBuild(t, ndpPolicy, shape.cur, shape.des)
+				assert.False(t, p.Eligible)
+				if assert.NotEmpty(t, p.Refused) {
+					assert.Contains(t, p.Refused[0].Reason, c.want)
+				}
+			})
+		}
+	}
+	node := "[Unit]\nDescription=my app\nRequires=kubens.service crio-wipe.service\nUpholds=kubelet-cleanup.service\nAfter=kubens.service\n[Service]\nType=notify\nNotifyAccess=all\nExecStart=/usr/bin/myapp\nRestartSec=10\n[Install]\nWantedBy=multi-user.target\n"
+	for name, c := range map[string]struct{ cur, des string }{
+		"the node's own dependencies, another setting changed": {node, strings.Replace(node, "RestartSec=10", "RestartSec=20", 1)},
+		"a dependency removed":                                 {node, strings.Replace(node, " crio-wipe.service", "", 1)},
+		"ordering after a provisioning unit":                   {base, "[Unit]\nAfter=crio-wipe.service nodeip-configuration.service\n" + base[len("[Unit]\n"):]},
+		"ordinary dependencies":                                {base, "[Unit]\nWants=network-online.target\nRequires=crio.service\nOnFailure=myapp-other.service\n" + base[len("[Unit]\n"):] + "[Install]\nWantedBy=multi-user.target\n"},
+		"NotifyAccess=main":                                    {base, base + "Type=notify\nNotifyAccess=main\n"},
+		"NotifyAccess=exec, then none":                         {base + "NotifyAccess=exec\n", base + "NotifyAccess=none\n"},
+	} {
+		t.Run("accepted/"+name, func(t *testing.T) {
+			p := ndpBuild(t, ndpPolicy, withUnits(unit("myapp.service", str(c.cur))), withUnits(unit("myapp.service", str(c.des))))
 			assert.True(t, p.Eligible, "%+v", p.Refused)
 		})
 	}

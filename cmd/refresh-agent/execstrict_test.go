@@ -24,6 +24,13 @@ func TestCLIRefusesUnitsWhoseCommandsMakeTheirCode(t *testing.T) {
 		{`ExecStart=/usr/bin/sh -c 'cp /usr/bin/systemctl /usr/local/bin/ok && /usr/local/bin/ok reboot'`, "writes /usr/local/bin/ok"},
 		{`ExecStart=/usr/bin/sh -c 'ln -sf /usr/bin/systemctl /tmp/ok; /tmp/ok reboot'`, "/tmp/ok"},
 		{"ExecStartPre=/usr/bin/ln -sf /usr/bin/systemctl /usr/local/bin/ok\nExecStart=/usr/local/bin/ok reboot", "ExecStartPre="},
+		// Round 5: F1 (a program the judge does not model as a wrapper, xargs's replace string), F5, F6.
+		{`ExecStart=/usr/bin/setarch x86_64 /usr/sbin/reboot`, "reboots"},
+		{`ExecStart=/usr/bin/somewrapper -q /usr/bin/bash /etc/myapp/app.conf`, "a program the judge does not model"},
+		{`ExecStart=/usr/bin/xargs -a /etc/myapp/app.conf -I{} /usr/bin/sh -c {}`, "replace string {}"},
+		{"Type=notify\nExecStart=/usr/bin/bash -c 'echo MAINPID=1 | /usr/bin/nc -u -U \"$NOTIFY_SOCKET\"'", "notification socket"},
+		{"Type=notify\nNotifyAccess=all\nExecStart=/usr/bin/sleep infinity", "NotifyAccess=all"},
+		{"ExecStart=/usr/bin/sleep infinity\n[Unit]\nUpholds=kubelet-cleanup.service", "Upholds=kubelet-cleanup.service: a provisioning unit"},
 		{`ExecStart=/usr/bin/systemd-nspawn --image=/etc/myapp/app.conf`, "/etc/myapp/app.conf"},
 		{"Environment=HOME=/etc/myapp\nExecStart=/usr/bin/bash -lc '/usr/bin/sleep 1'", "HOME=/etc/myapp"},
 		{`ExecStart=/bin/sh -c 'cat /etc/myapp/app.conf > /var/usrlocal/bin/y'`, "/usr/local/bin/y"},

@@ -1,0 +1,159 @@
+package allowlist
+
+import (
+	"slices"
+	"strings"
+)
+
+// Round-5 adversary F1, F5: a program the judge has no class for may be a wrapper (setarch x86_64
+// /usr/sbin/reboot, choom -n 0 -- reboot, ssh-agent bash F). A list of wrappers is never complete,
+// so in a changed line every program the judge does not model is judged as a possible wrapper:
+// each later word that could start a command is judged as the command its suffix would be.
+//
+// Which words could start a command (unknownProgram):
+//   - an absolute path whose name is of one of the judge's classes (mayRun: /usr/sbin/reboot,
+//     /usr/bin/bash, /usr/bin/python3, /usr/bin/env …), anywhere in the line, also as an option's
+//     value (--exec=/usr/sbin/reboot). A path to data (/etc/myapp/app.conf) has no class: not judged.
+//   - a bare name of one of the judge's classes (reboot, bash, env …) only in a command's position:
+//     right after the program, after `--`, or after a word that is no option (setarch x86_64 reboot,
+//     keyctl session - reboot). After an option it is the option's value (myapp --mode reboot) and
+//     is not judged; write an absolute path and it is.
+//
+// The mayRun filter keeps the cost linear in the words (the budget, j.charge, bounds the rest).
+
+// moreWrappers are the wrappers the round-5 adversary found outside the list: judged as wrappers
+// in every line, changed or not.
+var moreWrappers = []string{"setarch", "linux32", "linux64", "i386", "x86_64", "uname26", "choom",
+	"dbus-run-session", "dbus-launch", "keyctl", "gpg-agent", "chronic", "ssh-agent", "ifne"}
+
+func init() { wrappers = append(wrappers, moreWrappers...) }
+
+// inertPrograms run no command from their words; a changed line's words after them are not
+// judged as commands (echo reboot, logger restarting sh, test -x /usr/sbin/reboot).
+var inertPrograms = []string{"echo", "printf", "logger", "sleep", "true", "false", "test", "[", "cat", "ls", "stat",
+	"mkdir", "rmdir", "rm", "chmod", "chown", "chgrp", "grep", "egrep", "fgrep", "head", "tail", "wc", "date",
+	"hostname", "id", "sha256sum", "sha1sum", "md5sum", "restorecon", "chcon", "readlink", "realpath", "basename",
+	"dirname", "which", "file", "du", "df", "sync", "usleep"}
+
+// modeled says whether the judge has a class for the program (or knows it runs no command).
+func modeled(prog string) bool {
+	return mayRun(prog) || slices.Contains(inertPrograms, prog)
+}
+
+// unknownProgram judges, in a changed line, the later words of a program the judge does not
+// model that could start a command, each as the command argv[i:] would be.
+func (j judge) unknownProgram(prog string, argv []string, depth int) string {
+	if !j.strict || modeled(prog) {
+		return ""
+	}
+	for i := 1; i < len(argv); i++ {
+		a, prev := argv[i], argv[i-1]
+		if j.charge(1) {
+			return tooCostly
+		}
+		cmd := argv[i:]
+		switch {
+		case strings.HasPrefix(a, "/") && !strings.ContainsAny(a, "$`") && mayRun(a):
+		case strings.HasPrefix(a, "-") && strings.Contains(a, "=/"):
+			v := a[strings.LastIndex(a, "=/")+1:]
+			if strings.ContainsAny(v, "$`") || !mayRun(v) {
+				continue
+			}
+			cmd = append([]string{v}, argv[i+1:]...)
+		case !strings.ContainsAny(a, "/=$`%") && !strings.HasPrefix(a, "-") && mayRun(a) &&
+			(i == 1 || prev == "--" || prev == "-" || !strings.HasPrefix(prev, "-")):
+		default:
+			continue
+		}
+		if why := j.argv(cmd, depth+1); why != "" {
+			return short(strings.Join(argv, " ")) + ": " + argv[0] + " is a program the judge does not model, which may run its words as a command: " + why
+		}
+	}
+	return ""
+}
+
+// notifySocket says why a changed line may not name the manager's notification socket: a message
+// there (MAINPID= of another daemon, FDSTORE=, EXTEND_TIMEOUT_USEC=) is the manager's to trust.
+// systemd-notify is judged by its class; any other sender (nc -U "$NOTIFY_SOCKET", socat, python)
+// is refused by its words (round-5 adversary F5).
+func notifySocket(argv []string) string {
+	for _, a := range argv {
+		if strings.Contains(a, "NOTIFY_SOCKET") || strings.Contains(a, "/run/systemd/notify") {
+			return short(strings.Join(argv, " ")) + ": names the service manager's notification socket ($NOTIFY_SOCKET): a message there (MAINPID= of another daemon, FDSTORE=) is refused in a changed line"
+		}
+	}
+	return ""
+}
+
+// replaceCommand says why, in a changed line, xargs or find runs a command whose words come from
+// their input (the payload's file): xargs's replace string (-I R, -iR, --replace[=R]) as the
+// program or in a shell's or interpreter's words, xargs -a F feeding a shell or an interpreter, and
+// find's {} as the program of -exec, -execdir, -ok, -okdir.
+func (j judge) replaceCommand(prog string, argv []string) string {
+	if !j.strict {
+		return ""
+	}
+	line := short(strings.Join(argv, " "))
+	switch prog {
+	case "find":
+		for i, a := range argv {
+			if (a == "-exec" || a == "-execdir" || a == "-ok" || a == "-okdir") && i+1 < len(argv) && strings.Contains(argv[i+1], "{}") {
+				return line + ": find " + a + " runs the files it finds as the program (refused in a changed line)"
+			}
+		}
+	case "xargs":
+		repl, file, start := "", false, len(argv)
+		valued := []string{"-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-L", "-l", "-n", "--max-args", "-P",
+			"--max-procs", "-s", "--max-chars", "--process-slot-var", "-I"}
+		for i := 1; i < len(argv); i++ {
+			a := argv[i]
+			if !strings.HasPrefix(a, "-") || a == "-" {
+				start = i
+				break
+			}
+			if a == "--" {
+				start = i + 1
+				break
+			}
+			name, val, hasVal := strings.Cut(a, "=")
+			switch {
+			case a == "-I" && i+1 < len(argv):
+				repl = argv[i+1]
+			case strings.HasPrefix(a, "-I"):
+				repl = a[2:]
+			case name == "--replace" || name == "-i":
+				repl = "{}"
+				if hasVal && val != "" {
+					repl = val
+				}
+			case strings.HasPrefix(a, "-i") && !strings.HasPrefix(a, "--"):
+				repl = a[2:]
+			case name == "-a" || name == "--arg-file" || strings.HasPrefix(a, "-a"):
+				file = true
+			}
+			if slices.Contains(valued, a) {
+				i++
+			}
+		}
+		if start >= len(argv) {
+			return ""
+		}
+		cmd := argv[start:]
+		p := cmdName(cmd[0])
+		runsCode := slices.Contains(shells, p) || interpreterName(p) != "" || slices.Contains([]string{"awk", "gawk", "mawk", "nawk", "sed", "eval", "source", "."}, p)
+		if repl != "" && strings.Contains(cmd[0], repl) {
+			return line + ": xargs's replace string " + repl + " is the program: it runs what its input names (refused in a changed line)"
+		}
+		if repl != "" && runsCode {
+			for _, w := range cmd[1:] {
+				if strings.Contains(w, repl) {
+					return line + ": xargs's replace string " + repl + " is code for " + p + ": it runs its input (refused in a changed line)"
+				}
+			}
+		}
+		if file && runsCode {
+			return line + ": xargs -a hands the words of a file to " + p + " (refused in a changed line)"
+		}
+	}
+	return ""
+}
