@@ -114,6 +114,9 @@ func mayRun(word string) bool {
 	if _, ok := containerEngines[n]; ok {
 		return true
 	}
+	if _, ok := codeOperands[n]; ok {
+		return true
+	}
 	for _, l := range [][]string{managerControl, machinePower, diskDown, byPattern, shells, wrappers, writers, imageRunners,
 		{"curl", "wget", "kill", "systemd-notify", "systemd-run", "umount", "mount", "sysctl", "modprobe", "crictl", "runc", "crun",
 			"awk", "gawk", "mawk", "nawk", "sed", "gsed", "eval", "source", ".", "find"}} {
@@ -257,6 +260,12 @@ func (j judge) argvClass(argv []string, depth int) string {
 		return line + ": " + why
 	}
 	if why := j.writesNodeCode(prog, args); why != "" {
+		return line + ": " + why
+	}
+	if why := j.operandsNameCode(prog, args); why != "" {
+		return line + ": " + why
+	}
+	if why := j.codeOperandWhy(prog, args); why != "" {
 		return line + ": " + why
 	}
 	if slices.Contains(wrappers, prog) {

@@ -82,6 +82,9 @@ func (j judge) script(s string, depth int, strict bool) string {
 			}
 			if n := cmdName(cmd[0]); (n == "cd" || n == "pushd") && len(cmd) > 1 {
 				x, ok := j.expand(cmd[len(cmd)-1])
+				if x == "~" || strings.HasPrefix(x, "~/") {
+					x = j.homeDir() + strings.TrimPrefix(x, "~") // the shell's ~ is $HOME
+				}
 				if c := cleanPath("/" + strings.TrimPrefix(x, "/")); !ok || under(c, "/proc") || under(c, "/sys") {
 					return strings.Join(cmd, " ") + ": relative paths after it would reach /proc or /sys, or cannot be judged"
 				}
@@ -89,7 +92,7 @@ func (j judge) script(s string, depth int, strict bool) string {
 					return why
 				}
 			} else if n == "cd" || n == "pushd" {
-				if why := j.changeDir(j.env["HOME"] + "/"); why != "" {
+				if why := j.changeDir(j.homeDir()); why != "" { // a bare cd or pushd goes to $HOME
 					return why
 				}
 			}

@@ -2,7 +2,6 @@ package allowlist
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 )
@@ -43,7 +42,7 @@ func payloadCannotWrite(p string) bool {
 	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "$`%*?[{~") {
 		return false
 	}
-	c := path.Clean(p)
+	c := nodePath(p) // /usr/tmp is /var/tmp (nodeAliases)
 	if under(c, "/usr") && !under(c, "/usr/local") || under(c, "/bin") || under(c, "/sbin") || under(c, "/lib") || under(c, "/lib64") {
 		return true
 	}

@@ -41,11 +41,19 @@ func readOnlyOS(p string) bool {
 	return false
 }
 
-// nodePath is the path as RHCOS reaches it: cleanPath, and /var/usrlocal is /usr/local, /var/roothome
-// is /root, /var/opt is /opt.
+// nodeAliases are RHCOS 9's symbolic links, each as the name the judge reads it by: the links under
+// /usr that leave the read-only tree (/usr/local -> ../var/usrlocal, /usr/tmp -> ../var/tmp, the
+// filesystem package's), and the ostree layout's /var ones the judge names by their / path
+// (/root -> var/roothome, /opt -> var/opt). Everything else under /usr (/usr/lib/debug's links,
+// /usr/src) stays inside it. A path is mapped by its first matching entry.
+var nodeAliases = [][2]string{{"/var/usrlocal", "/usr/local"}, {"/var/roothome", "/root"}, {"/var/opt", "/opt"},
+	{"/usr/tmp", "/var/tmp"}}
+
+// nodePath is the path as RHCOS reaches it: cleanPath, then nodeAliases (/var/usrlocal is
+// /usr/local, /var/roothome is /root, /var/opt is /opt, /usr/tmp is /var/tmp).
 func nodePath(p string) string {
 	c := cleanPath(p)
-	for _, a := range [][2]string{{"/var/usrlocal", "/usr/local"}, {"/var/roothome", "/root"}, {"/var/opt", "/opt"}} {
+	for _, a := range nodeAliases {
 		if under(c, a[0]) {
 			return a[1] + strings.TrimPrefix(c, a[0])
 		}
@@ -450,6 +458,10 @@ func assignmentWhy(a string) string {
 	switch {
 	case codeVar(k):
 		return k + " makes the loader, a shell or an interpreter load code or changes how the program starts"
+	case u == "HOME" && !readOnlyOS(v) && !under(nodePath(v), "/root"):
+		// A bare cd, cd ~ and ~/x follow HOME (homeDir): only root's home or read-only OS content,
+		// never the node's program dirs (HOME=/usr/local/bin; cd; cp F ok).
+		return k + "=" + short(v) + " moves root's home (where a bare cd and ~ lead, a login shell's profile) to " + v + ": only /root or read-only OS content"
 	case slices.Contains(dirVars, u):
 		for _, p := range strings.Split(v, ":") {
 			if !nodeCode(p) {

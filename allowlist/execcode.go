@@ -1,0 +1,175 @@
+package allowlist
+
+import (
+	"slices"
+	"strings"
+)
+
+// Programs whose file operands are code (round-5 adversary F2): a file they execute, load, or read
+// as configuration that runs commands or writes any path as root. In every line, changed or not,
+// such a file may not be one the payload may write (payloadCannotWrite), nor a path the judge
+// cannot resolve; the refusal names the program, the option and the path.
+
+// codeOperand is what a program reads as code: the values of opts, and with operands every word
+// that is no option (and no option's value).
+type codeOperand struct {
+	opts     []string
+	operands bool
+	what     string // what the file is to the program
+}
+
+// codeOperands is the table: one row a program (names as cmdName gives them).
+var codeOperands = map[string]codeOperand{
+	// kernel.core_pattern=|CMD and kernel.modprobe run a program as root.
+	"systemd-sysctl": {nil, true, "kernel settings (core_pattern runs a program as root)"},
+	// A tmpfiles.d file writes, links, copies and chmods any path as root.
+	"systemd-tmpfiles": {[]string{"--replace"}, true, "a tmpfiles.d file (writes, links and chmods any path as root)"},
+	"systemd-sysusers": {[]string{"--replace"}, true, "a sysusers.d file (users and groups, uid 0 included)"},
+	// An install line runs its command through sh.
+	"modprobe": {[]string{"-C", "--config", "-d", "--dirname"}, false, "module configuration (install lines run commands as root)"},
+	"depmod":   {[]string{"-C", "--config", "-b", "--basedir"}, false, "where kernel modules are found"},
+	"insmod":   {nil, true, "a kernel module"},
+	// postrotate/prerotate/firstaction scripts.
+	"logrotate": {nil, true, "logrotate configuration (its scripts run as root)"},
+	// sed's e command runs a shell; gawk's -E/-f/-i/-l files are programs and extensions.
+	"sed":  {[]string{"-f", "--file"}, false, "a sed script (its e command runs a shell)"},
+	"gsed": {[]string{"-f", "--file"}, false, "a sed script (its e command runs a shell)"},
+	"awk":  {[]string{"-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"}, false, "an awk program or extension"},
+	"gawk": {[]string{"-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"}, false, "an awk program or extension"},
+	"mawk": {[]string{"-f"}, false, "an awk program"}, "nawk": {[]string{"-f"}, false, "an awk program"},
+	// A PKCS#11 provider is a shared library dlopen()ed into the program.
+	"ssh-keygen": {[]string{"-D"}, false, "a PKCS#11 library (loaded as code)"},
+	"ssh-add":    {[]string{"-s", "-S", "-e"}, false, "a PKCS#11 library or security key provider (loaded as code)"},
+	// run-parts runs every executable of the directory.
+	"run-parts": {nil, true, "a directory of programs it runs"},
+	// ldconfig -f's file and its directory operands decide which libraries every process loads.
+	"ldconfig": {[]string{"-f", "-r"}, true, "the loader's library directories (every process's libraries)"},
+	// The loader runs its operand as a program.
+	"ld.so": {nil, true, "a program (the loader runs it)"}, "ld-linux-x86-64.so.2": {nil, true, "a program (the loader runs it)"},
+	"ld-linux-aarch64.so.1": {nil, true, "a program (the loader runs it)"}, "ld64.so.2": {nil, true, "a program (the loader runs it)"},
+	// make's recipes, keepalived's and haproxy's check and notify scripts run as root.
+	"make":       {[]string{"-f", "--file", "--makefile", "-C", "--directory", "-I", "--include-dir"}, false, "a makefile (its recipes run commands)"},
+	"keepalived": {[]string{"-f", "--use-file"}, false, "keepalived configuration (notify and check scripts run as root)"},
+	"haproxy":    {[]string{"-f"}, false, "haproxy configuration (external checks and lua run code)"},
+	"openssl":    {[]string{"-engine", "-provider-path", "-config"}, false, "an engine, provider or configuration (loaded as code)"},
+}
+
+// codeOperandWhy says why the command hands a program a file it runs as code that the payload may
+// write, or "".
+func (j judge) codeOperandWhy(prog string, args []string) string {
+	if n := interpreterName(prog); n == "python" || n == "pypy" {
+		return j.pythonModule(prog, args)
+	}
+	if prog == "awk" || prog == "gawk" {
+		for _, a := range args {
+			if strings.Contains(a, "@include") || strings.Contains(a, "@load") {
+				return prog + " " + short(a) + ": the program includes or loads a file as code (@include, @load), which the judge cannot see"
+			}
+		}
+	}
+	row, ok := codeOperands[prog]
+	if !ok {
+		return ""
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		opt := ""
+		switch {
+		case a == "--":
+			if row.operands {
+				for _, o := range args[i+1:] {
+					if why := j.codeFile(prog, "", o, row.what); why != "" {
+						return why
+					}
+				}
+			}
+			return ""
+		case slices.Contains(row.opts, name) && hasVal:
+			opt = name
+		case slices.Contains(row.opts, a) && i+1 < len(args):
+			opt, val = a, args[i+1]
+			i++
+		case len(a) > 2 && a[0] == '-' && a[1] != '-' && slices.Contains(row.opts, a[:2]):
+			opt, val = a[:2], a[2:] // -C/etc/x: the value in the option's word
+		case strings.HasPrefix(a, "-"):
+			continue
+		case row.operands:
+			opt, val = "", a
+		default:
+			continue
+		}
+		if why := j.codeFile(prog, opt, val, row.what); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// codeFile judges one file a program reads as code.
+func (j judge) codeFile(prog, opt, f, what string) string {
+	x, ok := j.expand(f)
+	named := strings.TrimSpace(prog + " " + opt)
+	if !ok || hasGlob(x) || strings.HasPrefix(x, "~") {
+		return named + " " + f + ": reads " + what + " from a path the judge cannot resolve"
+	}
+	if !strings.HasPrefix(x, "/") {
+		return named + " " + f + ": reads " + what + " from a relative path (the unit's or a script's working directory) the judge does not pin to the node's own files"
+	}
+	if !payloadCannotWrite(x) {
+		return named + " " + f + ": reads " + what + " from " + cleanPath(x) + ", a file the payload may write"
+	}
+	return ""
+}
+
+// pythonModules are the modules a changed line may run with -m: they read no code from their
+// operands or the working directory (json.tool pretty-prints JSON, http.server serves files).
+var pythonModules = []string{"json.tool", "http.server"}
+
+// pythonRunners are the modules that run a file as a script or inline code as a program: refused
+// with -m in every line.
+var pythonRunners = []string{"pdb", "cprofile", "profile", "trace", "runpy", "timeit", "code", "doctest", "unittest",
+	"pydoc", "idlelib", "test", "venv", "ensurepip", "pip", "zipapp", "site"}
+
+// pythonModule judges python's -m: pdb, cProfile, profile, trace, runpy run a file as a script,
+// timeit and code run inline code (pythonRunners, refused in every line). In a changed line only
+// pythonModules.
+func (j judge) pythonModule(prog string, args []string) string {
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return "" // the script: judged as one
+		}
+		if strings.HasPrefix(a, "--") {
+			continue
+		}
+		k := strings.IndexByte(a, 'm')
+		if k < 0 || strings.ContainsAny(a[1:k], "cWX") {
+			continue
+		}
+		mod := a[k+1:]
+		if mod == "" && i+1 < len(args) {
+			mod = args[i+1]
+		}
+		if slices.Contains(pythonRunners, strings.ToLower(strings.SplitN(mod, ".", 2)[0])) {
+			return prog + " -m " + mod + ": the module runs a file as a script or inline code the judge cannot see"
+		}
+		if j.strict && !slices.Contains(pythonModules, mod) {
+			return prog + " -m " + mod + ": a changed line may run only the modules " + strings.Join(pythonModules, ", ") + " (others may run a file or inline code)"
+		}
+		isolated := false // -I or -P: the working directory is not put on the module path
+		for _, o := range args[:i+1] {
+			if !strings.HasPrefix(o, "--") && strings.ContainsAny(strings.SplitN(o, "m", 2)[0], "IP") {
+				isolated = true
+			}
+		}
+		if j.strict && !isolated && j.wd != nil {
+			for _, d := range *j.wd {
+				if !nodeCode(d) {
+					return prog + " -m " + mod + ": python puts the working directory " + d + ", which the payload may write, first on the module path (-I or -P keeps it off)"
+				}
+			}
+		}
+		return ""
+	}
+	return ""
+}
