@@ -43,6 +43,9 @@ func modeled(prog string) bool {
 // unknownProgram judges, in a changed line, the later words of a program the judge does not
 // model that could start a command, each as the command argv[i:] would be.
 func (j judge) unknownProgram(prog string, argv []string, depth int) string {
+	if why := j.judgeSocketSender(prog, argv[1:]); why != "" {
+		return short(strings.Join(argv, " ")) + ": " + why
+	}
 	if !j.strict || modeled(prog) {
 		return ""
 	}
@@ -53,10 +56,10 @@ func (j judge) unknownProgram(prog string, argv []string, depth int) string {
 		}
 		cmd := argv[i:]
 		switch {
-		case strings.HasPrefix(a, "/") && !strings.ContainsAny(a, "$`") && mayRun(a):
-		case strings.HasPrefix(a, "-") && strings.Contains(a, "=/"):
-			v := a[strings.LastIndex(a, "=/")+1:]
-			if strings.ContainsAny(v, "$`") || !mayRun(v) {
+		case strings.Contains(a, "/") && !strings.HasPrefix(a, "-") && namedForClass(a):
+		case strings.HasPrefix(a, "-") && strings.Contains(a, "=") && strings.Contains(a, "/"):
+			v := a[strings.LastIndex(a, "=")+1:]
+			if !strings.Contains(v, "/") || !namedForClass(v) {
 				continue
 			}
 			cmd = append([]string{v}, argv[i+1:]...)
@@ -68,6 +71,37 @@ func (j judge) unknownProgram(prog string, argv []string, depth int) string {
 		if why := j.argv(cmd, depth+1); why != "" {
 			return short(strings.Join(argv, " ")) + ": " + argv[0] + " is a program the judge does not model, which may run its words as a command: " + why
 		}
+	}
+	return ""
+}
+
+// namedForClass says whether a path's last name (without variables or specifiers in it) is of one
+// of the judge's classes: ../../usr/sbin/reboot and %h/../usr/sbin/reboot are, %t/%n.ctr-id and
+// /etc/myapp/app.conf are not.
+func namedForClass(p string) bool {
+	b := p[strings.LastIndexByte(p, '/')+1:]
+	return b != "" && !strings.ContainsAny(b, "$`%") && mayRun(b)
+}
+
+// socketSenders are the programs that send what their input holds to a local socket (nc -U): in a
+// changed line, not to a unix socket (the manager's notification socket, however its name is
+// spelled or computed), and never running a program on the connection (nc -e/-c, ncat --exec).
+var socketSenders = []string{"nc", "ncat", "netcat", "nc.openbsd", "nc.traditional"}
+
+// judgeSocketSender judges nc and its kin in a changed line.
+func (j judge) judgeSocketSender(prog string, args []string) string {
+	if !j.strict || !slices.Contains(socketSenders, prog) {
+		return ""
+	}
+	for _, a := range args {
+		name, _, _ := strings.Cut(a, "=")
+		switch {
+		case name == "--unixsock" || name == "--exec" || name == "--sh-exec" || name == "--lua-exec":
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a[1:], "Uec"):
+		default:
+			continue
+		}
+		return prog + " " + a + ": sends to a local socket (the service manager's notification socket among them) or runs a program on the connection (refused in a changed line)"
 	}
 	return ""
 }

@@ -36,6 +36,11 @@ func TestChangedLinesJudgeUnknownProgramsAsWrappers(t *testing.T) {
 		{`ExecStart=/usr/bin/somewrapper --flag /usr/bin/env /usr/bin/sh /etc/myapp/app.conf`, "/etc/myapp/app.conf"},
 		{`ExecStart=/usr/bin/sh -c '/usr/bin/somewrapper /usr/sbin/reboot'`, "reboots"},
 		{`ExecStart=/usr/bin/somewrapper /usr/bin/somewrapper2 /usr/sbin/halt`, "reboots"},
+		{`ExecStart=/usr/bin/somewrapper ./reboot`, "reboots"},
+		{`ExecStart=/usr/bin/somewrapper ../../usr/sbin/reboot`, "reboots"},
+		{`ExecStart=/usr/bin/somewrapper -- %h/../usr/sbin/reboot`, "specifier"},
+		{`ExecStart=/usr/bin/somewrapper FOO=1 reboot`, "reboots"},
+		{`ExecStart=/usr/bin/somewrapper sh`, "standard input"},
 		// F1 xargs / find (t10).
 		{`ExecStart=/usr/bin/xargs -a /etc/myapp/app.conf -I{} /usr/bin/sh -c {}`, "replace string {}"},
 		{`ExecStart=/usr/bin/xargs -a /etc/myapp/app.conf -IX /usr/bin/sh -c X`, "replace string X"},
@@ -53,6 +58,11 @@ func TestChangedLinesJudgeUnknownProgramsAsWrappers(t *testing.T) {
 		{`ExecStart=/usr/bin/bash -c 'echo MAINPID=1234 | /usr/bin/ncat -u -U ${NOTIFY_SOCKET}'`, "notification socket"},
 		{`ExecStart=/usr/bin/socat - UNIX-SENDTO:/run/systemd/notify`, "notification socket"},
 		{`ExecStart=/usr/bin/python3 -c 'import os,socket; socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM).sendto(b"MAINPID=1",os.environ["NOTIFY_SOCKET"])'`, "notification socket"},
+		// The socket's name computed (the script's words read NOTIFY_SOCKE""T as one), or any unix socket.
+		{`ExecStart=/usr/bin/sh -c 'exec /usr/bin/nc -u -U "$(printenv NOTIFY_SOCKE""T)" < /run/myapp/m'`, "nc -U: sends to a local socket"},
+		{`ExecStart=/usr/bin/timeout 5 /usr/bin/ncat --unixsock /run/x`, "sends to a local socket"},
+		{`ExecStart=/usr/bin/nc -l 8080 -e /usr/bin/bash`, "nc -e"},
+		{`ExecStart=/usr/bin/ncat -l 8080 --sh-exec /usr/bin/myapp`, "--sh-exec"},
 	}
 	for _, c := range refused {
 		err := strictUnit(t, true, c.line)
@@ -78,6 +88,9 @@ func TestChangedLinesJudgeUnknownProgramsAsWrappers(t *testing.T) {
 		`ExecStart=/usr/bin/xargs -a /etc/myapp/list /usr/bin/rm -f`,
 		`ExecStart=/usr/bin/find /var/lib/myapp -name '*.tmp' -exec /usr/bin/rm -f {} +`,
 		`ExecStart=/usr/bin/systemd-notify --ready`,
+		`ExecStart=/usr/bin/myapp --pidfile=%t/%n.pid --config %t/myapp/conf`,
+		`ExecStart=/usr/bin/myapp --data /var/lib/myapp/bash-history`,
+		`ExecStartPre=/usr/bin/nc -z 127.0.0.1 8080`,
 	}
 	for _, l := range accepted {
 		assert.NoError(t, strictUnit(t, true, l), l)
