@@ -18,19 +18,26 @@ type codeOperand struct {
 	what     string // what the file is to the program
 }
 
+// valueOptions are options whose value, in the next word, is no code file (tmpfiles' --prefix,
+// logrotate's state file, ldconfig's cache): skipped with it.
+var valueOptions = map[string][]string{
+	"systemd-tmpfiles": {"--prefix", "--exclude-prefix"}, "systemd-sysctl": {"--prefix"},
+	"logrotate": {"-s", "--state", "-l", "--log"}, "ldconfig": {"-C"}, "insmod": {},
+}
+
 // codeOperands is the table: one row a program (names as cmdName gives them).
 var codeOperands = map[string]codeOperand{
 	// kernel.core_pattern=|CMD and kernel.modprobe run a program as root.
 	"systemd-sysctl": {nil, true, "kernel settings (core_pattern runs a program as root)"},
 	// A tmpfiles.d file writes, links, copies and chmods any path as root.
-	"systemd-tmpfiles": {[]string{"--replace"}, true, "a tmpfiles.d file (writes, links and chmods any path as root)"},
-	"systemd-sysusers": {[]string{"--replace"}, true, "a sysusers.d file (users and groups, uid 0 included)"},
+	"systemd-tmpfiles": {[]string{"--replace", "--root", "--image"}, true, "a tmpfiles.d file (writes, links and chmods any path as root)"},
+	"systemd-sysusers": {[]string{"--replace", "--root", "--image"}, true, "a sysusers.d file (users and groups, uid 0 included)"},
 	// An install line runs its command through sh.
 	"modprobe": {[]string{"-C", "--config", "-d", "--dirname"}, false, "module configuration (install lines run commands as root)"},
 	"depmod":   {[]string{"-C", "--config", "-b", "--basedir"}, false, "where kernel modules are found"},
 	"insmod":   {nil, true, "a kernel module"},
 	// postrotate/prerotate/firstaction scripts.
-	"logrotate": {nil, true, "logrotate configuration (its scripts run as root)"},
+	"logrotate": {[]string{"-m", "--mail"}, true, "logrotate configuration or mail command (its scripts run as root)"},
 	// sed's e command runs a shell; gawk's -E/-f/-i/-l files are programs and extensions.
 	"sed":  {[]string{"-f", "--file"}, false, "a sed script (its e command runs a shell)"},
 	"gsed": {[]string{"-f", "--file"}, false, "a sed script (its e command runs a shell)"},
@@ -92,6 +99,9 @@ func (j judge) codeOperandWhy(prog string, args []string) string {
 			i++
 		case len(a) > 2 && a[0] == '-' && a[1] != '-' && slices.Contains(row.opts, a[:2]):
 			opt, val = a[:2], a[2:] // -C/etc/x: the value in the option's word
+		case slices.Contains(valueOptions[prog], a):
+			i++ // the option's value, no code
+			continue
 		case strings.HasPrefix(a, "-"):
 			continue
 		case row.operands:

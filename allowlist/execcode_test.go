@@ -44,6 +44,8 @@ func TestProgramsWhoseFilesAreCodeReadOnlyTheNodesFiles(t *testing.T) {
 		{"in a script", `ExecStart=/usr/bin/sh -c 'chmod 755 /etc/myapp/x; run-parts /etc/myapp'`, "run-parts /etc/myapp"},
 		{"a variable the unit does not define", `ExecStart=/usr/sbin/modprobe -C ${CONF} dummy`, "cannot resolve"},
 		{"a relative file", `ExecStart=/usr/sbin/logrotate app.conf`, "relative path"},
+		{"tmpfiles --root", `ExecStart=/usr/bin/systemd-tmpfiles --create --root=/etc/myapp`, "systemd-tmpfiles --root /etc/myapp"},
+		{"logrotate -m", `ExecStart=/usr/sbin/logrotate -m /etc/myapp/app.conf /etc/logrotate.conf`, "logrotate -m /etc/myapp/app.conf"},
 		{"make -f", `ExecStart=/usr/bin/make -f /etc/myapp/Makefile`, "make -f /etc/myapp/Makefile"},
 	}
 	for _, c := range refused {
@@ -63,6 +65,8 @@ func TestProgramsWhoseFilesAreCodeReadOnlyTheNodesFiles(t *testing.T) {
 		`ExecStart=/usr/lib/systemd/systemd-sysctl /usr/lib/sysctl.d/50-default.conf`,
 		`ExecStart=/usr/lib/systemd/systemd-sysctl`,
 		`ExecStart=/usr/bin/systemd-tmpfiles --create --prefix=/var/lib/myapp`,
+		`ExecStart=/usr/bin/systemd-tmpfiles --create --prefix /var/lib/myapp --exclude-prefix /var/lib/myapp/x`,
+		`ExecStart=/usr/sbin/logrotate -s /var/lib/myapp/state /etc/logrotate.conf`,
 		`ExecStart=/usr/bin/systemd-tmpfiles --create /usr/lib/tmpfiles.d/var.conf`,
 		`ExecStart=/usr/sbin/modprobe dummy`,
 		`ExecStart=/usr/sbin/modprobe -C /etc/modprobe.d/x.conf dummy`,

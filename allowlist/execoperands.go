@@ -1,7 +1,6 @@
 package allowlist
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -31,8 +30,20 @@ var operandReaders = []string{"cat", "head", "tail", "grep", "egrep", "fgrep", "
 	// labels (the MCS's kubelet line: restorecon -ri … /usr/local/bin/kubenswrapper).
 	"mount", "umount", "restorecon"}
 
-// numericWord is a wrapper's value that is surely no program (timeout 5s, nice 10, chrt 99).
-var numericWord = regexp.MustCompile(`^[0-9][0-9.:,-]*[a-z]{0,3}$`)
+// wrapperValueOptions are wrapper options whose value is the next word (nice -n 5, runuser -u core,
+// timeout -s KILL): never the program the wrapper runs.
+var wrapperValueOptions = []string{"-n", "-u", "-g", "-c", "-p", "-s", "-k", "-t", "-C", "-S", "-w", "-E", "-o", "-a",
+	"--adjustment", "--user", "--group", "--signal", "--kill-after", "--chdir", "--unset", "--pid", "--cpu-list",
+	"--class", "--classdata", "--output", "--arg-file", "--setenv", "--nice", "--propagation", "--setgroups",
+	"--map-user", "--map-group", "--map-users", "--map-groups", "-G", "--setuid", "--setgid", "-R", "--root", "--wd"}
+
+// interpreterValueOptions are an interpreter's options whose value is the next word (python -W
+// ignore, -X dev).
+var interpreterValueOptions = []string{"-W", "-X", "-Q"}
+
+// wrapperPositionals are how many operands a wrapper takes before its program (timeout DURATION,
+// chrt PRIORITY, taskset MASK, flock FILE).
+var wrapperPositionals = map[string]int{"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1}
 
 // codePath says whether the clean, node-mapped path is the node's writable program code or a
 // directory above it.
@@ -56,12 +67,18 @@ func (j judge) homeDir() string {
 // namedCode is the node's code a word names: an absolute path in it (after = : ,), ~ as HOME, or
 // a relative path from each directory the script changed to; "" if none.
 func (j judge) namedCode(w string) string {
+	if _, set := j.env["HOME"]; !set && strings.Contains(w, "HOME") {
+		// The manager gives a system unit HOME=/root: $HOME is root's home, not an unknown.
+		w = strings.NewReplacer("${HOME}", j.homeDir(), "$HOME", j.homeDir()).Replace(w)
+	}
 	x, ok := j.expand(w)
 	if !ok {
 		return ""
 	}
 	if x == "~" || strings.HasPrefix(x, "~/") {
 		x = j.homeDir() + strings.TrimPrefix(x, "~")
+	} else if strings.HasPrefix(x, "~") {
+		return x // ~user: a home the judge does not resolve (~root is /root)
 	}
 	for _, p := range pathsIn(x) {
 		if c := nodePath(p); codePath(c) {
@@ -87,26 +104,43 @@ func (j judge) operandsNameCode(prog string, args []string) string {
 	}
 	runs := slices.Contains(wrappers, prog) && prog != "find" || slices.Contains(shells, prog) || interpreterName(prog) != ""
 	prev := ""
+	inline := false // an interpreter given code inline (perl -pi -e …): its operands are files it reads or writes
+	positionals := wrapperPositionals[prog]
+	if prog == "taskset" && (slices.Contains(args, "-c") || slices.Contains(args, "--cpu-list")) {
+		positionals = 0
+	}
 	for i, a := range args {
 		last := prev
 		prev = a
+		if n := interpreterName(prog); n != "" && strings.HasPrefix(a, "-") {
+			for _, f := range interpreters[n] {
+				if len(f) == 1 && !strings.HasPrefix(a, "--") && strings.Contains(a[1:], f) || a == f || a == "-"+f {
+					inline = true
+				}
+			}
+		}
 		if runs && strings.ContainsAny(a, " \t\n") {
 			continue // a script (sh -c, su -c, env -S): its commands are judged as commands
 		}
 		if runs && isAssignment(a) {
 			continue
 		}
-		value := strings.HasPrefix(a, "-") || slices.Contains(wrapperPathValues, last) ||
-			numericWord.MatchString(a) || strings.HasPrefix(last, "-") && !strings.Contains(last, "=")
-		if runs && !value {
+		value := strings.HasPrefix(a, "-")
+		switch {
+		case slices.Contains(wrappers, prog):
+			value = value || slices.Contains(wrapperPathValues, last) || slices.Contains(wrapperValueOptions, last)
+		case interpreterName(prog) != "":
+			value = value || slices.Contains(interpreterValueOptions, last)
+		}
+		if runs && !value && positionals > 0 {
+			positionals-- // timeout's duration, flock's lock file: judged as an operand below
+			value = true
+		} else if runs && !value && !inline {
 			// The program (or script) the wrapper runs: the words after it are its operands,
 			// judged as that program's (unshare … mount --make-rshared /, timeout 5 sort -o …).
 			return j.operandsNameCode(cmdName(a), args[i+1:])
 		}
 		if c := j.namedCode(a); c != "" {
-			if runs && !strings.HasPrefix(a, "-") && !slices.Contains(wrapperPathValues, last) {
-				return j.operandsNameCode(cmdName(a), args[i+1:]) // nice -n 5 /usr/local/bin/x
-			}
 			return "names the node's program dir " + c + " as an operand of " + prog + ", which may write it (only the program run, or an operand of a program that only reads: cat, grep, ls, test, sha256sum, …)"
 		}
 	}

@@ -84,6 +84,8 @@ func (j judge) script(s string, depth int, strict bool) string {
 				x, ok := j.expand(cmd[len(cmd)-1])
 				if x == "~" || strings.HasPrefix(x, "~/") {
 					x = j.homeDir() + strings.TrimPrefix(x, "~") // the shell's ~ is $HOME
+				} else if strings.HasPrefix(x, "~") {
+					return strings.Join(cmd, " ") + ": a user's home the judge cannot resolve (relative paths after it cannot be judged)"
 				}
 				if c := cleanPath("/" + strings.TrimPrefix(x, "/")); !ok || under(c, "/proc") || under(c, "/sys") {
 					return strings.Join(cmd, " ") + ": relative paths after it would reach /proc or /sys, or cannot be judged"

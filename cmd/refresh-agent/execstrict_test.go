@@ -38,6 +38,18 @@ func TestCLIRefusesUnitsWhoseCommandsMakeTheirCode(t *testing.T) {
 		{`ExecStart=/usr/bin/podman run --rm -v /etc/myapp/app.conf:/x:z --privileged --pid=host registry.access.redhat.com/ubi9 sh /x`, "podman run"},
 		{`ExecStart=/usr/bin/timeout 5 /tmp/myapp`, "a changed line runs /tmp/myapp"},
 		{`ExecStart=/usr/bin/python3 /etc/myapp/app.conf`, "/etc/myapp/app.conf"},
+		// Round 5: F2 (programs whose files are code), F3 (the node's program dirs as a writer's
+		// operand, cd to HOME), F4 (/usr/tmp is /var/tmp), StandardOutput=tty.
+		{`ExecStart=/usr/lib/systemd/systemd-sysctl /etc/myapp/app.conf`, "systemd-sysctl /etc/myapp/app.conf"},
+		{`ExecStart=/usr/bin/systemd-tmpfiles --create /etc/myapp/app.conf`, "a file the payload may write"},
+		{`ExecStart=/usr/bin/python3 -m pdb /etc/myapp/app.conf`, "python3 -m pdb"},
+		{"ExecStartPre=/usr/bin/chmod 755 /etc/myapp/app.conf\nExecStart=/usr/bin/run-parts /etc/myapp", "run-parts /etc/myapp"},
+		{"ExecStartPre=/usr/bin/sort -o /usr/local/bin/ok /etc/myapp/app.conf\nExecStart=/usr/local/bin/ok", "names the node's program dir /usr/local/bin/ok as an operand of sort"},
+		{`ExecStart=/usr/bin/sed -i '2i /usr/bin/bash /etc/myapp/app.conf' /usr/local/bin/kubenswrapper`, "operand of sed"},
+		{`ExecStart=/usr/bin/setfacl -m u:core:rwx /usr/local/bin`, "operand of setfacl"},
+		{`ExecStart=/usr/bin/bash -c 'HOME=/usr/local/bin; cd; cp /etc/myapp/app.conf ok'`, "HOME=/usr/local/bin"},
+		{"ExecStartPre=/usr/bin/install -m 755 /etc/myapp/app.conf /var/tmp/ok\nExecStart=/usr/tmp/ok", "a changed line runs /usr/tmp/ok"},
+		{"ExecStart=/usr/bin/sleep infinity\nStandardOutput=tty", "StandardOutput=tty"},
 	}
 	for _, c := range cases {
 		t.Run(c.service, func(t *testing.T) {
