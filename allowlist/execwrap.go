@@ -63,8 +63,13 @@ func (j judge) unknownProgram(prog string, argv []string, depth int) string {
 				continue
 			}
 			cmd = append([]string{v}, argv[i+1:]...)
-		case !strings.ContainsAny(a, "/=$`%") && !strings.HasPrefix(a, "-") && mayRun(a) &&
-			(i == 1 || prev == "--" || prev == "-" || !strings.HasPrefix(prev, "-")):
+		case strings.ContainsAny(a, " \t\n") && commandPosition(i, prev):
+			// A quoted string where a command would start: what a program may hand to sh -c.
+			if why := j.script(a, depth+1, false); why != "" {
+				return short(strings.Join(argv, " ")) + ": " + argv[0] + " is a program the judge does not model, which may run its words as a command: " + why
+			}
+			continue
+		case !strings.ContainsAny(a, "/=$`%") && !strings.HasPrefix(a, "-") && mayRun(a) && commandPosition(i, prev):
 		default:
 			continue
 		}
@@ -73,6 +78,12 @@ func (j judge) unknownProgram(prog string, argv []string, depth int) string {
 		}
 	}
 	return ""
+}
+
+// commandPosition says whether the i-th word, after prev, is where a wrapper's command would
+// start: right after the program, after -- or -, or after a word that is no option.
+func commandPosition(i int, prev string) bool {
+	return i == 1 || prev == "--" || prev == "-" || !strings.HasPrefix(prev, "-")
 }
 
 // namedForClass says whether a path's last name (without variables or specifiers in it) is of one

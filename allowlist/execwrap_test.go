@@ -41,6 +41,8 @@ func TestChangedLinesJudgeUnknownProgramsAsWrappers(t *testing.T) {
 		{`ExecStart=/usr/bin/somewrapper -- %h/../usr/sbin/reboot`, "specifier"},
 		{`ExecStart=/usr/bin/somewrapper FOO=1 reboot`, "reboots"},
 		{`ExecStart=/usr/bin/somewrapper sh`, "standard input"},
+		{`ExecStart=/usr/bin/somewrapper 'systemctl reboot'`, "controls the service manager"},
+		{`ExecStart=/usr/bin/somewrapper -- "/usr/sbin/reboot -f"`, "reboots"},
 		// F1 xargs / find (t10).
 		{`ExecStart=/usr/bin/xargs -a /etc/myapp/app.conf -I{} /usr/bin/sh -c {}`, "replace string {}"},
 		{`ExecStart=/usr/bin/xargs -a /etc/myapp/app.conf -IX /usr/bin/sh -c X`, "replace string X"},
@@ -91,6 +93,7 @@ func TestChangedLinesJudgeUnknownProgramsAsWrappers(t *testing.T) {
 		`ExecStart=/usr/bin/myapp --pidfile=%t/%n.pid --config %t/myapp/conf`,
 		`ExecStart=/usr/bin/myapp --data /var/lib/myapp/bash-history`,
 		`ExecStartPre=/usr/bin/nc -z 127.0.0.1 8080`,
+		`ExecStart=/usr/bin/myapp --greeting "reboot now" "hello world"`,
 	}
 	for _, l := range accepted {
 		assert.NoError(t, strictUnit(t, true, l), l)
