@@ -91,6 +91,9 @@ func TestNodeProgramDirsAreNoOperandOfAWriter(t *testing.T) {
 		{"sort into the unit's own file", []string{`ExecStart=/usr/bin/sort -o /var/lib/myapp/sorted /etc/myapp/app.conf`}},
 		{"cd to HOME=/root and read", []string{`ExecStart=/usr/bin/bash -c 'cd; ls -la; cd ~; cat .bashrc'`}},
 	}
+	// The MCO's firstboot unit, unchanged: a container engine is judged by judgeImages (a changed
+	// line runs none), and the node's own line runs the node's image.
+	require.NoError(t, strictUnit(t, false, `ExecStart=/usr/bin/podman run --rm --privileged --net=host -v /:/rootfs --entrypoint machine-config-daemon quay.io/openshift/mcd firstboot-complete-machineconfig --persist-nics`))
 	for _, c := range accepted {
 		for _, changed := range []bool{true, false} {
 			assert.NoError(t, strictUnit(t, changed, c.lines...), "%s (changed %v)", c.name, changed)
