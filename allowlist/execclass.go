@@ -117,7 +117,10 @@ func mayRun(word string) bool {
 	if _, ok := codeOperands[n]; ok {
 		return true
 	}
-	for _, l := range [][]string{managerControl, machinePower, diskDown, byPattern, shells, wrappers, writers, imageRunners, socketSenders,
+	if _, ok := runnerOptions[n]; ok || strings.HasPrefix(n, "ld-linux") {
+		return true
+	}
+	for _, l := range [][]string{managerControl, machinePower, diskDown, byPattern, shells, wrappers, writers, imageRunners, socketSenders, alwaysRunners,
 		{"curl", "wget", "kill", "systemd-notify", "systemd-run", "umount", "mount", "sysctl", "modprobe", "crictl", "runc", "crun",
 			"awk", "gawk", "mawk", "nawk", "sed", "gsed", "eval", "source", ".", "find"}} {
 		if slices.Contains(l, n) {

@@ -43,6 +43,10 @@ func TestChangedLinesJudgeUnknownProgramsAsWrappers(t *testing.T) {
 		{`ExecStart=/usr/bin/somewrapper sh`, "standard input"},
 		{`ExecStart=/usr/bin/somewrapper 'systemctl reboot'`, "controls the service manager"},
 		{`ExecStart=/usr/bin/somewrapper -- "/usr/sbin/reboot -f"`, "reboots"},
+		// Programs refused by what they are, behind a wrapper (fuzz: "env AT"); socat to the socket.
+		{`ExecStart=/usr/bin/timeout 5 /usr/bin/socat - UNIX-SENDTO:/run/x`, "socat"},
+		{`ExecStart=/usr/bin/env /usr/bin/at now`, "at now"},
+		{`ExecStart=/usr/bin/nice /usr/bin/ncat -e /usr/bin/bash 127.0.0.1 1`, "ncat -e"},
 		// F1 xargs / find (t10).
 		{`ExecStart=/usr/bin/xargs -a /etc/myapp/app.conf -I{} /usr/bin/sh -c {}`, "replace string {}"},
 		{`ExecStart=/usr/bin/xargs -a /etc/myapp/app.conf -IX /usr/bin/sh -c X`, "replace string X"},
@@ -100,7 +104,7 @@ func TestChangedLinesJudgeUnknownProgramsAsWrappers(t *testing.T) {
 	}
 	// Unchanged lines: the node's own; the known wrappers are judged there too, an unknown program's
 	// words are not (the node's own commands may pass any word).
-	for _, l := range []string{`ExecStart=/usr/bin/setarch x86_64 /usr/sbin/reboot`, `ExecStart=/usr/bin/ssh-agent reboot`,
+	for _, l := range []string{`ExecStart=/usr/bin/setarch x86_64 /usr/sbin/reboot`, `ExecStart=/usr/bin/ssh-agent reboot`, `ExecStart=/usr/bin/env AT`,
 		`ExecStart=/usr/bin/chronic /usr/bin/systemctl reboot`} {
 		assert.Error(t, strictUnit(t, false, l), l)
 	}
