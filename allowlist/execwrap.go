@@ -91,8 +91,13 @@ func commandPosition(i int, prev string) bool {
 // /etc/myapp/app.conf are not.
 func namedForClass(p string) bool {
 	b := p[strings.LastIndexByte(p, '/')+1:]
-	return b != "" && !strings.ContainsAny(b, "$`%") && mayRun(b)
+	return b != "" && !strings.ContainsAny(b, "$`%") && mayRun(b) && !slices.Contains(builtinNames, strings.ToLower(b))
 }
+
+// builtinNames are classes only as a shell's builtins: a path ending in one names a file or a
+// directory (the MCS kubelet's --volume-plugin-dir=/etc/kubernetes/kubelet-plugins/volume/exec),
+// not the builtin. (/usr/bin/command, a real program, is judged by the word after it.)
+var builtinNames = []string{"exec", "eval", "source", ".", "command", "builtin", "trap", "export"}
 
 // socketSenders are the programs that send what their input holds to a local socket (nc -U): in a
 // changed line, not to a unix socket (the manager's notification socket, however its name is

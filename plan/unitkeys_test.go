@@ -222,7 +222,14 @@ func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
 		"ExecStartPre=-/usr/sbin/restorecon -ri /var/lib/kubelet/pod-resources /usr/local/bin/kubenswrapper /usr/bin/kubensenter\n" +
 		"Environment=\"KUBELET_NODE_IP=0.0.0.0\"\nEnvironmentFile=/etc/os-release\nEnvironmentFile=-/etc/kubernetes/kubelet-workaround\n" +
 		"EnvironmentFile=-/etc/kubernetes/kubelet-env\n\nExecStart=/usr/local/bin/kubenswrapper \\\n    /usr/bin/kubelet \\\n" +
-		"      --config=/etc/kubernetes/kubelet.conf \\\n      --cloud-provider= \\\n       \\\n      --node-ip=${KUBELET_NODE_IP} \\\n" +
+		// Every flag of the MCO's template (templates/worker/01-worker-kubelet), as the MCS serves it.
+		"      --config=/etc/kubernetes/kubelet.conf \\\n      --config-dir=/etc/openshift/kubelet.conf.d \\\n" +
+		"      --bootstrap-kubeconfig=/etc/kubernetes/kubeconfig \\\n      --kubeconfig=/var/lib/kubelet/kubeconfig \\\n" +
+		"      --container-runtime-endpoint=/var/run/crio/crio.sock \\\n      --runtime-cgroups=/system.slice/crio.service \\\n" +
+		"      --node-labels=node-role.kubernetes.io/worker,node.openshift.io/os_id=${ID},${CUSTOM_KUBELET_LABELS} \\\n" +
+		"      --node-ip=${KUBELET_NODE_IP} \\\n      --minimum-container-ttl-duration=6m0s \\\n" +
+		"      --volume-plugin-dir=/etc/kubernetes/kubelet-plugins/volume/exec \\\n      --cloud-provider= \\\n       \\\n" +
+		"      --hostname-override=${KUBELET_NODE_NAME} \\\n      --provider-id=${KUBELET_PROVIDERID} \\\n" +
 		"      --v=${KUBELET_LOG_LEVEL}\n\nRestart=always\nRestartSec=10\n\n[Install]\nWantedBy=multi-user.target\n"
 	kubens := "# vim:set ft=systemd :\n#\n# joins the mount namespace kubens.service manages\n#\n\n[Unit]\nAfter=kubens.service\n\n[Service]\nEnvironmentFile=-/run/kubens/env\n"
 	oneshot := func(desc, exec, install string) string {
