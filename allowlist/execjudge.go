@@ -13,7 +13,7 @@ import (
 // with confidence is refused, and so is a command whose effect the judge cannot see.
 
 // SplitExec splits an Exec*= value into the argv of each command it runs. The '@' prefix's
-// argv[0] override is dropped; the '|' prefix (run through the shell) gives the argv sh -c <rest>.
+// argv[0] override gives a second argv, named by it, when it names another program; the '|' prefix (run through the shell) gives the argv sh -c <rest>.
 func SplitExec(v string) ([][]string, error) {
 	v = strings.TrimSpace(v)
 	var out [][]string
@@ -31,6 +31,12 @@ func SplitExec(v string) ([][]string, error) {
 			return nil, err
 		}
 		if strings.Contains(prefix, "@") && len(words) > 1 {
+			// A multi-call binary (kmod, lvm, busybox) picks its applet by argv[0]: @/usr/bin/kmod
+			// insmod F runs insmod. The line is judged as the file it runs and as the program its
+			// argv[0] names, each with the same arguments.
+			if name := words[1]; cmdName(name) != cmdName(words[0]) {
+				out = append(out, append([]string{name}, words[2:]...))
+			}
 			words = append(words[:1], words[2:]...)
 		}
 		if len(words) > 0 {

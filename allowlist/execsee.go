@@ -22,7 +22,11 @@ var codeVars = []string{"LD_*", "BASH_ENV", "ENV", "BASH_FUNC_*", "SHELLOPTS", "
 	"EDITOR", "VISUAL", "PAGER", "GIT_PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "BROWSER", "OPENSSL_CONF",
 	"OPENSSL_ENGINES", "OPENSSL_MODULES", "SSLKEYLOGFILE", "KRB5_CONFIG", "CURL_HOME",
 	"WGETRC", "ZDOTDIR", "INPUTRC", "MAILCAP*", "LIBVA_*", "GST_PLUGIN_*",
-	"GIO_*", "GTK_*", "QT_*", "LUA_INIT*"}
+	"GIO_*", "GTK_*", "QT_*", "LUA_INIT*",
+	// Options given by the environment, the refused command-line options' other spelling (round-6
+	// adversary: TAR_OPTIONS=--to-command=…, RSYNC_RSH=, ZIPOPT=-TT, MODPROBE_OPTIONS=-C F).
+	"TAR_OPTIONS", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "ZIPOPT", "ZIP", "UNZIP", "UNZIPOPT", "MODPROBE_OPTIONS",
+	"GZIP", "XZ_OPT", "XZ_DEFAULTS", "BZIP", "BZIP2", "ZSTD_CLEVEL", "LESS", "MORE", "GREP_OPTIONS", "SYSTEMD_*"}
 
 // codeVar says whether a variable of that name loads code or changes how a program starts.
 func codeVar(name string) bool {

@@ -33,7 +33,12 @@ func TestUnitIdentityIgnoresCaseTypeAndShortForm(t *testing.T) {
 func TestSplitExecAsSystemd(t *testing.T) {
 	got, err := allowlist.SplitExec(`-@/usr/bin/systemctl argv0 "re"boot 'a b' \x41 ; /bin/true`)
 	assert.NoError(t, err)
-	assert.Equal(t, [][]string{{"/usr/bin/systemctl", "reboot", "a b", "A"}, {"/bin/true"}}, got)
+	// '@' gives argv[0]: the line is also judged as the program that name calls (multi-call binaries
+	// pick their applet by it: @/usr/bin/kmod insmod F runs insmod).
+	assert.Equal(t, [][]string{{"argv0", "reboot", "a b", "A"}, {"/usr/bin/systemctl", "reboot", "a b", "A"}, {"/bin/true"}}, got)
+	got, err = allowlist.SplitExec(`@/usr/bin/myapp myapp --x`)
+	assert.NoError(t, err)
+	assert.Equal(t, [][]string{{"/usr/bin/myapp", "--x"}}, got, "argv[0] naming the program itself adds nothing")
 	for _, bad := range []string{`/bin/sh -c 'x`, `/bin/echo "x`, `/bin/echo \q`} {
 		_, err := allowlist.SplitExec(bad)
 		assert.Error(t, err, bad)
