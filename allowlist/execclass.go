@@ -81,6 +81,8 @@ type judge struct {
 	loose bool
 	// wd are the directories a script changed to (relative writes are judged from each).
 	wd *[]string
+	// unitWD is how many of wd's first entries are the unit's WorkingDirectory=.
+	unitWD int
 	// made are the files the unit's commands write: running one runs what the unit made.
 	made map[string]bool
 }

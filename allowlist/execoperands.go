@@ -88,7 +88,12 @@ func (j judge) namedCode(w string) string {
 	if strings.HasPrefix(x, "/") || strings.HasPrefix(x, "-") || strings.ContainsAny(x, "=: \t\n") || j.wd == nil {
 		return ""
 	}
-	for _, d := range *j.wd {
+	for i, d := range *j.wd {
+		if !j.strict && i < j.unitWD && nodePath(d) == nodePath(j.homeDir()) {
+			// The node's own unit run in its home (a user manager reports its home as the working
+			// directory): any word of any program would be a file below it (date +%s%N).
+			continue
+		}
 		if c := nodePath(d + "/" + x); codePath(c) {
 			return c
 		}

@@ -100,3 +100,12 @@ func TestNodeProgramDirsAreNoOperandOfAWriter(t *testing.T) {
 		}
 	}
 }
+
+// The node's own unit run in its home (the user manager reports $HOME as its working directory) is
+// not refused for words that only look like relative files there (date +%s%N, CI at 3d1f8cf); a
+// changed line in the same directory, and a script's own cd into the node's code, still are.
+func TestNodesOwnLineInItsHomeIsNotAWriterOfIt(t *testing.T) {
+	assert.NoError(t, strictUnit(t, false, "WorkingDirectory=/root", `ExecReload=/bin/sh -c 'date +%s%N >> /tmp/markers/x.reload'`))
+	assert.Error(t, strictUnit(t, true, "WorkingDirectory=/root", `ExecStart=/usr/bin/chmod 777 .bashrc`))
+	assert.Error(t, strictUnit(t, false, "WorkingDirectory=/root", `ExecStart=/bin/sh -c 'cd /usr/local/bin && chmod 777 ok'`))
+}

@@ -98,7 +98,7 @@ func judgeExecution(p UnitProps) error {
 	if d := strings.TrimLeft(p.WorkingDirectory, "-!~"); strings.HasPrefix(d, "/") {
 		wd = append(wd, cleanPath(d))
 	}
-	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, made: map[string]bool{}}
+	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{}}
 	for i, argv := range p.Exec {
 		j.strict = i < len(p.ExecChanged) && p.ExecChanged[i]
 		why := ""
