@@ -142,6 +142,9 @@ func interpreterName(n string) string {
 	if _, ok := interpreters[n]; ok {
 		return n
 	}
+	if strings.HasPrefix(n, "platform-python") {
+		n = strings.TrimPrefix(n, "platform-") // RHEL's /usr/libexec/platform-python (round-6 adversary F3)
+	}
 	t := strings.TrimRight(n, "0123456789.-")
 	if _, ok := interpreters[t]; ok {
 		return t

@@ -59,6 +59,14 @@ var codeOperands = map[string]codeOperand{
 	"keepalived": {[]string{"-f", "--use-file"}, false, "keepalived configuration (notify and check scripts run as root)"},
 	"haproxy":    {[]string{"-f"}, false, "haproxy configuration (external checks and lua run code)"},
 	"openssl":    {[]string{"-engine", "-provider-path", "-config"}, false, "an engine, provider or configuration (loaded as code)"},
+	// Round-6 adversary F3: macro and query languages that run a shell, tracing scripts that run
+	// as root in the kernel's view, and root daemons whose configuration grants root.
+	"m4":          {nil, true, "an m4 program (syscmd and esyscmd run a shell)"},
+	"sqlite3":     {[]string{"-init", "-cmd"}, false, "sqlite3 commands (.shell and .system run a shell)"},
+	"bpftrace":    {nil, true, "a bpftrace program (system() runs a command as root)"},
+	"stap":        {nil, true, "a SystemTap script (embedded C and system() as root)"},
+	"dbus-daemon": {[]string{"--config-file"}, false, "a bus configuration (it names the programs the bus activates as root)"},
+	"sshd":        {[]string{"-f", "-o"}, false, "sshd configuration (who may log in as root, with what key)"},
 }
 
 // codeOperandWhy says why the command hands a program a file it runs as code that the payload may
@@ -66,6 +74,13 @@ var codeOperands = map[string]codeOperand{
 func (j judge) codeOperandWhy(prog string, args []string) string {
 	if n := interpreterName(prog); n == "python" || n == "pypy" {
 		return j.pythonModule(prog, args)
+	}
+	if prog == "sqlite3" {
+		for _, a := range args {
+			if t := strings.TrimSpace(a); strings.HasPrefix(t, ".") && hasPrefixAny(t, ".read", ".shell", ".system", ".load", ".once", ".output") {
+				return prog + " " + short(a) + ": a dot command that reads a file as commands, runs a shell, loads code or writes a file (cannot be judged)"
+			}
+		}
 	}
 	if prog == "awk" || prog == "gawk" {
 		for _, a := range args {

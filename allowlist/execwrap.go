@@ -102,7 +102,7 @@ var builtinNames = []string{"exec", "eval", "source", ".", "command", "builtin",
 // socketSenders are the programs that send what their input holds to a local socket (nc -U): in a
 // changed line, not to a unix socket (the manager's notification socket, however its name is
 // spelled or computed), and never running a program on the connection (nc -e/-c, ncat --exec).
-var socketSenders = []string{"nc", "ncat", "netcat", "nc.openbsd", "nc.traditional"}
+var socketSenders = []string{"nc", "ncat", "netcat", "nc.openbsd", "nc.traditional", "logger"}
 
 // judgeSocketSender judges nc and its kin in a changed line.
 func (j judge) judgeSocketSender(prog string, args []string) string {
@@ -113,7 +113,9 @@ func (j judge) judgeSocketSender(prog string, args []string) string {
 		name, _, _ := strings.Cut(a, "=")
 		switch {
 		case name == "--unixsock" || name == "--exec" || name == "--sh-exec" || name == "--lua-exec":
-		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a[1:], "Uec"):
+		case prog == "logger" && (name == "--socket" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a[1:], "u")):
+			// logger -u SOCKET writes its message to any unix socket (round-6 adversary F1).
+		case prog != "logger" && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a[1:], "Uec"):
 		default:
 			continue
 		}
@@ -128,7 +130,8 @@ func (j judge) judgeSocketSender(prog string, args []string) string {
 // is refused by its words (round-5 adversary F5).
 func notifySocket(argv []string) string {
 	for _, a := range argv {
-		if strings.Contains(a, "NOTIFY_SOCKET") || strings.Contains(a, "/run/systemd/notify") {
+		if strings.Contains(a, "NOTIFY_SOCKET") || strings.Contains(a, "/run/systemd/notify") ||
+			strings.Contains(a, "/run/systemd/") && hasGlob(a) { // /run/systemd/notif?, [n]otify (round 6)
 			return short(strings.Join(argv, " ")) + ": names the service manager's notification socket ($NOTIFY_SOCKET): a message there (MAINPID= of another daemon, FDSTORE=) is refused in a changed line"
 		}
 	}
