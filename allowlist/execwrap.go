@@ -207,6 +207,11 @@ func (j judge) replaceCommand(prog string, argv []string) string {
 		if file && runsCode {
 			return line + ": xargs -a hands the words of a file to " + p + " (refused in a changed line)"
 		}
+		if runsCode || slices.Contains(wrappers, p) || p == "xargs" || p == "sudo" {
+			// Its input (a payload file, a pipe) becomes p's words: a wrapper runs them as the
+			// command, a shell or interpreter as its script (round-6 adversary F2: xargs -a F env).
+			return line + ": xargs hands the words of its input to " + p + ", which runs them as a command or code (refused in a changed line)"
+		}
 	}
 	return ""
 }
