@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,13 +16,7 @@ import (
 // models. diff (exit 3), apply --dry-run and apply refuse the adversary's inputs with the same
 // reason, naming unit, section and key, and write nothing; an ordinary change still plans.
 func TestUnitRuleChangesOnlyModeledSettings(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name string, data []byte) string {
-		f := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(f, data, 0o600))
-		return f
-	}
-	policy := write("policy.yaml", []byte("nodeDisruptionPolicy:\n  files:\n  - path: /etc/myapp/app.conf\n"+
+	policy := writeFile(t, "policy.yaml", []byte("nodeDisruptionPolicy:\n  files:\n  - path: /etc/myapp/app.conf\n"+
 		"    actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n  units:\n  - name: myapp.service\n"+
 		"    actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n"))
 	const base = "[Service]\nExecStart=/usr/bin/sleep infinity\n"
@@ -33,7 +25,7 @@ func TestUnitRuleChangesOnlyModeledSettings(t *testing.T) {
 		c.Systemd.Units = []types.Unit{{Name: "myapp.service", Contents: &contents, Dropins: dropins}}
 		return c
 	}
-	cur := write("cur.json", cfg(base).JSON())
+	cur := writeFile(t, "cur.json", cfg(base).JSON())
 	dropin := func(s string) types.Dropin { return types.Dropin{Name: "50-x.conf", Contents: &s} }
 	cases := map[string]struct {
 		des  *fixture.Config
@@ -70,7 +62,7 @@ func TestUnitRuleChangesOnlyModeledSettings(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			des := write(strings.NewReplacer(" ", "-", "/", "_").Replace(name)+".json", c.des.JSON())
+			des := writeFile(t, strings.NewReplacer(" ", "-", "/", "_").Replace(name)+".json", c.des.JSON())
 			code, out, stderr := run(t, "diff", "--output", "json", "--current", cur, "--desired", des, "--policy", policy)
 			require.Equal(t, exitRefused, code, stderr)
 			d := decode(out)
@@ -101,7 +93,7 @@ func TestUnitRuleChangesOnlyModeledSettings(t *testing.T) {
 		})
 	}
 	// An ordinary change of modeled settings plans.
-	des := write("ok.json", cfg("[Unit]\nDescription=my app\nAfter=network-online.target\n[Service]\nType=notify\nRestart=always\n"+
+	des := writeFile(t, "ok.json", cfg("[Unit]\nDescription=my app\nAfter=network-online.target\n[Service]\nType=notify\nRestart=always\n"+
 		"ExecStart=/usr/bin/sleep infinity\nEnvironment=A=1\n[Install]\nWantedBy=multi-user.target\n").JSON())
 	code, out, stderr := run(t, "diff", "--output", "json", "--current", cur, "--desired", des, "--policy", policy)
 	assert.Equal(t, exitOK, code, "%s %s", out, stderr)
