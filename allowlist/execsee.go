@@ -43,7 +43,7 @@ func codeVar(name string) bool {
 // may ever grant (denied by the audit): code read from there is the node's. Every other path the
 // policy reaches may be the payload's, so its contents cannot be judged.
 func payloadCannotWrite(p string) bool {
-	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "$`%*?[{~") {
+	if !plainPath(p) {
 		return false
 	}
 	c := nodePath(p) // /usr/tmp is /var/tmp (nodeAliases)

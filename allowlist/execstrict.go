@@ -26,7 +26,7 @@ import (
 // readOnlyOS says whether p is read-only OS content: RHCOS's /usr (an ostree mount, read-only at run
 // time) but /usr/local (/var/usrlocal), and /bin, /sbin, /lib, /lib64 (links into /usr).
 func readOnlyOS(p string) bool {
-	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "$`%*?[{~") {
+	if !plainPath(p) {
 		return false
 	}
 	c := nodePath(p)
@@ -48,6 +48,12 @@ func readOnlyOS(p string) bool {
 // /usr/src) stays inside it. A path is mapped by its first matching entry.
 var nodeAliases = [][2]string{{"/var/usrlocal", "/usr/local"}, {"/var/roothome", "/root"}, {"/var/opt", "/opt"},
 	{"/usr/tmp", "/var/tmp"}}
+
+// plainPath says whether p is an absolute path with nothing the shell or the manager would expand
+// (a variable, specifier, pattern or ~): only such a path names one file the judge can place.
+func plainPath(p string) bool {
+	return strings.HasPrefix(p, "/") && !strings.ContainsAny(p, "$`%*?[{~")
+}
 
 // nodePath is the path as RHCOS reaches it: cleanPath, then nodeAliases (/var/usrlocal is
 // /usr/local, /var/roothome is /root, /var/opt is /opt, /usr/tmp is /var/tmp).
@@ -74,7 +80,7 @@ func nodeProgram(p string) bool {
 	if readOnlyOS(p) {
 		return true
 	}
-	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "$`%*?[{~") {
+	if !plainPath(p) {
 		return false
 	}
 	c := nodePath(p)
