@@ -85,6 +85,12 @@ type judge struct {
 	unitWD int
 	// made are the files the unit's commands write: running one runs what the unit made.
 	made map[string]bool
+	// programs are the unit's own and granted programs (Execution.Programs): besides the modeled
+	// ones, the only programs a changed line may run (execmodel.go).
+	programs []string
+	// guess: argv is a guess at a command (a word of a program the judge does not model that could
+	// start one, unknownProgram): judged by its class, but not held to the programs a changed line may run.
+	guess bool
 }
 
 // charge takes n from the budget and says whether it is spent.
@@ -160,19 +166,28 @@ func (j judge) argv(argv []string, depth int) string {
 	if len(argv) == 0 {
 		return ""
 	}
-	loose := j.loose
-	j.loose = false
-	why := j.argvClass(argv, depth)
+	loose, guess := j.loose, j.guess
+	j.loose, j.guess = false, false
+	// sure: argv[0] surely is the program of a changed line's command, which runs only modeled,
+	// own or granted programs (execmodel.go).
+	sure := j.strict && !loose && !guess
+	why := j.argvClass(argv, depth, sure)
 	if why == "" && j.strict && !loose {
 		if s := strictProgram(argv[0]); s != "" {
+			return short(strings.Join(argv, " ")) + ": " + s
+		}
+	}
+	if why == "" && sure {
+		if s := j.programRule(argv[0]); s != "" {
 			return short(strings.Join(argv, " ")) + ": " + s
 		}
 	}
 	return why
 }
 
-// argvClass judges the command by the class of its program.
-func (j judge) argvClass(argv []string, depth int) string {
+// argvClass judges the command by the class of its program. sure: argv[0] surely is the program
+// of a changed line's command (argv then refuses one that is neither modeled, own nor granted).
+func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	if j.charge(len(argv)) {
 		return tooCostly
 	}
@@ -276,15 +291,51 @@ func (j judge) argvClass(argv []string, depth int) string {
 	if why := j.codeOperandWhy(prog, args); why != "" {
 		return line + ": " + why
 	}
+	if sure && modeledWrapper(argv[0]) {
+		if why := j.modeledWrapped(prog, argv, depth); why != "" {
+			return why
+		}
+	}
 	if slices.Contains(wrappers, prog) {
-		return j.wrapped(prog, argv, depth)
+		// An own or granted wrapper the judge does not model: its command's position is not
+		// known, so the first program path among its words must be modeled, own or granted too.
+		return j.wrapped(prog, argv, depth, sure && !modeledWrapper(argv[0]) && j.ownProgram(argv[0]))
+	}
+	if sure && !modeledProgram(argv[0]) && !j.ownProgram(argv[0]) {
+		return "" // argv refuses it: no guessing at what an unmodeled program may run
 	}
 	return j.unknownProgram(prog, argv, depth)
 }
 
+// modeledWrapped judges, in a changed line, a modeled wrapper by its grammar: an option it does
+// not model is refused, and its command (where the grammar says it starts) is judged as a command
+// of the line, held to the programs a changed line may run. wrapped then judges its words as in
+// every line.
+func (j judge) modeledWrapped(prog string, argv []string, depth int) string {
+	if why := j.replaceCommand(prog, argv); why != "" {
+		return why // xargs's own reasons say more
+	}
+	line := short(strings.Join(argv, " "))
+	start, dirs, why := wrapperCommand(prog, argv[1:])
+	if why != "" {
+		return line + ": " + why
+	}
+	for _, d := range dirs {
+		if why := j.changeDir(d); why != "" {
+			return why
+		}
+	}
+	if cmd := argv[1+start:]; len(cmd) > 0 {
+		return j.argv(cmd, depth+1)
+	}
+	return ""
+}
+
 // wrapped judges what a wrapper runs: whatever its options, the command it runs is one of its
 // suffixes; a string that is a script (su -c, flock -c, env -S, watch, sg, ssh) is judged as one.
-func (j judge) wrapped(prog string, argv []string, depth int) string {
+//
+// ruled: the wrapper is an own or granted one the judge does not model, in a changed line.
+func (j judge) wrapped(prog string, argv []string, depth int, ruled bool) string {
 	if why := j.replaceCommand(prog, argv); why != "" {
 		return why
 	}
@@ -379,6 +430,11 @@ func (j judge) wrapped(prog string, argv []string, depth int) string {
 		if !program && strings.Contains(a, "/") && !slices.Contains(wrapperPathValues, last) {
 			if why := programFile(a); why != "" {
 				return short(strings.Join(argv, " ")) + ": " + why
+			}
+			if ruled {
+				if why := j.programRule(a); why != "" {
+					return short(strings.Join(argv, " ")) + ": " + why
+				}
 			}
 		}
 		program = program || strings.Contains(a, "/")

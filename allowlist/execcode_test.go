@@ -49,10 +49,9 @@ func TestProgramsWhoseFilesAreCodeReadOnlyTheNodesFiles(t *testing.T) {
 		{"make -f", `ExecStart=/usr/bin/make -f /etc/myapp/Makefile`, "make -f /etc/myapp/Makefile"},
 	}
 	for _, c := range refused {
-		for _, changed := range []bool{true, false} {
-			err := strictUnit(t, changed, c.line)
-			require.Error(t, err, "%s (changed %v)", c.name, changed)
-			assert.Contains(t, err.Error(), c.why, "%s (changed %v)", c.name, changed)
+		for i, err := range []error{strictUnit(t, true, c.line), strictUnit(t, false, c.line), ownUnit(t, c.line)} {
+			require.Error(t, err, "%s (%s)", c.name, judgedAs[i])
+			assert.Contains(t, err.Error(), c.why, "%s (%s)", c.name, judgedAs[i])
 		}
 	}
 	// In a changed line python -m runs only the modules that read no code, and not from a working
@@ -78,8 +77,13 @@ func TestProgramsWhoseFilesAreCodeReadOnlyTheNodesFiles(t *testing.T) {
 		`ExecStart=/usr/sbin/logrotate /etc/logrotate.conf`,
 	}
 	for _, l := range accepted {
-		for _, changed := range []bool{true, false} {
-			assert.NoError(t, strictUnit(t, changed, l), "%s (changed %v)", l, changed)
+		// A changed line runs them as the unit's own programs (or granted ones) only.
+		for i, err := range []error{nil, strictUnit(t, false, l), ownUnit(t, l)} {
+			assert.NoError(t, err, "%s (%s)", l, judgedAs[i])
 		}
 	}
 }
+
+// judgedAs names how a line is judged: changed (the payload's), unchanged (the node's), changed with
+// the unit's own programs.
+var judgedAs = []string{"changed", "unchanged", "changed, own programs"}

@@ -50,7 +50,7 @@ func (j judge) script(s string, depth int, strict bool) string {
 		}
 		cmd := c.words
 		for len(cmd) > 0 && (isAssignment(cmd[0]) || cmd[0] == "!" ||
-			slices.Contains([]string{"then", "else", "do", "if", "elif", "while", "until", "time", "coproc", "exec", "command"}, cmd[0])) {
+			slices.Contains(scriptPrefixes, cmd[0])) {
 			if c.strict && isAssignment(cmd[0]) && assignmentWhy(cmd[0]) != "" {
 				return short(cmd[0]) + ": a variable that loads code or changes how a program starts (cannot be judged)"
 			}

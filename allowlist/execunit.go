@@ -16,6 +16,10 @@ type Execution struct {
 	// desired unit with the node's current one; nil when unknown, e.g. over D-Bus). A changed line
 	// is the ConfigMap's, not the node's: it is judged strictly (judgeExecution).
 	ExecChanged []bool
+	// Programs are the unit's own programs (OwnPrograms of the node's current definition of the
+	// unit) and those the node policy grants it (Policy.UnitPrograms): besides the modeled ones, the
+	// only programs a changed line may run (execmodel.go). Nil over D-Bus, where ExecChanged is.
+	Programs []string
 	// The job mode of the jobs OnFailure=/OnSuccess= start ("" is replace).
 	OnFailureJobMode, OnSuccessJobMode string
 	// StandardInput/Output/Error: file:PATH, append:PATH, truncate:PATH, journal, tty, …; over
@@ -98,7 +102,7 @@ func judgeExecution(p UnitProps) error {
 	if d := strings.TrimLeft(p.WorkingDirectory, "-!~"); strings.HasPrefix(d, "/") {
 		wd = append(wd, cleanPath(d))
 	}
-	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{}}
+	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{}, programs: p.Programs}
 	for i, argv := range p.Exec {
 		j.strict = i < len(p.ExecChanged) && p.ExecChanged[i]
 		why := ""

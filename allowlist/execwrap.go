@@ -33,7 +33,7 @@ func init() { wrappers = append(wrappers, moreWrappers...) }
 var inertPrograms = []string{"echo", "printf", "logger", "sleep", "true", "false", "test", "[", "cat", "ls", "stat",
 	"mkdir", "rmdir", "rm", "chmod", "chown", "chgrp", "grep", "egrep", "fgrep", "head", "tail", "wc", "date",
 	"hostname", "id", "sha256sum", "sha1sum", "md5sum", "restorecon", "chcon", "readlink", "realpath", "basename",
-	"dirname", "which", "file", "du", "df", "sync", "usleep"}
+	"dirname", "which", "file", "du", "df", "sync", "usleep", "printenv", "pidof", "uname", "nproc", "whoami", "tr", "cut"}
 
 // modeled says whether the judge has a class for the program (or knows it runs no command).
 func modeled(prog string) bool {
@@ -73,7 +73,9 @@ func (j judge) unknownProgram(prog string, argv []string, depth int) string {
 		default:
 			continue
 		}
-		if why := j.argv(cmd, depth+1); why != "" {
+		jg := j
+		jg.guess = true
+		if why := jg.argv(cmd, depth+1); why != "" {
 			return short(strings.Join(argv, " ")) + ": " + argv[0] + " is a program the judge does not model, which may run its words as a command: " + why
 		}
 	}

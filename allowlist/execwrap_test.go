@@ -70,8 +70,15 @@ func TestChangedLinesJudgeUnknownProgramsAsWrappers(t *testing.T) {
 		{`ExecStart=/usr/bin/nc -l 8080 -e /usr/bin/bash`, "nc -e"},
 		{`ExecStart=/usr/bin/ncat -l 8080 --sh-exec /usr/bin/myapp`, "--sh-exec"},
 	}
+	// Issue 27 class 3: a changed line runs only modeled, own or granted programs, so the payload's
+	// own line is refused naming the program it may not run; the unit's own (unknown) programs are
+	// still judged as possible wrappers, with the reasons above.
 	for _, c := range refused {
 		err := strictUnit(t, true, c.line)
+		if assert.Error(t, err, c.line) {
+			assert.Contains(t, err.Error(), "ExecStart=", c.line)
+		}
+		err = ownUnit(t, c.line)
 		if assert.Error(t, err, c.line) {
 			assert.Contains(t, err.Error(), c.why, c.line)
 			assert.Contains(t, err.Error(), "ExecStart=", c.line)
@@ -100,7 +107,7 @@ func TestChangedLinesJudgeUnknownProgramsAsWrappers(t *testing.T) {
 		`ExecStart=/usr/bin/myapp --greeting "reboot now" "hello world"`,
 	}
 	for _, l := range accepted {
-		assert.NoError(t, strictUnit(t, true, l), l)
+		assert.NoError(t, ownUnit(t, l), l)
 	}
 	// Unchanged lines: the node's own; the known wrappers are judged there too, an unknown program's
 	// words are not (the node's own commands may pass any word).

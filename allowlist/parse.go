@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"slices"
 	"strings"
 
 	k8sjson "sigs.k8s.io/json"
@@ -125,6 +127,8 @@ type policyFile struct {
 	CoreSSHKeys  *bool     `json:"coreSSHKeys"`
 	// ConfigMapCeiling bounds the ConfigMap's no-reboot-paths (none when absent).
 	ConfigMapCeiling []CeilingRule `json:"configMapCeiling"`
+	// UnitPrograms grant programs to the changed Exec lines of units that unit rules name.
+	UnitPrograms map[string][]string `json:"unitPrograms"`
 
 	// A NodeDisruptionPolicy, as a user writes it under MachineConfiguration spec
 	// (nodeDisruptionPolicy), as the MCO shows it in status (nodeDisruptionPolicyStatus or its
@@ -244,7 +248,44 @@ func ParsePolicy(data []byte) (*Policy, error) {
 		return nil, err
 	}
 	p.Ceiling = ceiling
+	if err := p.parseUnitPrograms(f.UnitPrograms); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// parseUnitPrograms checks the unitPrograms grants: each names a unit a unit rule names, and
+// programs by absolute clean paths among the node's programs (read-only OS content, or
+// /usr/local/bin, /usr/local/sbin, /usr/local/libexec), which neither a refresh nor a judged
+// command writes.
+func (p *Policy) parseUnitPrograms(in map[string][]string) error {
+	units := make([]string, 0, len(in))
+	for u := range in {
+		units = append(units, u)
+	}
+	slices.Sort(units) // the first error is the same on every read
+	for _, u := range units {
+		if _, ok := p.UnitRule(u); !ok {
+			return fmt.Errorf("unitPrograms[%s]: no unit rule names %s (a units rule of the NodeDisruptionPolicy lets a payload change it; a grant is for such a unit only)", strQuote(u), strQuote(u))
+		}
+		for i, prog := range in[u] {
+			name := fmt.Sprintf("unitPrograms[%s][%d]", strQuote(u), i)
+			if err := checkPathChars(prog); err != nil {
+				return fmt.Errorf("%s: path %w", name, err)
+			}
+			if !strings.HasPrefix(prog, "/") || path.Clean(prog) != prog {
+				return fmt.Errorf("%s: %s is not an absolute clean path", name, strQuote(prog))
+			}
+			if !nodeProgram(prog) {
+				return fmt.Errorf("%s: %s is not one of the node's programs: only %s, which the payload cannot write", name, prog, readOnlyDirs)
+			}
+		}
+		if p.UnitPrograms == nil {
+			p.UnitPrograms = map[string][]string{}
+		}
+		p.UnitPrograms[u] = slices.Clone(in[u])
+	}
+	return nil
 }
 
 // parseCeiling checks the configMapCeiling entries: a clean prefix not under a denied prefix (one

@@ -55,6 +55,10 @@ type Policy struct {
 	UnitRules []UnitRule
 	// SSHKey is what a change of core's SSH keys asks besides the write (NodeDisruptionPolicy sshkey).
 	SSHKey Effects
+	// UnitPrograms grant, by unit (one a unit rule names), programs a payload's changed Exec lines
+	// may run besides the modeled ones and the unit's own (the policy file's unitPrograms): absolute
+	// clean paths of the node's programs (nodeProgram). Never from the ConfigMap.
+	UnitPrograms map[string][]string
 }
 
 // Well-known units.

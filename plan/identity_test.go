@@ -124,7 +124,9 @@ func TestPlanRefusesUnitCommandsTooLongToJudge(t *testing.T) {
 		assert.Contains(t, p.Refused[0].Reason, "unit myapp.service")
 		assert.Contains(t, p.Refused[0].Reason, "too long to judge")
 	}
-	ok := "[Service]\nExecStart=/usr/bin/env " + strings.Repeat("a \\\n", 1000) + "/usr/bin/myapp\n"
+	// (assignments: env's first word without "=" is its command, which a changed line holds to the
+	// programs it may run, issue 27 class 3)
+	ok := "[Service]\nExecStart=/usr/bin/env " + strings.Repeat("a=1 \\\n", 1000) + "/usr/bin/myapp\n"
 	p = ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(ok))))
 	assert.True(t, p.Eligible, "%+v", p.Refused)
 }

@@ -33,6 +33,10 @@ const ndpPolicy = `nodeDisruptionPolicy:
     actions: [{type: Reboot}]
   sshkey:
     actions: [{type: Drain}]
+# The program the tests' myapp.service runs, granted to its changed Exec lines (issue 27 class 3:
+# a changed line runs only modeled, own or granted programs).
+unitPrograms:
+  myapp.service: [/usr/bin/myapp, /bin/a, /bin/b, /sbin/auditd]
 `
 
 func ndpBuild(t *testing.T, pol string, cur, des *fixture.Config) *plan.Plan {

@@ -77,7 +77,8 @@ func unitEdit(f func(u *types.Unit)) func() *fixture.Config {
 	})
 }
 
-const myappRule = "units:\n- name: myapp.service\n  actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n"
+const myappRule = "units:\n- name: myapp.service\n  actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n" +
+	"unitPrograms: {myapp.service: [/usr/bin/myapp]}\n" // granted to its changed lines (issue 27 class 3)
 
 var parityCases = map[string]parityCase{
 	// The MCO's default NodeDisruptionPolicy.

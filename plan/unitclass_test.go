@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
@@ -162,9 +163,12 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 		"sulogin console shell":  {svc("ExecStart=-/usr/lib/systemd/systemd-sulogin-shell emergency\nStandardInput=tty-force"), "ExecStart=", "console"},
 		"tty shell":              {svc("ExecStart=/bin/bash\nStandardInput=tty\nTTYPath=/dev/tty9"), "StandardInput=tty", "console"},
 	}
+	// The reasons are the classes' where the programs are granted (grantedPolicy); the payload's
+	// own lines are refused whatever they run (issue 27 class 3).
 	for name, c := range refused {
 		t.Run(name, func(t *testing.T) {
-			p := ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(c.body))))
+			assert.False(t, ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(c.body)))).Eligible)
+			p := ndpBuild(t, grantedPolicy, cur, withUnits(unit("myapp.service", str(c.body))))
 			require.False(t, p.Eligible, "refused: %s", c.body)
 			require.NotEmpty(t, p.Refused)
 			r := p.Refused[0].Reason
@@ -220,7 +224,7 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 	strict := map[string]string{"iri-registry": "podman run",
 		"podman pull loop": "/etc/machine-config-daemon/generate_podman_policy_args.sh"}
 	for name, body := range accepted {
-		p := ndpBuild(t, ndpPolicy, cur, withUnits(unit("myapp.service", str(body))))
+		p := ndpBuild(t, grantedPolicy, cur, withUnits(unit("myapp.service", str(body))))
 		if why, ok := strict[name]; ok {
 			if assert.False(t, p.Eligible, name) && assert.NotEmpty(t, p.Refused) {
 				assert.Contains(t, p.Refused[0].Reason, why, name)
@@ -231,3 +235,9 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 		assert.True(t, p.Eligible, "%s: %+v", name, p.Refused)
 	}
 }
+
+// grantedPolicy is ndpPolicy granting myapp.service the node programs the MCO's and podman's unit
+// shapes run (issue 27 class 3: an added line runs only modeled or granted programs).
+var grantedPolicy = strings.Replace(ndpPolicy, "myapp.service: [/usr/bin/myapp,", "myapp.service: [/usr/bin/myapp, /usr/bin/findmnt, "+
+	"/usr/bin/mount, /usr/bin/umount, /usr/bin/unshare, /usr/sbin/ip, /usr/bin/ovs-vswitchd, /usr/bin/ovs-appctl, /usr/bin/kubelet, "+
+	"/usr/bin/base64, /usr/bin/xxd, /usr/bin/mountpoint,", 1)

@@ -164,10 +164,27 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy) string 
 	}
 	changed := changedOptions(cur, des)
 	p.ExecChanged = execChanged(p.ExecKeys, p.Exec, changed)
+	p.Programs = unitPrograms(u.Name, old, pol)
 	if err := allowlist.JudgeUnit(p); err != nil {
 		return fmt.Sprintf("unit %s: %v", u.Name, err)
 	}
 	return judgeChangedSettings(u.Name, cur, des, changed, pol)
+}
+
+// unitPrograms are the programs a changed Exec line of the unit may run besides the modeled ones:
+// those the node's current definition of the unit runs (none for a unit the payload adds, or one
+// whose current file the judge cannot read) and those the node policy grants it.
+func unitPrograms(name string, old *types.Unit, pol *allowlist.Policy) []string {
+	var out []string
+	if old != nil && !isTrue(old.Mask) {
+		if cur, err := unitFileProps(old.Name, old.Contents, old.Dropins); err == nil {
+			out = allowlist.OwnPrograms(cur.Exec)
+		}
+	}
+	if pol != nil {
+		out = append(out, pol.UnitPrograms[name]...)
+	}
+	return out
 }
 
 // readsAsSystemd says which of the unit's texts the judge would read differently from systemd, or "".

@@ -59,6 +59,9 @@ func TestPlanChangesOnlyModeledSettings(t *testing.T) {
 		k, _, _ := strings.Cut(l, "=")
 		bad[k] = struct{ contents, want string }{svc(l), "[Service] " + k + "=: a setting the judge does not model"}
 	}
+	// ExecSearchPath= is read as an Exec line (its directory judged as a program): a changed one
+	// runs no program a changed line may run (issue 27 class 3), refused naming the key first.
+	bad["ExecSearchPath"] = struct{ contents, want string }{svc("ExecSearchPath=/usr/lib/myapp"), "ExecSearchPath=/usr/lib/myapp: runs /usr/lib/myapp: a changed line may run only"}
 	for name, c := range map[string]struct{ contents, want string }{
 		// Round 3, finding F3.
 		"Type=forking PIDFile":        {svc("Type=forking", "PIDFile=/run/openvswitch/ovs-vswitchd.pid", "ExecStartPost=/usr/bin/kill -9 $MAINPID"), "[Service] PIDFile="},
@@ -263,7 +266,15 @@ func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
 	// read-only OS content and the node's own program dirs, and no container image (allowlist
 	// TestChangedLinesRunOnlyReadOnlyOSContent): these shapes, added, are refused naming the line;
 	// with their commands unchanged they are accepted. The MCO's /usr/local/bin scripts run.
-	strict := map[string]string{"nodeip-configuration shape": "podman run", "podman shape": "podman run"}
+	// Issue 27 class 3: an added line runs only the programs the judge models or the node policy
+	// grants the unit (unitPrograms): the MCS's own programs, added, are refused naming them, and
+	// accepted once granted (grantedPol).
+	strict := map[string]string{"nodeip-configuration shape": "podman run", "podman shape": "podman run",
+		"kubelet": "runs /usr/bin/kubelet: a changed line may run only", "ovs-configuration shape": "runs /usr/local/bin/configure-ovs.sh: a changed line may run only",
+		"wait-for-ipsec-connect shape": "runs /usr/local/bin/ipsec-connect-wait.sh: a changed line may run only",
+		"kubens shape":                 "runs unshare: a changed line may run only"}
+	grantedPol := pol + "unitPrograms:\n  kubelet.service: [/usr/bin/kubelet]\n" +
+		"  myapp.service: [/usr/local/bin/configure-ovs.sh, /usr/local/bin/ipsec-connect-wait.sh, /usr/bin/unshare, /usr/bin/mount, /usr/bin/umount]\n"
 	refusedStrictly := func(t *testing.T, p *plan.Plan, why string) {
 		if assert.False(t, p.Eligible) && assert.NotEmpty(t, p.Refused) {
 			assert.Contains(t, p.Refused[0].Reason, why)
@@ -281,6 +292,10 @@ func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
 			}
 			if why, ok := strict[name]; ok {
 				refusedStrictly(t, p, why)
+				if strings.Contains(why, "a changed line may run only") {
+					p = ndpBuild(t, grantedPol, plain(), withUnits(u))
+					assert.True(t, p.Eligible, "granted: %+v", p.Refused)
+				}
 				return
 			}
 			assert.True(t, p.Eligible, "%+v", p.Refused)
@@ -307,6 +322,23 @@ func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
 			p := ndpBuild(t, pol, withUnits(u), withUnits(changed))
 			assert.True(t, p.Eligible, "%+v", p.Refused)
 		})
+	}
+	// The node's own kubelet with new flags: the payload changes --v and adds one; the programs
+	// (kubenswrapper, kubelet) are the unit's own. A new program behind the same wrapper is not.
+	cur := units["kubelet"]
+	for flags, ok := range map[string]bool{"--v=4": true, "--v=4 --max-pods=500": true} {
+		des := cur
+		c := strings.Replace(*cur.Contents, "--v=${KUBELET_LOG_LEVEL}", flags, 1)
+		des.Contents = &c
+		p := ndpBuild(t, pol, withUnits(cur), withUnits(des))
+		assert.Equal(t, ok, p.Eligible, "%s: %+v", flags, p.Refused)
+	}
+	des := cur
+	c := strings.Replace(*cur.Contents, "/usr/bin/kubelet", "/usr/bin/kubelet-other", 1)
+	des.Contents = &c
+	p := ndpBuild(t, pol, withUnits(cur), withUnits(des))
+	if assert.False(t, p.Eligible) && assert.NotEmpty(t, p.Refused) {
+		assert.Contains(t, p.Refused[0].Reason, "runs /usr/bin/kubelet-other: a changed line may run only")
 	}
 }
 

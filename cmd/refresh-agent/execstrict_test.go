@@ -26,7 +26,8 @@ func TestCLIRefusesUnitsWhoseCommandsMakeTheirCode(t *testing.T) {
 		{"ExecStartPre=/usr/bin/ln -sf /usr/bin/systemctl /usr/local/bin/ok\nExecStart=/usr/local/bin/ok reboot", "ExecStartPre="},
 		// Round 5: F1 (a program the judge does not model as a wrapper, xargs's replace string), F5, F6.
 		{`ExecStart=/usr/bin/setarch x86_64 /usr/sbin/reboot`, "reboots"},
-		{`ExecStart=/usr/bin/somewrapper -q /usr/bin/bash /etc/myapp/app.conf`, "a program the judge does not model"},
+		// (issue 27 class 3: a changed line runs only modeled, own or granted programs)
+		{`ExecStart=/usr/bin/somewrapper -q /usr/bin/bash /etc/myapp/app.conf`, "runs /usr/bin/somewrapper: a changed line may run only the programs the judge models"},
 		{`ExecStart=/usr/bin/xargs -a /etc/myapp/app.conf -I{} /usr/bin/sh -c {}`, "replace string {}"},
 		{"Type=notify\nExecStart=/usr/bin/bash -c 'echo MAINPID=1 | /usr/bin/nc -u -U \"$NOTIFY_SOCKET\"'", "notification socket"},
 		{"Type=notify\nNotifyAccess=all\nExecStart=/usr/bin/sleep infinity", "NotifyAccess=all"},
