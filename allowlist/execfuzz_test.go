@@ -124,6 +124,47 @@ func FuzzExecJudge(f *testing.F) {
 			if len(argv) > 0 && serr == nil && strings.Contains(argv[0], "/") && !readOnlyProgram(argv[0]) {
 				t.Fatalf("%q runs %s, outside read-only OS content, and was accepted as a changed line", line, argv[0])
 			}
+			// Issue 27 class 3: with no own or granted programs, a changed line runs at depth 0
+			// only programs of the documented modeled set (docs/security.md).
+			if len(argv) > 0 && serr == nil && !documentedModeled(argv[0]) {
+				t.Fatalf("%q runs %s, no modeled program, and was accepted as a changed line of a unit with no own programs", line, argv[0])
+			}
 		}
 	})
+}
+
+// documentedModeled is, from docs/security.md's list and not the judge's tables, whether a program
+// is one a changed line may run without the unit running it or the policy granting it.
+func documentedModeled(argv0 string) bool {
+	n := strings.ToLower(path.Base(argv0))
+	if argv0 == "kubenswrapper" || path.Clean(argv0) == "/usr/local/bin/kubenswrapper" || path.Clean(argv0) == "/var/usrlocal/bin/kubenswrapper" {
+		return true
+	}
+	for _, p := range []string{"python", "pypy", "perl", "ruby", "node", "lua", "php", "tclsh", "wish", "expect", "rscript",
+		"pwsh", "guile", "gdb", "jrunscript", "osascript", "julia", "deno", "bc", "dc", "platform-python"} {
+		if n == p || strings.HasPrefix(n, p) && strings.Trim(strings.TrimPrefix(n, p), "0123456789.-") == "" {
+			return true
+		}
+	}
+	return slices.Contains([]string{
+		// inert
+		"echo", "printf", "logger", "sleep", "true", "false", "test", "[", "cat", "ls", "stat", "mkdir", "rmdir", "rm",
+		"chmod", "chown", "chgrp", "grep", "egrep", "fgrep", "head", "tail", "wc", "date", "hostname", "id", "sha256sum",
+		"sha1sum", "md5sum", "restorecon", "chcon", "readlink", "realpath", "basename", "dirname", "which", "file", "du",
+		"df", "sync", "usleep", "printenv", "pidof", "uname", "nproc", "whoami", "tr", "cut",
+		// writers
+		"tee", "dd", "cp", "mv", "install", "ln", "truncate", "sponge", "touch", "shred", "rsync", "tar", "cpio", "unzip",
+		"ed", "ex", "vi", "vim",
+		// judged
+		"sed", "gsed", "awk", "gawk", "mawk", "nawk", "find", "xargs", "kill", "systemd-notify", "systemd-run",
+		// shells and their words
+		"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "lksh", "posh", "fish", "csh", "tcsh", "rbash",
+		"for", "in", "case", "esac", "fi", "done", "[[", "]]", ":", "cd", "pushd", "popd", "exit", "return", "shift", "break",
+		"continue", "read", "wait", "umask", "ulimit", "unset", "set", "export", "local", "declare", "typeset", "readonly",
+		"trap", "pwd", "times", "getopts", "let", "mapfile", "readarray", "type", "{", "}",
+		// container engines (read-only and stop commands)
+		"podman", "docker", "nerdctl", "buildah", "skopeo", "ctr", "crictl", "runc", "crun", "ctr-enhanced", "cri-o", "crio",
+		// modeled wrappers
+		"env", "nice", "ionice", "timeout", "nohup", "setsid", "stdbuf", "chrt", "taskset", "exec", "command",
+	}, n)
 }
