@@ -91,6 +91,8 @@ type judge struct {
 	// guess: argv is a guess at a command (a word of a program the judge does not model that could
 	// start one, unknownProgram): judged by its class, but not held to the programs a changed line may run.
 	guess bool
+	// sure: argv[0] of the command being judged surely is its program, in a changed line (argv).
+	sure bool
 }
 
 // charge takes n from the budget and says whether it is spent.
@@ -171,6 +173,7 @@ func (j judge) argv(argv []string, depth int) string {
 	// sure: argv[0] surely is the program of a changed line's command, which runs only modeled,
 	// own or granted programs (execmodel.go).
 	sure := j.strict && !loose && !guess
+	j.sure = sure
 	why := j.argvClass(argv, depth, sure)
 	if why == "" && j.strict && !loose {
 		if s := strictProgram(argv[0]); s != "" {
@@ -291,6 +294,11 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	if why := j.codeOperandWhy(prog, args); why != "" {
 		return line + ": " + why
 	}
+	if sure {
+		if why := j.strictModeled(prog, argv); why != "" {
+			return why
+		}
+	}
 	if sure && modeledWrapper(argv[0]) {
 		if why := j.modeledWrapped(prog, argv, depth); why != "" {
 			return why
@@ -320,13 +328,23 @@ func (j judge) modeledWrapped(prog string, argv []string, depth int) string {
 	if why != "" {
 		return line + ": " + why
 	}
+
 	for _, d := range dirs {
 		if why := j.changeDir(d); why != "" {
 			return why
 		}
 	}
-	if cmd := argv[1+start:]; len(cmd) > 0 {
-		return j.argv(cmd, depth+1)
+	cmd := argv[1+start:]
+	if len(cmd) == 0 {
+		return ""
+	}
+	if why := j.argv(cmd, depth+1); why != "" {
+		return why
+	}
+	if prog == "xargs" && !slices.Contains(xargsReaders, path.Base(cmd[0])) {
+		// Its command's words are its input's (xargs -a F cp: a destination in the node's code;
+		// xargs -a F myapp: flags no argument rule reads).
+		return line + ": xargs hands the words of its input to " + cmd[0] + ", which the judge cannot then judge (a changed line's xargs runs only " + strings.Join(xargsReaders, ", ") + ")"
 	}
 	return ""
 }
@@ -460,6 +478,7 @@ var joinedCommandFlags = map[string]string{"env": "S", "su": "c", "runuser": "c"
 // commandOptions judges option values that are commands (--to-command=, --use-compress-program,
 // --rsh, --checkpoint-action=exec=, env's --split-string=, -p ExecStart=…, su -cCMD): each is a script.
 func (j judge) commandOptions(prog string, args []string, depth int) string {
+	rule := ""
 	for i, a := range args {
 		if !strings.HasPrefix(a, "-") {
 			continue
@@ -487,12 +506,17 @@ func (j judge) commandOptions(prog string, args []string, depth int) string {
 			}
 			val = args[i+1]
 		}
-		if j.strict && (strings.Contains(ln, "command") || strings.Contains(ln, "exec")) {
-			// In a changed line the command an option names runs only from read-only OS content.
+		if j.strict && (strings.Contains(ln, "command") || strings.Contains(ln, "exec") || strings.Contains(ln, "program")) {
+			// In a changed line the command an option names runs only from read-only OS content;
+			// named by its path (install --strip-program=/usr/bin/x), only a program a changed line
+			// may run (execmodel.go).
 			for _, v := range []string{val, val[strings.LastIndexByte(val, '=')+1:]} {
 				if f := strings.Fields(v); len(f) > 0 {
 					if why := strictProgram(f[0]); why != "" {
 						return "option " + name + ": " + why
+					}
+					if why := j.programRule(f[0]); why != "" && strings.Contains(f[0], "/") && rule == "" {
+						rule = "option " + name + ": " + why // after the script's class, which says more
 					}
 				}
 			}
@@ -506,7 +530,7 @@ func (j judge) commandOptions(prog string, args []string, depth int) string {
 			return "option " + name + " runs " + why
 		}
 	}
-	return ""
+	return rule
 }
 
 // judgeKill allows signals only to the unit's own main process ($MAINPID, what ExecReload=/bin/kill
@@ -634,7 +658,7 @@ func (j judge) judgeShell(argv []string, depth int) string {
 				return line + ": the shell reads its commands from standard input (a pipe, here-document or StandardInput=): cannot be judged"
 			}
 			i++
-			return j.shellOperand(line, argv[i], inline, depth)
+			return j.shellOperand(line, cmdName(argv[0]), argv[i], inline, depth)
 		case a == "--rcfile" || a == "--init-file":
 			if i+1 >= len(argv) {
 				return line + ": " + a + " without its file"
@@ -654,7 +678,7 @@ func (j judge) judgeShell(argv []string, depth int) string {
 				inline = true
 			}
 		default:
-			return j.shellOperand(line, a, inline, depth)
+			return j.shellOperand(line, cmdName(argv[0]), a, inline, depth)
 		}
 	}
 	if inline {
@@ -663,7 +687,7 @@ func (j judge) judgeShell(argv []string, depth int) string {
 	return line + ": the shell reads its commands from standard input (a pipe, here-document or StandardInput=): cannot be judged"
 }
 
-func (j judge) shellOperand(line, op string, inline bool, depth int) string {
+func (j judge) shellOperand(line, shell, op string, inline bool, depth int) string {
 	if inline {
 		return j.script(op, depth+1, true)
 	}
@@ -673,7 +697,7 @@ func (j judge) shellOperand(line, op string, inline bool, depth int) string {
 	if strings.ContainsAny(op, "$`") {
 		return line + ": a script named by a variable cannot be judged"
 	}
-	if why := j.scriptFile(cmdName(line), op); why != "" {
+	if why := j.scriptFile(shell, op); why != "" {
 		return line + ": " + why
 	}
 	return ""

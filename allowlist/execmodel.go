@@ -3,6 +3,7 @@ package allowlist
 import (
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -51,9 +52,10 @@ var wrapperGrammars = map[string]wrapperGrammar{
 	"nohup":  {},
 	"setsid": {flags: []string{"-f", "--fork", "-w", "--wait", "-c", "--ctty"}},
 	"stdbuf": {valued: []string{"-i", "--input", "-o", "--output", "-e", "--error"}},
-	"chrt": {flags: []string{"-b", "--batch", "-d", "--deadline", "-f", "--fifo", "-i", "--idle", "-o", "--other",
-		"-r", "--rr", "-R", "--reset-on-fork", "-v", "--verbose"},
-		valued: []string{"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"}, operands: 1},
+	// Only the policies a unit's own settings may have: CPUSchedulingPolicy=fifo|rr and
+	// IOSchedulingClass=realtime are refused, and so are chrt's real-time policies (its default
+	// among them) and ionice's real-time class (wrapperValues).
+	"chrt":    {flags: []string{"-b", "--batch", "-i", "--idle", "-o", "--other", "-R", "--reset-on-fork", "-v", "--verbose"}, operands: 1},
 	"taskset": {flags: []string{"-c", "--cpu-list"}, operands: 1},
 	"exec":    {}, "command": {}, "kubenswrapper": {},
 	"xargs": {flags: []string{"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit", "-p",
@@ -65,7 +67,7 @@ var wrapperGrammars = map[string]wrapperGrammar{
 
 // modeledWrapper says whether argv0 is a modeled wrapper (kubenswrapper only as the MCO's).
 func modeledWrapper(argv0 string) bool {
-	n := cmdName(argv0)
+	n := path.Base(argv0) // exactly: /usr/local/bin/ENV is no env
 	if n == "kubenswrapper" {
 		return argv0 == n || nodePath(argv0) == "/usr/local/bin/kubenswrapper"
 	}
@@ -79,6 +81,7 @@ func modeledWrapper(argv0 string) bool {
 func wrapperCommand(prog string, args []string) (start int, dirs []string, why string) {
 	g := wrapperGrammars[prog]
 	i := 0
+	var opts [][2]string // the options read, with their values
 	value := func(opt, joined string, hasJoined bool) string {
 		if hasJoined {
 			return joined
@@ -91,6 +94,7 @@ func wrapperCommand(prog string, args []string) (start int, dirs []string, why s
 		return args[i]
 	}
 	chdir := func(opt, v string) {
+		opts = append(opts, [2]string{opt, v})
 		if prog == "env" && (opt == "-C" || opt == "--chdir") {
 			dirs = append(dirs, v)
 		}
@@ -105,10 +109,12 @@ options:
 		case a == "-" || !strings.HasPrefix(a, "-"):
 			break options
 		case g.numbers && isNumber(a[1:]):
+			opts = append(opts, [2]string{"-n", a[1:]}) // nice -5 is nice -n 5
 		case strings.HasPrefix(a, "--"):
 			name, v, has := strings.Cut(a, "=")
 			switch {
 			case slices.Contains(g.flags, name) && !has:
+				opts = append(opts, [2]string{name, ""})
 			case slices.Contains(g.optional, name):
 			case slices.Contains(g.valued, name):
 				chdir(name, value(name, v, has))
@@ -121,6 +127,7 @@ options:
 				o := "-" + a[k:k+1]
 				switch {
 				case slices.Contains(g.flags, o):
+					opts = append(opts, [2]string{o, ""})
 					continue
 				case slices.Contains(g.optional, o):
 				case slices.Contains(g.valued, o):
@@ -135,6 +142,9 @@ options:
 	if why != "" {
 		return 0, nil, why
 	}
+	if why := wrapperValues(prog, opts); why != "" {
+		return 0, nil, why
+	}
 	if prog == "env" && i < len(args) && args[i] == "-" {
 		i++ // env - is env -i
 	}
@@ -145,6 +155,33 @@ options:
 		i++ // env reads every word with "=" as an assignment
 	}
 	return i, dirs, ""
+}
+
+// wrapperValues says why a modeled wrapper's options give its command more than a unit's own
+// settings may (Nice= is 0 to 19; no real-time CPU or I/O scheduling), or "".
+func wrapperValues(prog string, opts [][2]string) string {
+	switch prog {
+	case "nice":
+		for _, o := range opts {
+			if n, err := strconv.Atoi(o[1]); err != nil || n < 0 || n > 19 {
+				return "nice " + o[0] + " " + o[1] + ": an adjustment of 0 to 19 only, as Nice= (never above the default priority)"
+			}
+		}
+	case "ionice":
+		for _, o := range opts {
+			if (o[0] == "-c" || o[0] == "--class") && !slices.Contains([]string{"0", "2", "3", "none", "best-effort", "idle"}, strings.ToLower(o[1])) {
+				return "ionice " + o[0] + " " + o[1] + ": the real-time I/O class (refused as IOSchedulingClass=realtime is)"
+			}
+		}
+	case "chrt":
+		for _, o := range opts {
+			if slices.Contains([]string{"-b", "--batch", "-i", "--idle", "-o", "--other"}, o[0]) {
+				return ""
+			}
+		}
+		return "chrt without -o, -b or -i sets a real-time policy (refused as CPUSchedulingPolicy=fifo or rr is)"
+	}
+	return ""
 }
 
 func isNumber(s string) bool {
@@ -173,15 +210,20 @@ var shellWords = []string{"for", "in", "case", "esac", "fi", "done", "[[", "]]",
 	"return", "shift", "break", "continue", "read", "wait", "umask", "ulimit", "unset", "set", "export", "local",
 	"declare", "typeset", "readonly", "trap", "pwd", "times", "getopts", "let", "mapfile", "readarray", "type", "{", "}"}
 
-// modeledProgram says whether the judge has an exact model of the program argv0 runs.
+// editors are writers the judge does not model (their commands come from their input): never a
+// modeled program (judgeRunner refuses most of their uses in every line).
+var editors = []string{"ed", "ex", "vi", "vim"}
+
+// modeledProgram says whether the judge has an exact model of the program argv0 runs. Its name
+// must be the model's exactly (the classes that refuse read names in any case; this one admits).
 func modeledProgram(argv0 string) bool {
-	n := cmdName(argv0)
+	n := path.Base(argv0)
 	if _, engine := containerEngines[n]; engine {
 		return true // only their read-only and stop commands in a changed line (judgeImages)
 	}
-	return modeledWrapper(argv0) || slices.Contains(inertPrograms, n) || slices.Contains(writers, n) ||
-		slices.Contains(judgedPrograms, n) || slices.Contains(shells, n) || interpreterName(n) != "" ||
-		slices.Contains(shellWords, n)
+	return modeledWrapper(argv0) || slices.Contains(inertPrograms, n) ||
+		slices.Contains(writers, n) && !slices.Contains(editors, n) || slices.Contains(judgedPrograms, n) ||
+		slices.Contains(shells, n) || interpreterName(n) != "" && n == cmdName(n) || slices.Contains(shellWords, n)
 }
 
 // modeledSet names the modeled programs in a refusal (docs/security.md lists them all).
@@ -243,8 +285,9 @@ func onSearchPath(p string) bool {
 
 // OwnPrograms are the programs a unit's commands run (the node's current definition of it): the
 // argv[0] of each command, and of the commands its modeled wrappers and its shells' -c scripts run,
-// a path as RHCOS reaches it (programKey) or a name; and every program path of the node among an
-// unmodeled wrapper's words. A changed line may run them with other arguments.
+// a path as RHCOS reaches it (programKey) or a name; the script files its shells and interpreters
+// run; and an unmodeled wrapper's first program path. A changed line may run them with other
+// arguments.
 func OwnPrograms(exec [][]string) []string {
 	left := execBudget(exec)
 	j := judge{env: map[string]string{}, left: &left, wd: &[]string{}, made: map[string]bool{}}
@@ -273,15 +316,37 @@ func (j judge) ownOf(argv []string, depth int, out *[]string) {
 			j.ownOf(argv[1+start:], depth+1, out)
 		}
 	case slices.Contains(wrappers, prog):
-		// A wrapper the judge does not model: its command's position is unknown, so every program
-		// of the node among its words is the unit's (what wrapped holds a changed line's to).
+		// A wrapper the judge does not model: its command's position is unknown; its first
+		// program path is the unit's (the one wrapped holds a changed line's to).
+		skip := slices.Contains(wrapperFirstOperand, prog)
+		for k, a := range argv[1:] {
+			if strings.HasPrefix(a, "-") || k > 0 && slices.Contains(wrapperPathValues, argv[k]) {
+				continue
+			}
+			if skip {
+				skip = false
+				continue
+			}
+			if strings.Contains(a, "/") {
+				if nodeProgram(a) {
+					j.ownOf([]string{a}, depth+1, out)
+				}
+				return
+			}
+		}
+	case interpreterName(prog) != "":
 		for _, a := range argv[1:] {
-			if nodeProgram(a) && !slices.Contains(*out, programKey(a)) {
-				*out = append(*out, programKey(a))
+			if !strings.HasPrefix(a, "-") {
+				j.ownOf([]string{a}, depth+1, out) // its script: a program too (scriptFile)
+				return
 			}
 		}
 	case slices.Contains(shells, prog):
 		s, ok := inlineScript(argv[1:])
+		if s != "" && !ok {
+			j.ownOf([]string{s}, depth+1, out) // its script file
+			return
+		}
 		if !ok {
 			return
 		}
@@ -327,4 +392,39 @@ func scriptCommand(words []string) []string {
 		words = words[1:]
 	}
 	return words
+}
+
+// xargsReaders are the programs a changed line's xargs may hand its input's words to: programs that
+// only read, print or remove, whatever words they get. Any other program's words would be the
+// input's, which the judge cannot see (xargs -a F cp: a destination in the node's code; xargs -a F
+// myapp: flags no argument rule reads).
+var xargsReaders = []string{"echo", "printf", "cat", "test", "[", "true", "false", "ls", "stat", "grep", "egrep", "fgrep",
+	"head", "tail", "wc", "sha256sum", "sha1sum", "md5sum", "readlink", "realpath", "basename", "dirname", "file", "du",
+	"rm", "rmdir", "sleep"}
+
+// strictModeled judges, in a changed line's command, what a modeled program's model does not
+// cover: rsync's daemon (its configuration runs commands), find's output files (written as a
+// writer's are).
+func (j judge) strictModeled(prog string, argv []string) string {
+	line := short(strings.Join(argv, " "))
+	switch prog {
+	case "rsync":
+		for _, a := range argv[1:] {
+			if a == "--daemon" || strings.HasPrefix(a, "--config") {
+				return line + ": rsync's daemon runs the commands its configuration names (pre-xfer exec) as root (refused in a changed line)"
+			}
+		}
+	case "find":
+		for i, a := range argv {
+			if (a == "-fprint" || a == "-fprint0" || a == "-fprintf" || a == "-fls") && i+1 < len(argv) {
+				if why := j.target(argv[i+1]); why != "" {
+					return line + ": " + why
+				}
+				if why := j.nodeWrite(argv[i+1], false); why != "" {
+					return line + ": " + why
+				}
+			}
+		}
+	}
+	return ""
 }

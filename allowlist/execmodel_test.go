@@ -59,6 +59,28 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 		{`ExecStart=/usr/bin/true ; /usr/bin/foo`, "/usr/bin/foo"},
 		{`ExecStart=/usr/bin/find / -exec /usr/bin/foo {} +`, "/usr/bin/foo"},
 		{`ExecStart=/usr/bin/xargs -0 /usr/bin/foo`, "/usr/bin/foo"},
+		// xargs's command gets its input's words, which no argument rule reads: only readers.
+		{`ExecStart=/usr/bin/xargs -a /etc/myapp/list /usr/bin/myapp`, "/usr/bin/myapp"},
+		{`ExecStart=/usr/bin/xargs -a /etc/myapp/list cp`, "xargs hands the words of its input to cp"},
+		{`ExecStart=/bin/sh -c 'cat /etc/myapp/list | xargs -I{} /usr/bin/myapp --file {}'`, "/usr/bin/myapp"},
+		// A script is a program: only the unit's own or a granted one (an OS script may run its
+		// arguments as a command).
+		{`ExecStart=/bin/sh /usr/bin/command /tmp/x`, "the script /usr/bin/command"},
+		{`ExecStart=/usr/bin/python3 /usr/lib64/python3.9/pdb.py /etc/myapp/app.conf`, "the script /usr/lib64/python3.9/pdb.py"},
+		{`ExecStart=/usr/bin/bash --rcfile /usr/share/myapp/rc -c true`, "the script /usr/share/myapp/rc"},
+		// Options that run a program name one a changed line may run; no daemon runs its
+		// configuration's commands; find writes only where a writer may.
+		{`ExecStart=/usr/bin/install -s --strip-program=/usr/bin/foo /usr/share/myapp/x /var/lib/myapp/x`, "option strip-program: runs /usr/bin/foo"},
+		{`ExecStart=/usr/bin/rsync --daemon --no-detach`, "rsync's daemon"},
+		{`ExecStart=/usr/bin/find /var/lib/myapp -fprint /usr/local/bin/x`, "/usr/local/bin/x"},
+		// Scheduling the unit's own settings may not have.
+		{`ExecStart=/usr/bin/nice -n -5 /usr/bin/myapp`, "nice -n -5"},
+		{`ExecStart=/usr/bin/nice --5 /usr/bin/myapp`, "nice -n -5"},
+		{`ExecStart=/usr/bin/ionice -c 1 /usr/bin/myapp`, "real-time I/O class"},
+		{`ExecStart=/usr/bin/chrt 99 /usr/bin/myapp`, "real-time policy"},
+		{`ExecStart=/usr/bin/chrt -f 99 /usr/bin/myapp`, "chrt -f"},
+		// Names are the model's exactly.
+		{`ExecStart=/usr/local/bin/ENV /usr/bin/myapp`, "runs /usr/local/bin/ENV"},
 		{`ExecStart=/usr/bin/systemd-run --scope /usr/bin/foo`, "/usr/bin/foo"},
 		{`ExecStart=@/usr/bin/myapp foo --v=4`, "runs foo"},
 		// Every modeled wrapper's command, wherever its grammar puts it.
@@ -116,6 +138,13 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 			}
 		}
 	}
+	// The unit's own program, fed its input's words by xargs, is refused too.
+	for _, l := range []string{`ExecStart=/usr/bin/xargs -a /etc/myapp/list /usr/bin/myapp`, `ExecStart=/bin/sh -c 'cat /etc/myapp/list | xargs -I{} /usr/bin/myapp --file {}'`} {
+		err := judgeChanged(t, own, nil, l)
+		if assert.Error(t, err, l) {
+			assert.Contains(t, err.Error(), "xargs hands the words of its input to /usr/bin/myapp", l)
+		}
+	}
 	// The refusal says what a changed line may run.
 	err := judgeChanged(t, own, nil, `ExecStart=/usr/bin/nice -n 5 /usr/bin/foo`)
 	require.Error(t, err)
@@ -143,7 +172,7 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 		`ExecStart=/bin/bash -c 'exec /usr/bin/myapp --v=4'`,
 		`ExecStart=/bin/sh -c 'for i in 1 2; do myapp --v=$i || sleep 1; done'`,
 		`ExecStart=/usr/bin/find /var/lib/myapp -name '*.x' -exec /usr/bin/myapp {} +`,
-		`ExecStart=/usr/bin/xargs -a /etc/myapp/list /usr/bin/myapp`,
+		`ExecStart=/usr/bin/xargs -a /etc/myapp/list /usr/bin/rm -f`,
 		`ExecStart=/usr/bin/true ; /usr/bin/myapp --v=4`,
 		`ExecStart=/usr/bin/systemd-run --scope /usr/bin/myapp`,
 		`ExecStart=/usr/bin/echo ok`,
@@ -162,6 +191,8 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 		`/usr/bin/dbus-daemon --session`:                           `ExecStart=/usr/bin/dbus-daemon --config-file=/usr/share/dbus-1/session.conf`,
 		`/usr/bin/flock /run/lock/myapp.lock /usr/bin/myapp --v=2`: `ExecStart=/usr/bin/flock -n /run/lock/myapp.lock /usr/bin/myapp --v=4`,
 		`/bin/sh -c 'exec /usr/sbin/myhelper --x'`:                 `ExecStart=/usr/sbin/myhelper --y`,
+		`/bin/bash /usr/local/sbin/calc.sh true 1Gi`:               `ExecStart=/bin/bash -x /usr/local/sbin/calc.sh false 2Gi`,
+		`/usr/bin/python3 -u /usr/lib/myapp/main.py`:               `ExecStart=/usr/bin/python3 /usr/lib/myapp/main.py --port 8080`,
 		`@/usr/bin/kmod lsmod`:                                     `ExecStart=@/usr/bin/kmod lsmod`,
 	} {
 		assert.NoError(t, judgeChanged(t, node, nil, line), "%s, node runs %s", line, node)

@@ -92,7 +92,15 @@ func programFile(p string) string {
 // scriptFile judges a script or program file an interpreter reads (in a changed line, strictly).
 func (j judge) scriptFile(prog, f string) string {
 	if j.strict {
-		return strictScript(prog, f)
+		if why := strictScript(prog, f); why != "" || !j.sure || prog == "awk" {
+			return why
+		}
+		// A script is a program: in a changed line's command, only the unit's own or a granted
+		// one (an OS script may run its arguments: sh /usr/bin/command F, python3 …/pdb.py F).
+		if !j.ownProgram(f) {
+			return "a changed line hands " + prog + " the script " + f + ": a changed line runs only the unit's own scripts (those the node's current definition of the unit runs) or those the node policy grants it in unitPrograms"
+		}
+		return ""
 	}
 	if nodeCode(f) {
 		return ""

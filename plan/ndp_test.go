@@ -36,7 +36,8 @@ const ndpPolicy = `nodeDisruptionPolicy:
 # The program the tests' myapp.service runs, granted to its changed Exec lines (issue 27 class 3:
 # a changed line runs only modeled, own or granted programs).
 unitPrograms:
-  myapp.service: [/usr/bin/myapp, /bin/a, /bin/b, /sbin/auditd]
+  myapp.service: [/usr/bin/myapp, /bin/a, /bin/b, /sbin/auditd, /usr/libexec/myapp/start.sh, /usr/lib/myapp/check.py,
+    /usr/local/sbin/dynamic-system-reserved-calc.sh, /usr/local/bin/myapp.py]
 `
 
 func ndpBuild(t *testing.T, pol string, cur, des *fixture.Config) *plan.Plan {

@@ -19,8 +19,8 @@ func TestUnitRuleChangesOnlyModeledSettings(t *testing.T) {
 	policy := writeFile(t, "policy.yaml", []byte("nodeDisruptionPolicy:\n  files:\n  - path: /etc/myapp/app.conf\n"+
 		"    actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n  units:\n  - name: myapp.service\n"+
 		"    actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n"+
-		// the program MountImages' case runs, granted to the unit's changed lines (issue 27 class 3)
-		"unitPrograms: {myapp.service: [/usr/lib/myapp/x]}\n"))
+		// the programs and scripts the cases run, granted to the unit's changed lines (issue 27 class 3)
+		"unitPrograms: {myapp.service: [/usr/lib/myapp/x, /usr/sbin/x, /usr/libexec/x]}\n"))
 	const base = "[Service]\nExecStart=/usr/bin/sleep infinity\n"
 	cfg := func(contents string, dropins ...types.Dropin) *fixture.Config {
 		c := fixture.Ignition("3.2.0").File("/etc/myapp/app.conf", []byte("systemctl reboot\n"), 0o644)
