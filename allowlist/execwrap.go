@@ -117,11 +117,13 @@ func (j judge) judgeSocketSender(prog string, args []string) string {
 		case name == "--unixsock" || name == "--exec" || name == "--sh-exec" || name == "--lua-exec":
 		case prog == "logger" && (name == "--socket" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a[1:], "u")):
 			// logger -u SOCKET writes its message to any unix socket (round-6 adversary F1).
+		case prog == "logger" && (name == "--server" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a[1:], "n")):
+			// logger -n HOST -f F sends a file (a secret) to any host.
 		case prog != "logger" && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a[1:], "Uec"):
 		default:
 			continue
 		}
-		return prog + " " + a + ": sends to a local socket (the service manager's notification socket among them) or runs a program on the connection (refused in a changed line)"
+		return prog + " " + a + ": sends to a local socket (the service manager's notification socket among them) or another host, or runs a program on the connection (refused in a changed line)"
 	}
 	return ""
 }
