@@ -108,6 +108,10 @@ func (p *Policy) Extra(rules []Rule) ([]Rule, []string) {
 			ignore(nodeOnlyReason(l))
 			continue
 		}
+		if d, ok := p.stateDirOf(r.Path); ok && (!strings.HasSuffix(r.Path, "/") || under(strings.TrimSuffix(r.Path, "/"), d)) {
+			ignore("path is in or takes the place of the agent's state dir " + d)
+			continue
+		}
 		if len(r.Pods) > 0 {
 			ignore("pods are named by the node policy only")
 			continue

@@ -59,6 +59,8 @@ type Policy struct {
 	// may run besides the modeled ones and the unit's own (the policy file's unitPrograms): absolute
 	// clean paths of the node's programs (nodeProgram). Never from the ConfigMap.
 	UnitPrograms map[string][]string
+	// stateDirs are the agent's state dirs on the node (WithStateDir): refused to every rule.
+	stateDirs []string
 }
 
 // Well-known units.
@@ -153,6 +155,9 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 	if d, ok := Denied(path); ok {
 		return Decision{Reason: "path is under denied prefix " + d}
 	}
+	if why := p.stateDirReason(path); why != "" {
+		return Decision{Reason: why}
+	}
 	if r, ok := longestMatch(p.Rules, path); ok {
 		if r.Reboot {
 			return Decision{Reason: "node policy rule " + r.Name + " says Reboot, and a refresh never reboots", Effects: r.Effects}
@@ -192,6 +197,9 @@ func (p *Policy) MayWrite(path string) error {
 	}
 	if d, ok := Denied(path); ok {
 		return fmt.Errorf("path is under denied prefix %s", d)
+	}
+	if why := p.stateDirReason(path); why != "" {
+		return errors.New(why)
 	}
 	if r, ok := longestMatch(p.Rules, path); ok {
 		if r.Reboot {

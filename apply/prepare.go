@@ -121,7 +121,11 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	if fromMachineConfig {
 		cur = withDiskBaseline(h.Root, cur, des)
 	}
-	built, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: h.Policy, Delegated: req.Delegated})
+	pol, err := h.NodePolicy()
+	if err != nil {
+		return invalid("%w", err)
+	}
+	built, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: pol, Delegated: req.Delegated})
 	if err != nil {
 		return invalid("%w", err)
 	}

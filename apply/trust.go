@@ -16,12 +16,12 @@ import (
 // lives in the state dir, which only root can write; a journal naming anything else was not
 // written by the agent, and recovery refuses it whole rather than delete or overwrite what it names.
 func (h Host) trust() actions.Trust {
-	pol := h.Policy
-	if pol == nil {
-		pol = allowlist.Default()
-	}
+	pol, perr := h.NodePolicy()
 	return actions.Trust{
 		Path: func(p string) error {
+			if perr != nil {
+				return perr
+			}
 			switch {
 			case p == MCDCurrentConfig, sshKeysPath(p):
 				return nil
@@ -42,6 +42,9 @@ func (h Host) trust() actions.Trust {
 					return nil
 				}
 			case a.Unit != "" && a.Pod == "":
+				if perr != nil {
+					return perr
+				}
 				if _, ok := pol.UnitRule(a.Unit); ok || pol.UnitAllowed(a.Unit) {
 					return nil
 				}

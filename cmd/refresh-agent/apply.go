@@ -25,6 +25,9 @@ import (
 // EnvRoot names the environment variable that gives --root its default.
 const EnvRoot = "REFRESH_AGENT_ROOT"
 
+// defaultStateDir is the state dir on the node when --state-dir is not given (denied in the audit).
+const defaultStateDir = "/var/lib/refresh-agent"
+
 // nodeFlags are the flags every command acting on a node shares.
 type nodeFlags struct {
 	root, stateDir, policy, systemd, cri, nodeName *string
@@ -67,13 +70,18 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Host, erro
 	}
 	stateDir := *f.stateDir
 	if stateDir == "" {
-		stateDir = filepath.Join(root.Dir, "var/lib/refresh-agent")
+		stateDir = filepath.Join(root.Dir, defaultStateDir)
 	}
 	pol := allowlist.Default()
 	if *f.policy != "" {
 		if pol, err = allowlist.LoadPolicy(*f.policy); err != nil {
 			return apply.Host{}, err
 		}
+	}
+	// The state dir, wherever --state-dir puts it inside the root, is refused to every rule and
+	// ceiling (apply.Host.NodePolicy); a policy rule reaching it is an error now, not at a refresh.
+	if pol, err = (apply.Host{Root: root, StateDir: stateDir, Policy: pol}).NodePolicy(); err != nil {
+		return apply.Host{}, fmt.Errorf("--state-dir %s: %w", stateDir, err)
 	}
 	mode := *f.systemd
 	var units actions.Units = actions.NoUnits{}

@@ -18,6 +18,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	rules := fs.String("no-reboot-paths", "", "the ConfigMap's no-reboot-paths JSON")
 	policy := fs.String("policy", "", "node-local policy file (YAML or JSON); default: built-in")
 	output := fs.StringP("output", "o", "text", "text or json")
+	stateDir := fs.String("state-dir", "", "the agent's state directory as a path on the node (apply's --state-dir without its --root), refused to every rule; default "+defaultStateDir+", denied always")
 	fs.Int64Var(&diff.MaxPayloadSize, "max-payload-bytes", diff.MaxPayloadSize, maxPayloadUsage)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -31,6 +32,11 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	in, err := loadInputs(*current, *desired, *rules, *policy)
 	if err != nil {
 		return fail(stderr, exitInvalid, "%v", err)
+	}
+	if *stateDir != "" {
+		if in.Policy, err = in.Policy.WithStateDir(*stateDir); err != nil {
+			return fail(stderr, exitInvalid, "--state-dir: %v", err)
+		}
 	}
 	p, err := plan.Build(*in)
 	if err != nil {

@@ -1,0 +1,69 @@
+package allowlist
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// The agent's own state dir (its journal, record, backups and payloads) is wherever --state-dir
+// puts it, not only the audited /var/lib/refresh-agent: a write there forges the journal recovery
+// acts on or the record a refresh starts from. WithStateDir denies it to every rule and ceiling.
+
+// WithStateDir returns a copy of p that refuses the agent's state dirs (node paths: absolute and
+// clean) to every rule, ConfigMap entry and ceiling: a path in one, and a path that is one's
+// ancestor (a file or link there would take the state dir's place). An error names a node policy
+// rule or ceiling prefix that reaches into one, so a policy that grants it fails to load.
+func (p *Policy) WithStateDir(dirs ...string) (*Policy, error) {
+	q := *p
+	q.stateDirs = append([]string(nil), p.stateDirs...)
+	for _, d := range dirs {
+		if !path.IsAbs(d) || path.Clean(d) != d {
+			return nil, fmt.Errorf("state dir %q: not an absolute clean path on the node", d)
+		}
+		if !slices.Contains(q.stateDirs, d) {
+			q.stateDirs = append(q.stateDirs, d)
+		}
+	}
+	for i, r := range q.Rules {
+		if d, ok := q.stateDirOf(r.Path); ok {
+			return nil, fmt.Errorf("node policy rule %d (%s) reaches the agent's state dir %s: no rule may write it or take its place", i, r.Path, d)
+		}
+	}
+	for i, c := range q.Ceiling {
+		for _, d := range q.stateDirs {
+			if under(strings.TrimSuffix(c.Prefix, "/"), d) {
+				return nil, fmt.Errorf("configMapCeiling[%d] prefix %s lies in the agent's state dir %s: nothing there may be written", i, c.Prefix, d)
+			}
+		}
+	}
+	return &q, nil
+}
+
+// StateDirs returns the state dirs WithStateDir added.
+func (p *Policy) StateDirs() []string { return append([]string(nil), p.stateDirs...) }
+
+// stateDirOf returns the state dir that path (a file, or a prefix ending in "/") is in, is, or is
+// an ancestor of.
+func (p *Policy) stateDirOf(rulePath string) (string, bool) {
+	q := strings.TrimSuffix(rulePath, "/")
+	for _, d := range p.stateDirs {
+		if under(q, d) || q != "" && under(d, q) {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// stateDirReason says why path is refused for the agent's state dir, or "".
+func (p *Policy) stateDirReason(rulePath string) string {
+	d, ok := p.stateDirOf(rulePath)
+	if !ok {
+		return ""
+	}
+	if q := strings.TrimSuffix(rulePath, "/"); q != d && under(d, q) {
+		return "path is an ancestor of the agent's state dir " + d + " (its journal, record and payloads): a write there would take its place; no rule or ceiling reaches it"
+	}
+	return "path is in the agent's state dir " + d + " (its journal, record and payloads): no rule or ceiling reaches it"
+}

@@ -1,0 +1,71 @@
+package apply
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/openshift/refresh-agent/allowlist"
+)
+
+// StateDirOnNode returns the paths on the node of a state dir that lies inside the root (none for
+// one outside it): as given, and with the symlinks of its existing part resolved, so that a root or
+// state dir named through a symlink is still found.
+func StateDirOnNode(rootDir, stateDir string) []string {
+	var out []string
+	add := func(root, dir string) {
+		rp, err := filepath.Rel(root, dir)
+		if err != nil || rp == ".." || strings.HasPrefix(rp, "../") || filepath.IsAbs(rp) {
+			return
+		}
+		p := "/"
+		if rp != "." {
+			p = "/" + filepath.ToSlash(rp)
+		}
+		for _, q := range out {
+			if q == p {
+				return
+			}
+		}
+		out = append(out, p)
+	}
+	root, dir := filepath.Clean(rootDir), stateDir
+	if !filepath.IsAbs(dir) {
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+	}
+	dir = filepath.Clean(dir)
+	add(root, dir)
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		add(r, resolveExisting(dir))
+	}
+	return out
+}
+
+// resolveExisting resolves the symlinks of the longest existing ancestor of dir and appends the rest.
+func resolveExisting(dir string) string {
+	rest := ""
+	for d := dir; ; d = filepath.Dir(d) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if d == filepath.Dir(d) {
+			return dir
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
+}
+
+// NodePolicy is the policy every plan and recovery on this host judges by: h.Policy (the built-in
+// one when nil) refusing the agent's state dir to every rule and ceiling, wherever --state-dir puts
+// it inside the root. An error names a policy rule that would reach it.
+func (h Host) NodePolicy() (*allowlist.Policy, error) {
+	pol := h.Policy
+	if pol == nil {
+		pol = allowlist.Default()
+	}
+	if h.Root == nil {
+		return pol, nil
+	}
+	return pol.WithStateDir(StateDirOnNode(h.Root.Dir, h.StateDir)...)
+}
