@@ -625,6 +625,11 @@ func (j judge) judgeRun(argv []string, depth int) string {
 				i++
 				val = argv[i]
 			}
+			if name == "--working-directory" {
+				if why := j.changeDir(val); why != "" {
+					return why // its command's relative writes are judged from there
+				}
+			}
 			if (name == "-E" || name == "--setenv") && j.strict {
 				if why := assignmentWhy(val); why != "" {
 					return line + ": systemd-run " + name + " " + short(val) + ": " + why

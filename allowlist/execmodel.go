@@ -403,16 +403,17 @@ func scriptCommand(words []string) []string {
 }
 
 // xargsReaders are the programs a changed line's xargs may hand its input's words to: programs that
-// only read, print or remove, whatever words they get. Any other program's words would be the
+// only read or print, whatever words they get (not rm: what it removes would not be in its words). Any other program's words would be the
 // input's, which the judge cannot see (xargs -a F cp: a destination in the node's code; xargs -a F
 // myapp: flags no argument rule reads).
 var xargsReaders = []string{"echo", "printf", "cat", "test", "[", "true", "false", "ls", "stat", "grep", "egrep", "fgrep",
 	"head", "tail", "wc", "sha256sum", "sha1sum", "md5sum", "readlink", "realpath", "basename", "dirname", "file", "du",
-	"rm", "rmdir", "sleep"}
+	"sleep"}
 
 // strictModeled judges, in a changed line's command, what a modeled program's model does not
-// cover: rsync's daemon (its configuration runs commands), find's output files (written as a
-// writer's are).
+// cover otherwise: rsync's daemon (its configuration runs commands), find's output files and what
+// it changes, archives' names, set-ID modes, the clock and the name, and the files sed -i edits,
+// chmod, chown and rm change (each as a write, nodeWrite).
 func (j judge) strictModeled(prog string, argv []string) string {
 	line := short(strings.Join(argv, " "))
 	switch prog {
@@ -430,6 +431,28 @@ func (j judge) strictModeled(prog string, argv []string) string {
 		if m := modeOf(prog, argv[1:]); setID(m) {
 			return line + ": mode " + m + " sets the set-user-ID or set-group-ID bit (a program any user runs as its owner; refused in a changed line)"
 		}
+		if prog == "chmod" {
+			return j.metadataWrites(line, argv[1:], true)
+		}
+	case "sed", "gsed":
+		// What sed -i edits is written: not the node's code, nor, for a pattern, the directory of
+		// its fixed part (sed -i … /etc/cron*).
+		if _, files, inPlace := sedArgs(argv[1:]); inPlace {
+			for _, f := range files {
+				above := false
+				if x, ok := j.expand(f); ok && hasGlob(x) {
+					f, above = path.Dir(x[:strings.IndexAny(x, "*?[{")]+"x"), true
+				}
+				if why := j.nodeWrite(f, above); why != "" {
+					return line + ": " + why + changesAsWrites
+				}
+			}
+		}
+	case "chown", "chgrp":
+		return j.metadataWrites(line, argv[1:], true)
+	case "rm", "rmdir", "unlink", "shred":
+		// Removing the node's code or what it trusts (a policy file, a hardening dropin) changes it.
+		return j.metadataWrites(line, argv[1:], false)
 	case "date", "hostname":
 		for _, a := range argv[1:] {
 			if a == "-s" || strings.HasPrefix(a, "--set") || prog == "date" && !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") ||
@@ -438,6 +461,9 @@ func (j judge) strictModeled(prog string, argv []string) string {
 			}
 		}
 	case "find":
+		if why := j.findChanges(line, argv[1:]); why != "" {
+			return why
+		}
 		for i, a := range argv {
 			if (a == "-fprint" || a == "-fprint0" || a == "-fprintf" || a == "-fls") && i+1 < len(argv) {
 				if why := j.target(argv[i+1]); why != "" {
@@ -554,4 +580,57 @@ func setID(m string) bool {
 		}
 	}
 	return false
+}
+
+// metadataWrites judges the files chmod, chown, chgrp (after their mode or owner: first) or rm
+// name, in a changed line: changing or removing one changes the node's code or what it trusts, as
+// a write does (nodeWrite).
+func (j judge) metadataWrites(line string, args []string, first bool) string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			if strings.HasPrefix(a, "--reference") {
+				first = false // the mode or owner is the reference file's
+			}
+			if !(first && len(a) > 1 && strings.ContainsAny(a[1:2], "rwxXst")) {
+				continue // an option (chmod -w is a mode, taken below)
+			}
+		}
+		if first {
+			first = false
+			continue
+		}
+		if why := j.nodeWrite(a, false); why != "" {
+			return line + ": " + why + changesAsWrites
+		}
+	}
+	return ""
+}
+
+const changesAsWrites = " (a changed line's sed -i, chmod, chown, rm and find -delete change what they name as a write does)"
+
+// findChanges judges, in a changed line, a find that removes or hands its files to a program that
+// may change them (-delete, -exec cp {} …): what it finds below its starting points is not in its
+// words, so no starting point may be or hold the node's code.
+func (j judge) findChanges(line string, args []string) string {
+	changes := false
+	for i, a := range args {
+		switch a {
+		case "-delete":
+			changes = true
+		case "-exec", "-execdir", "-ok", "-okdir":
+			changes = changes || i+1 < len(args) && !slices.Contains(xargsReaders, path.Base(args[i+1]))
+		}
+	}
+	if !changes {
+		return ""
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
+			break
+		}
+		if why := j.nodeWrite(strings.TrimSuffix(a, "/")+"/", true); why != "" {
+			return line + ": find changes what it finds below " + a + ": " + why + changesAsWrites
+		}
+	}
+	return ""
 }

@@ -284,9 +284,33 @@ func (j judge) judgeMount(prog string, args []string) string {
 // judgeSed refuses a sed script that runs commands (the e command, the s///e flag) or writes files
 // other than its operands (w, W, s///w); -i's operands are write targets.
 func (j judge) judgeSed(args []string) string {
-	var scripts []string
-	inPlace, haveScript := false, false
-	var files []string
+	scripts, files, inPlace := sedArgs(args)
+	for _, s := range scripts {
+		if why := sedRunsOrWrites(s); why != "" {
+			return why
+		}
+	}
+	if inPlace {
+		for _, f := range files {
+			// sed -i edits files it names by pattern too (/etc/yum.repos.d/*.repo, as the MCO does):
+			// the pattern's fixed part is judged.
+			if x, ok := j.expand(f); ok && hasGlob(x) {
+				if why := j.reach(x, true); why != "" {
+					return why
+				}
+				continue
+			}
+			if why := j.target(f); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// sedArgs reads sed's arguments: its scripts, its files, and whether it edits them in place.
+func sedArgs(args []string) (scripts, files []string, inPlace bool) {
+	haveScript := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -319,27 +343,7 @@ func (j judge) judgeSed(args []string) string {
 			}
 		}
 	}
-	for _, s := range scripts {
-		if why := sedRunsOrWrites(s); why != "" {
-			return why
-		}
-	}
-	if inPlace {
-		for _, f := range files {
-			// sed -i edits files it names by pattern too (/etc/yum.repos.d/*.repo, as the MCO does):
-			// the pattern's fixed part is judged.
-			if x, ok := j.expand(f); ok && hasGlob(x) {
-				if why := j.reach(x, true); why != "" {
-					return why
-				}
-				continue
-			}
-			if why := j.target(f); why != "" {
-				return why
-			}
-		}
-	}
-	return ""
+	return scripts, files, inPlace
 }
 
 // sedRunsOrWrites reads a sed script command by command: addresses, then the command letter; the
