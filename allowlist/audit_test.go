@@ -76,6 +76,7 @@ func TestWideCeilingNeverReachesRootOrTrust(t *testing.T) {
 		"/var/lib/kubelet/kubelet.conf", "/var/lib/polkit-1/x", "/var/lib/systemd/x",
 	}
 	paths = append(paths, round4bPaths...)
+	paths = append(paths, round7aPaths...)
 	for _, p := range paths {
 		for _, entry := range []string{p, p[:strings.LastIndex(p, "/")+1]} {
 			rules := mustRules(t, fmt.Sprintf(`[{"path": %q, "action": "None"}]`, entry))
@@ -235,6 +236,32 @@ var round4bPaths = []string{
 	"/var/spool/cron/core", "/etc/cron.daily/x", "/etc/cron.hourly/x", "/etc/udev/rules.d/x.rules", "/etc/udev/hwdb.d/x.hwdb",
 	"/etc/tmpfiles.d/x.conf", "/etc/sysctl.d/x.conf", "/etc/environment", "/etc/profile.d/x.sh",
 	"/etc/NetworkManager/dispatcher.d/pre-up.d/x", "/etc/NetworkManager/dispatcher.d/no-wait.d/x", "/etc/kernel/install.d/x.install",
+}
+
+// round7aPaths are what the round-7a adversary wrote under a ceiling of /etc/ and /var/ (F3), and the
+// classes they point at: terminfo (tput init, tset and reset run iprog), shell-sourced configuration
+// of root-run scripts, programs' plugin and module paths, boot-time and firmware configuration,
+// container runtimes' binaries, operators' host state, DNSSEC trust and the node's identity; each
+// line names a reader, written from the readers' documentation, not from the table.
+var round7aPaths = []string{
+	"/etc/terminfo/x/xterm-256color", "/etc/terminfo/78/xterm", "/etc/termcap", "/root/.terminfo/x/xterm", "/var/roothome/.terminfo/x/xterm",
+	"/etc/e2scrub.conf", "/etc/kdump.conf", "/etc/kdump/post.d/x", "/etc/sysconfig/kdump", "/etc/sysconfig/irqbalance", "/etc/irqbalance.env",
+	"/etc/sysstat/sysstat", "/etc/login.defs",
+	"/var/lib/ocp-tuned/image.env", "/var/lib/tuned/save.pickle", "/etc/tuned/x/tuned.conf",
+	"/etc/kata-containers/configuration.toml", "/etc/nvidia-container-runtime/config.toml", "/etc/nvidia-container-toolkit/x", "/etc/nri/conf.d/x",
+	"/etc/zipl.conf", "/etc/rpm-ostree/origin.d/x.yaml", "/etc/keys/ima/x.der", "/etc/hwdb.d/x.hwdb", "/etc/gcrypt/fips_enabled",
+	"/var/lib/fwupd/remotes.d/x.conf", "/var/lib/fwupd/pki/x", "/etc/usbguard/rules.conf", "/etc/usbguard/IPCAccessControl.d/x",
+	"/etc/ovnk/extra_bridge", "/etc/ovnk/default_bridge", "/etc/ovn/x", "/etc/wireguard/wg0.conf", "/etc/wpa_supplicant/wpa_supplicant.conf",
+	"/etc/pkcs11/modules/x.module", "/etc/opensc.conf", "/etc/gss/mech.d/x.conf", "/etc/sasl2/x.conf", "/etc/sudo.conf",
+	"/etc/request-key.conf", "/etc/request-key.d/x.conf", "/etc/crypto-policies/back-ends/x", "/etc/kernel/postinst.d/x",
+	"/etc/mdadm.conf", "/etc/smartmontools/smartd.conf", "/etc/dnsmasq.d/x", "/etc/dbus-1/system.d/x.conf", "/etc/tpm2-tss/fapi-config.json",
+	"/etc/mcelog/mcelog.conf", "/etc/mdevctl.d/scripts.d/callouts/x", "/etc/watchdog.conf", "/etc/auto.master", "/etc/rsyncd.conf",
+	"/etc/zfcp.conf", "/etc/dasd.conf", "/etc/zkey/x", "/etc/fcoe/config", "/var/lib/sriov/sriov-network-config-daemon", "/etc/sriov-operator/x",
+	"/var/lib/private/x", "/var/cache/private/x", "/var/cache/ldconfig/aux-cache", "/var/kerberos/krb5/user/0/client.keytab",
+	"/var/lib/ipa-client/sysrestore/x", "/var/db/sudo/lectured/root", "/etc/kshrc", "/etc/bash_completion", "/etc/toprc", "/etc/topdefaultrc",
+	"/etc/pip.conf", "/etc/gitconfig", "/etc/tmux.conf", "/etc/screenrc",
+	"/etc/dnssec-trust-anchors.d/root.positive", "/etc/trusted-key.key", "/etc/gai.conf",
+	"/etc/hostname", "/etc/machine-id",
 }
 
 // A configMapCeiling prefix outside /etc and /var is refused at load (round-4b F1: exact ceilings for

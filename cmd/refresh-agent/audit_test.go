@@ -31,7 +31,12 @@ func TestApplyWideCeilingRefusesRound4bPaths(t *testing.T) {
 		"/etc/vconsole.conf", "/etc/locale.conf", "/etc/cifs-utils/idmap-plugin", "/var/lib/chrony/drift", "/etc/passwd.lock",
 		"/etc/shadow.lock", "/etc/group.lock", "/etc/gshadow.lock", "/var/lib/portables/x.raw", "/var/lib/machines/x.raw",
 		"/var/lib/extensions/x.raw", "/var/lib/confexts/x.raw", "/etc/extensions/x.raw", "/etc/NetworkManager/VPN/x.name",
-		"/etc/pki/tls/fips_local.cnf", "/etc/.updated", "/var/.updated", "/var/run/cdi/x.json"}
+		"/etc/pki/tls/fips_local.cnf", "/etc/.updated", "/var/.updated", "/var/run/cdi/x.json",
+		// Round 7a (F3): terminfo, e2scrub's sourced file, NTO's image, Kata's hypervisor, zipl, DNSSEC
+		// anchors, libgcrypt's FIPS switch, usbguard, configure-ovs's bridge, rpm-ostree's origin, fwupd.
+		"/etc/terminfo/x/xterm-256color", "/etc/e2scrub.conf", "/var/lib/ocp-tuned/image.env", "/etc/kata-containers/configuration.toml",
+		"/etc/zipl.conf", "/etc/dnssec-trust-anchors.d/root.positive", "/etc/gcrypt/fips_enabled", "/etc/usbguard/rules.conf",
+		"/etc/ovnk/extra_bridge", "/etc/rpm-ostree/origin.d/x.yaml", "/var/lib/fwupd/remotes.d/x.conf"}
 	des := fixture.Ignition("3.2.0")
 	for _, p := range paths {
 		des = des.File(p, []byte("x\n"), 0o644)
