@@ -416,6 +416,11 @@ var xargsReaders = []string{"echo", "printf", "cat", "test", "[", "true", "false
 // chmod, chown and rm change (each as a write, nodeWrite).
 func (j judge) strictModeled(prog string, argv []string) string {
 	line := short(strings.Join(argv, " "))
+	if n := interpreterName(prog); n != "" {
+		if why := interpreterOptions(n, argv[1:]); why != "" {
+			return line + ": " + why
+		}
+	}
 	switch prog {
 	case "rsync":
 		for _, a := range argv[1:] {
@@ -630,6 +635,53 @@ func (j judge) findChanges(line string, args []string) string {
 		}
 		if why := j.nodeWrite(strings.TrimSuffix(a, "/")+"/", true); why != "" {
 			return line + ": find changes what it finds below " + a + ": " + why + changesAsWrites
+		}
+	}
+	return ""
+}
+
+// interpreterFlags are, by interpreter, the one-letter options a changed line may give it: those
+// that change neither where its code comes from nor what it writes. A letter in valued takes a
+// value (the rest of its word or the next); one in digits may carry digits in its word (perl -l0,
+// ruby -W2). Every other option (python -X, perl -I/-M/-i/-x, ruby -I/-r, node --require, php -c
+// or -d auto_prepend_file=, any long option) is refused: it may load code from a file the payload
+// may write, or make the interpreter write one.
+var interpreterFlags = map[string]struct{ flags, valued, digits string }{
+	"python": {"uBEIsSOqbdvP", "W", ""}, "pypy": {"uBEIsSOqbdvP", "W", ""},
+	"perl": {"wWXTtans", "", "l0C"}, "ruby": {"wvnpal", "", "W"},
+}
+
+// interpreterOptions says why, in a changed line, an interpreter's options are outside its model.
+// They end at its script (or python's -m, judged by pythonModule).
+func interpreterOptions(name string, args []string) string {
+	f := interpreterFlags[name]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+			return ""
+		}
+		if strings.HasPrefix(a, "--") {
+			return name + " " + short(a) + ": an option the judge does not model (it may load code from a file the payload may write)"
+		}
+	letters:
+		for k := 1; k < len(a); k++ {
+			c := a[k : k+1]
+			switch {
+			case (name == "python" || name == "pypy") && c == "m":
+				return "" // the module: pythonModule
+			case strings.Contains(f.flags, c):
+			case strings.Contains(f.valued, c):
+				if k+1 == len(a) {
+					i++
+				}
+				break letters
+			case strings.Contains(f.digits, c):
+				for k+1 < len(a) && a[k+1] >= '0' && a[k+1] <= '9' {
+					k++
+				}
+			default:
+				return name + " " + short(a) + ": an option the judge does not model (it may load code from a file the payload may write)"
+			}
 		}
 	}
 	return ""

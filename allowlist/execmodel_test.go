@@ -1,6 +1,7 @@
 package allowlist_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -248,7 +249,8 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 		`/usr/bin/flock /run/lock/myapp.lock /usr/bin/myapp --v=2`: `ExecStart=/usr/bin/flock -n /run/lock/myapp.lock /usr/bin/myapp --v=4`,
 		`/bin/sh -c 'exec /usr/sbin/myhelper --x'`:                 `ExecStart=/usr/sbin/myhelper --y`,
 		`/bin/bash /usr/local/sbin/calc.sh true 1Gi`:               `ExecStart=/bin/bash -x /usr/local/sbin/calc.sh false 2Gi`,
-		`/usr/bin/python3 -u /usr/lib/myapp/main.py`:               `ExecStart=/usr/bin/python3 /usr/lib/myapp/main.py --port 8080`,
+		`/usr/bin/python3 -u /usr/lib/myapp/main.py`:               `ExecStart=/usr/bin/python3 -uB -W ignore /usr/lib/myapp/main.py --port 8080`,
+		`/usr/bin/perl /usr/share/myapp/x.pl`:                      `ExecStart=/usr/bin/perl -wT -l0 /usr/share/myapp/x.pl --v`,
 		`@/usr/bin/kmod lsmod`:                                     `ExecStart=@/usr/bin/kmod lsmod`,
 	} {
 		assert.NoError(t, judgeChanged(t, node, nil, line), "%s, node runs %s", line, node)
@@ -264,6 +266,23 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 		`/usr/bin/nc -z 127.0.0.1 80`:                              `ExecStart=/usr/bin/nc -U /run/systemd/notify`,
 	} {
 		assert.Error(t, judgeChanged(t, node, nil, line), "%s, node runs %s", line, node)
+	}
+	// An interpreter's options that may load code from elsewhere or write, even with the unit's
+	// own script.
+	for node, line := range map[string]string{
+		`/usr/bin/node /usr/lib/myapp/main.js`:    `ExecStart=/usr/bin/node --require /etc/myapp/x.js /usr/lib/myapp/main.js`,
+		`/usr/bin/perl /usr/share/myapp/x.pl`:     `ExecStart=/usr/bin/perl -I /var/lib/myapp /usr/share/myapp/x.pl`,
+		`/usr/bin/perl /usr/share/myapp/y.pl`:     `ExecStart=/usr/bin/perl -MEvil /usr/share/myapp/y.pl`,
+		`/usr/bin/perl /usr/share/myapp/z.pl`:     `ExecStart=/usr/bin/perl -i /usr/share/myapp/z.pl /etc/x`,
+		`/usr/bin/ruby /usr/share/myapp/x.rb`:     `ExecStart=/usr/bin/ruby -r /etc/myapp/x.rb /usr/share/myapp/x.rb`,
+		`/usr/bin/php /usr/share/myapp/x.php`:     `ExecStart=/usr/bin/php -d auto_prepend_file=/etc/myapp/x.php /usr/share/myapp/x.php`,
+		`/usr/bin/python3 /usr/lib/myapp/main.py`: `ExecStart=/usr/bin/python3 -X pycache_prefix=/var/lib/myapp /usr/lib/myapp/main.py`,
+	} {
+		err := judgeChanged(t, node, nil, line)
+		if assert.Error(t, err, line) && !strings.Contains(line, "-MEvil") && !strings.Contains(line, "php -d") {
+			// (perl -M and php -d are refused before, as inline code and as a script named by -d)
+			assert.Contains(t, err.Error(), "an option the judge does not model", line)
+		}
 	}
 	// Unchanged lines (the node's own) are judged as before: an unmodeled program runs.
 	assert.NoError(t, strictUnit(t, false, `ExecStart=/usr/bin/foo --v=4`))
