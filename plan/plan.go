@@ -213,6 +213,7 @@ func Build(in Inputs) (*Plan, error) {
 	p.checkMachineConfig(in.Current, in.Desired)
 	p.checkNesting()
 	p.checkActedUnits(in.Current, in.Desired, pol)
+	p.checkStops(in.Current, pol)
 	p.Eligible = len(p.Refused) == 0
 	if p.Eligible {
 		p.Actions = p.orderActions()

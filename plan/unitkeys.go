@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -344,11 +345,12 @@ var modeledSettings = []modeledSetting{
 	{"Unit", []string{"Description", "Documentation"}, "any", nil},
 	{"Unit", []string{"Requires", "Requisite", "Wants", "BindsTo", "Upholds", "OnFailure", "OnSuccess"},
 		"units JudgeUnit accepts (none that stops the system or is essential); no added entry a provisioning unit (a dependency that starts it would redo the first boot; Upholds= again and again)", checkStarts},
-	{"Unit", []string{"PartOf", "StopPropagatedFrom"}, "units JudgeUnit accepts (none that stops the system or is essential)", nil},
+	{"Unit", []string{"PartOf", "StopPropagatedFrom"}, "units JudgeUnit accepts (none that stops the system or is essential): the unit follows the named unit's stop or restart, never the reverse", nil},
 	{"Unit", []string{"Before", "After"}, "units JudgeUnit accepts; no added entry in both (an ordering cycle), and with default dependencies no added Before= of the early boot's targets (" +
 		strings.Join(earlyBoot, ", ") + ": a cycle through the After=basic.target the defaults add)", checkOrdering},
-	{"Unit", []string{"Conflicts", "PropagatesStopTo"}, "added entries only the units every ordinary unit conflicts with (" +
+	{"Unit", []string{"Conflicts"}, "added entries only the units every ordinary unit conflicts with (" +
 		strings.Join(allowlist.ConflictOK(), ", ") + ")", checkStopReach},
+	{"Unit", []string{"PropagatesStopTo"}, "added entries only services a unit rule names (one not saying Reboot), never a target: the unit's stop stops them", checkFollowers},
 	{"Unit", []string{"DefaultDependencies", "RefuseManualStart", "RefuseManualStop", "StopWhenUnneeded"}, "yes or no", nil},
 	{"Unit", prefixed("Condition", conditionKinds), "any (a condition only tests)", nil},
 	{"Unit", prefixed("Assert", conditionKinds), "any (an assertion only tests)", nil},
@@ -368,7 +370,7 @@ var modeledSettings = []modeledSetting{
 	{"Service", []string{"NotifyAccess"}, "main, exec, none (not all: any process of the unit could send the manager MAINPID= of another daemon, kubelet's, which a restart or kill $MAINPID then signals)", oneOf("main", "exec", "none")},
 	{"Service", []string{"FailureAction", "StartLimitAction", "RebootArgument"}, "what JudgeUnit accepts (the legacy spellings of the [Unit] actions)", nil},
 	{"Service", []string{"Environment", "EnvironmentFile", "UnsetEnvironment", "PassEnvironment"}, "what the environment judge accepts", nil},
-	{"Service", []string{"User", "Group"}, "any", nil},
+	{"Service", []string{"User", "Group"}, "any, unless the unit then runs as another user than root (a User=, Group= or DynamicUser= not root) with a *Directory= that is, holds or lies under a path the node policy manages (its rules' paths and ceiling prefixes): systemd hands those directories, recursively, to the unit's user", checkDirectoryOwner},
 	{"Service", []string{"WorkingDirectory"}, "what the exec judge accepts (nothing under /proc, /sys, /dev)", nil},
 	{"Service", []string{"StandardOutput", "StandardError"}, "inherit, null, journal, kmsg, journal+console, kmsg+console (not tty: the console's device; not fd:, socket, file:, append:, truncate:)",
 		oneOf("inherit", "null", "journal", "kmsg", "journal+console", "kmsg+console")},
@@ -376,10 +378,11 @@ var modeledSettings = []modeledSetting{
 	{"Service", []string{"SyslogIdentifier", "SyslogLevel", "SyslogFacility", "SyslogLevelPrefix", "LogLevelMax"}, "any", nil},
 	{"Service", []string{"KillMode"}, "control-group, mixed, process (not none)", oneOf("control-group", "mixed", "process")},
 	{"Service", []string{"KillSignal", "FinalKillSignal", "SendSIGKILL", "SendSIGHUP"}, "any", nil},
-	{"Service", []string{"RuntimeDirectory", "StateDirectory", "CacheDirectory", "LogsDirectory", "ConfigurationDirectory"},
-		"the unit's own directories: each added entry's first component is the unit's name (myapp for myapp.service) or starts with it and a dash", checkOwnDirectories},
-	{"Service", []string{"RuntimeDirectoryMode", "StateDirectoryMode", "CacheDirectoryMode", "LogsDirectoryMode",
-		"ConfigurationDirectoryMode", "RuntimeDirectoryPreserve"}, "any", nil},
+	{"Service", dirKeys, "the unit's own directories: each added entry's first component is the unit's name (myapp for myapp.service) or starts with it and a dash; " +
+		"none that is, holds or lies under a path the node policy manages when the unit runs as another user than root (as User=, Group=)", checkDirectories},
+	{"Service", []string{"RuntimeDirectoryMode", "StateDirectoryMode", "CacheDirectoryMode", "LogsDirectoryMode", "ConfigurationDirectoryMode"},
+		"octal modes of at most 0755: no group or other write (others could replace what the unit and a refresh keep there), no setuid, setgid or sticky bit", checkDirectoryMode},
+	{"Service", []string{"RuntimeDirectoryPreserve"}, "any", nil},
 	{"Service", limitKeys, "any (the unit's own resource limits)", nil},
 	{"Service", []string{"Nice"}, "0 to 19 (never above the default priority)", intRange(0, 19)},
 	{"Service", []string{"OOMScoreAdjust"}, "0 to 1000 (never less likely to be killed than the node's services)", intRange(0, 1000)},
@@ -388,7 +391,8 @@ var modeledSettings = []modeledSetting{
 	{"Service", []string{"NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices", "ProtectKernelTunables",
 		"ProtectKernelModules", "ProtectControlGroups", "ProtectClock", "ProtectHostname", "RestrictRealtime", "LockPersonality",
 		"MemoryDenyWriteExecute"}, "any (each only restricts the unit's own sandbox)", nil},
-	{"Install", []string{"WantedBy", "RequiredBy", "UpheldBy"}, "what JudgeUnit accepts (ordinary targets); no added entry a provisioning unit", checkStarts},
+	{"Install", []string{"WantedBy"}, "what JudgeUnit accepts (ordinary targets: a Wants= propagates no stop or restart); no added entry a provisioning unit", checkStarts},
+	{"Install", []string{"RequiredBy", "UpheldBy"}, "added entries only services a unit rule names (one not saying Reboot), never a target: enabled, the named unit Requires= (Upholds=) this one, so the unit's restart or stop restarts or stops it (RequiredBy=sysinit.target: every service); no added entry a provisioning unit", checkFollowers},
 	{"Install", []string{"Alias"}, "what JudgeUnit accepts (no alias)", nil},
 	{"Install", []string{"Also"}, "added entries only units a unit rule names", checkAlso},
 	{"Install", []string{"DefaultInstance"}, "any", nil},
@@ -487,6 +491,152 @@ func checkOwnDirectories(c keyCtx) string {
 		}
 	}
 	return ""
+}
+
+// dirKeys are the settings naming the directories systemd creates for the unit (and, but for
+// ConfigurationDirectory= when it exists already, chowns recursively to the unit's user); dirRoots
+// are where each lies (with DynamicUser=, under private/ too).
+var dirKeys = []string{"RuntimeDirectory", "StateDirectory", "CacheDirectory", "LogsDirectory", "ConfigurationDirectory"}
+var dirRoots = map[string][]string{"RuntimeDirectory": {"/run"}, "StateDirectory": {"/var/lib", "/var/lib/private"},
+	"CacheDirectory": {"/var/cache", "/var/cache/private"}, "LogsDirectory": {"/var/log", "/var/log/private"}, "ConfigurationDirectory": {"/etc"}}
+
+// checkDirectories: the unit's own directories (checkOwnDirectories), none of them handed to a user
+// who is not root where the node policy manages paths (checkDirectoryOwner).
+func checkDirectories(c keyCtx) string {
+	if why := checkOwnDirectories(c); why != "" {
+		return why
+	}
+	return checkDirectoryOwner(c)
+}
+
+// checkDirectoryOwner: systemd.exec(5) creates each *Directory= of the unit at start and, when it
+// exists with another owner, chowns it and everything below to the unit's User=/Group= (a
+// configuration directory only when it creates it, possibly just after a refresh wrote there: judged
+// as the others). A payload that makes a unit with such a directory run as a user who is not root, or
+// gives such a unit one, would hand the files the node policy manages there (a rule's path, a
+// ceiling prefix) to that user, against "owned by root or the rule's owner" (round-7a F4:
+// User=core and StateDirectory=myapp over the ceiling's /var/lib/myapp/extra.json). Judged on the
+// desired definition whenever one of those settings changes; a User= that is not root, without
+// such a directory, only drops the unit's privileges and stays accepted.
+func checkDirectoryOwner(c keyCtx) string {
+	who := runsAs(c.des)
+	if who == "" {
+		return ""
+	}
+	for _, key := range dirKeys {
+		for _, e := range dirEntries(c.unit, c.des[optKey{"Service", key}]) {
+			for _, root := range dirRoots[key] {
+				d := path.Join(root, e)
+				if m := managedAt(c.pol, d); m != "" {
+					return fmt.Sprintf("%s: the unit would run as %s with %s=%s, which systemd hands, recursively, to that user; "+
+						"%s is, holds or lies under %s, which the node policy manages (its files stay root's or their rule's owner)", short(c.last()), who, key, e, d, m)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// runsAs names the first setting of the definition that makes the unit run as a user or group
+// other than root ("" if none). Every assignment counts, not only the last: systemd ignores an
+// assignment it cannot parse, so an earlier one may be what it keeps.
+func runsAs(def map[optKey][]string) string {
+	for _, k := range []string{"User", "Group"} {
+		for _, v := range def[optKey{"Service", k}] {
+			if v != "" && v != "root" && v != "0" {
+				return k + "=" + short(v)
+			}
+		}
+	}
+	for _, v := range def[optKey{"Service", "DynamicUser"}] {
+		if v != "" && !isFalse(v) {
+			return "DynamicUser=" + short(v)
+		}
+	}
+	return ""
+}
+
+// dirEntries are the directories (relative to their root) a *Directory= setting's assignments name,
+// both sides of a symlink entry (a:b), specifiers resolved; an empty assignment resets the list.
+func dirEntries(unitName string, vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		words, err := allowlist.SplitExec(v)
+		if err != nil || len(words) > 1 {
+			continue // refused by checkOwnDirectories
+		}
+		if len(words) == 0 {
+			out = nil
+		}
+		for _, w := range words {
+			for _, e := range w {
+				for _, d := range strings.Split(allowlist.ResolveSpecifiers(unitName, e), ":") {
+					if d != "" {
+						out = append(out, d)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// managedAt returns a path the node policy manages (a rule's path or a ceiling prefix) that the
+// directory d is, holds or lies under, or "".
+func managedAt(pol *allowlist.Policy, d string) string {
+	if pol == nil {
+		return ""
+	}
+	var managed []string
+	for _, r := range pol.Rules {
+		managed = append(managed, r.Path)
+	}
+	for _, c := range pol.Ceiling {
+		managed = append(managed, c.Prefix)
+	}
+	for _, m := range managed {
+		n := strings.TrimSuffix(m, "*")
+		if rest, ok := strings.CutPrefix(n, "/var/run/"); ok {
+			n = "/run/" + rest
+		}
+		// m a string prefix of the directory (the directory is, or lies under, the managed
+		// path or prefix), or the directory a parent of m.
+		if n != "" && (strings.HasPrefix(d+"/", n) || strings.HasPrefix(n, d+"/")) {
+			return m
+		}
+	}
+	return ""
+}
+
+// checkDirectoryMode: a directory mode a payload sets gives no group or other write and no
+// setuid, setgid or sticky bit (round-7a F4: StateDirectoryMode=0777 over a managed file). Each
+// assignment the node's definition does not have is judged, not only the last: systemd ignores one
+// it cannot parse (an empty one too) and keeps the one before.
+func checkDirectoryMode(c keyCtx) string {
+	for _, v := range c.newValues() {
+		if v == "" {
+			continue
+		}
+		m, err := strconv.ParseUint(v, 8, 32)
+		if err != nil || m > 0o7777 {
+			return fmt.Sprintf("%s: not an octal mode", short(v))
+		}
+		if m&^0o755 != 0 {
+			return fmt.Sprintf("%s: more than 0755 (group or other write, setuid, setgid or sticky): others could replace what the unit and a refresh keep there", v)
+		}
+	}
+	return ""
+}
+
+// newValues are the setting's desired assignments the node's current definition of it does not have.
+func (c keyCtx) newValues() []string {
+	var out []string
+	for _, v := range c.values {
+		if !slices.Contains(c.old[c.key], v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // checkStarts: an entry a payload adds to a dependency that starts a unit (or, in [Install], links

@@ -296,7 +296,19 @@ func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
 				refusedStrictly(t, p, why)
 				if strings.Contains(why, "a changed line may run only") || strings.Contains(why, "a changed line runs only") {
 					p = ndpBuild(t, grantedPol, plain(), withUnits(u))
-					assert.True(t, p.Eligible, "granted: %+v", p.Refused)
+					if !strings.Contains(*u.Contents, "RequiredBy=kubelet-dependencies.target") {
+						assert.True(t, p.Eligible, "granted: %+v", p.Refused)
+						return
+					}
+					// Round-7a F1: added, RequiredBy=kubelet-dependencies.target would make the rule's
+					// restart restart kubelet (which requires the target); WantedBy= the same target
+					// only starts it.
+					if assert.False(t, p.Eligible) && assert.NotEmpty(t, p.Refused) {
+						assert.Contains(t, p.Refused[0].Reason, "unit myapp.service: [Install] RequiredBy=kubelet-dependencies.target: ")
+					}
+					wanted := strings.Replace(*u.Contents, "RequiredBy=", "WantedBy=", 1)
+					p = ndpBuild(t, grantedPol, plain(), withUnits(unit(u.Name, &wanted)))
+					assert.True(t, p.Eligible, "granted, WantedBy=: %+v", p.Refused)
 				}
 				return
 			}

@@ -101,6 +101,9 @@ func planUnit(c *diff.Change, pol *allowlist.Policy) ([]FileOp, []UnitAction, al
 		if also := installAlso(des); len(also) > 0 {
 			return refuse("its [Install] Also= (%s) would enable units no unit rule names", strings.Join(also, " "))
 		}
+		if why := enableReach(des, pol); why != "" {
+			return refuse("enabling it: %s", why)
+		}
 	}
 	if len(state) > 0 {
 		if err := allowlist.ActOn(c.Unit); err != nil {

@@ -53,6 +53,24 @@ func TestUnitRuleChangesOnlyModeledSettings(t *testing.T) {
 		"hidden by backslashes":        {cfg(base, dropin("[Service]\nEnvironment=A=\\\\\nBindPaths=/etc/myapp/app.conf:/usr/bin/sleep\n")), "dropin 50-x.conf reads differently to systemd than to the judge"},
 		"X- section":                   {cfg(base + "[X-Foo]\nA=1\n"), "[X-Foo] A=: a section the judge does not model"},
 	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			des := writeFile(t, strings.NewReplacer(" ", "-", "/", "_").Replace(name)+".json", c.des.JSON())
+			refusedAlike(t, []string{"--current", cur, "--desired", des, "--policy", policy}, "unit myapp.service", c.want)
+		})
+	}
+	// An ordinary change of modeled settings plans.
+	des := writeFile(t, "ok.json", cfg("[Unit]\nDescription=my app\nAfter=network-online.target\n[Service]\nType=notify\nRestart=always\n"+
+		"ExecStart=/usr/bin/sleep infinity\nEnvironment=A=1\n[Install]\nWantedBy=multi-user.target\n").JSON())
+	code, out, stderr := run(t, "diff", "--output", "json", "--current", cur, "--desired", des, "--policy", policy)
+	assert.Equal(t, exitOK, code, "%s %s", out, stderr)
+}
+
+// refusedAlike runs diff, then apply --dry-run and apply on a fresh node root, with the inputs in
+// args: each exits 3 (refused), the first reason is the same in all three and contains every want,
+// and nothing is written. It returns the reason.
+func refusedAlike(t *testing.T, args []string, want ...string) string {
+	t.Helper()
 	type result struct {
 		Outcome string
 		Refused []struct{ Kind, Unit, Reason string }
@@ -62,41 +80,33 @@ func TestUnitRuleChangesOnlyModeledSettings(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(out), &r), out)
 		return r
 	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			des := writeFile(t, strings.NewReplacer(" ", "-", "/", "_").Replace(name)+".json", c.des.JSON())
-			code, out, stderr := run(t, "diff", "--output", "json", "--current", cur, "--desired", des, "--policy", policy)
-			require.Equal(t, exitRefused, code, stderr)
-			d := decode(out)
-			require.NotEmpty(t, d.Refused)
-			reason := d.Refused[0].Reason
-			assert.Contains(t, reason, "unit myapp.service")
-			assert.Contains(t, reason, c.want)
-			for _, dry := range []bool{true, false} {
-				root := t.TempDir()
-				require.NoError(t, fixture.NodeRoot(root))
-				before, err := fixture.TreeHash(root)
-				require.NoError(t, err)
-				args := []string{"apply", "--root", root, "--current", cur, "--desired", des, "--policy", policy,
-					"--systemd", "none", "--cri-socket", "none", "--output", "json"}
-				if dry {
-					args = append(args, "--dry-run")
-				}
-				code, out, stderr := run(t, args...)
-				assert.Equal(t, exitRefused, code, "dry run %v: %s", dry, stderr)
-				a := decode(out)
-				assert.Equal(t, "refused", a.Outcome, "dry run %v", dry)
-				require.NotEmpty(t, a.Refused)
-				assert.Equal(t, reason, a.Refused[0].Reason, "dry run %v: the same refusal as diff", dry)
-				after, err := fixture.TreeHash(root)
-				require.NoError(t, err)
-				assert.Equal(t, before, after, "dry run %v: nothing written", dry)
-			}
-		})
+	code, out, stderr := run(t, append([]string{"diff", "--output", "json"}, args...)...)
+	require.Equal(t, exitRefused, code, "%s %s", out, stderr)
+	d := decode(out)
+	require.NotEmpty(t, d.Refused)
+	reason := d.Refused[0].Reason
+	for _, w := range want {
+		assert.Contains(t, reason, w)
 	}
-	// An ordinary change of modeled settings plans.
-	des := writeFile(t, "ok.json", cfg("[Unit]\nDescription=my app\nAfter=network-online.target\n[Service]\nType=notify\nRestart=always\n"+
-		"ExecStart=/usr/bin/sleep infinity\nEnvironment=A=1\n[Install]\nWantedBy=multi-user.target\n").JSON())
-	code, out, stderr := run(t, "diff", "--output", "json", "--current", cur, "--desired", des, "--policy", policy)
-	assert.Equal(t, exitOK, code, "%s %s", out, stderr)
+	for _, dry := range []bool{true, false} {
+		root := t.TempDir()
+		require.NoError(t, fixture.NodeRoot(root))
+		before, err := fixture.TreeHash(root)
+		require.NoError(t, err)
+		a := append([]string{"apply", "--root", root, "--systemd", "none", "--cri-socket", "none", "--output", "json"}, args...)
+		if dry {
+			a = append(a, "--dry-run")
+		}
+		code, out, stderr := run(t, a...)
+		assert.Equal(t, exitRefused, code, "dry run %v: %s", dry, stderr)
+		r := decode(out)
+		assert.Equal(t, "refused", r.Outcome, "dry run %v", dry)
+		if assert.NotEmpty(t, r.Refused) {
+			assert.Equal(t, reason, r.Refused[0].Reason, "dry run %v: the same refusal as diff", dry)
+		}
+		after, err := fixture.TreeHash(root)
+		require.NoError(t, err)
+		assert.Equal(t, before, after, "dry run %v: nothing written", dry)
+	}
+	return reason
 }

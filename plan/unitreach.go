@@ -1,0 +1,150 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/diff"
+)
+
+// A unit's stop or restart job reaches the units that depend on it (systemd's transaction, the
+// PROPAGATE_STOP and PROPAGATE_RESTART atoms of unit-dependency-atom.c): those that Requires=,
+// Requisite=, BindsTo= or PartOf= it, and those its PropagatesStopTo= (their StopPropagatedFrom=)
+// names. Of the settings a payload may set in the unit itself, [Install] RequiredBy= (enabled, the
+// named unit Requires= this one) and [Unit] PropagatesStopTo= make another unit follow it;
+// [Install] UpheldBy= makes another start it again whenever it stops. [Install] WantedBy= (Wants=)
+// propagates neither stop nor restart, and Requires=, BindsTo=, PartOf=, StopPropagatedFrom= in the
+// unit make the unit follow the other, never the reverse. A unit the payload makes follow this one
+// must be one whose restart the node policy grants: a service a unit rule names (round-7a F1:
+// RequiredBy=sysinit.target made the rule's "restart myapp" restart every service through
+// sysinit.target, which each requires; kubelet-dependencies.target, kubelet).
+
+// followerWhy says why the unit u may not follow the unit's jobs through key ("" when a unit rule
+// not saying Reboot names it).
+func followerWhy(key, u string, pol *allowlist.Policy) string {
+	if pol != nil {
+		if r, ok := pol.UnitRule(u); ok && !r.Reboot {
+			return ""
+		}
+	}
+	what := "a unit no unit rule names"
+	if strings.HasSuffix(u, ".target") {
+		what = "a target, which every unit requiring it follows"
+	}
+	switch key {
+	case "UpheldBy":
+		return fmt.Sprintf("%s: once the unit is enabled, %s upholds it (starts it again whenever it stops, a removal's stop included), and %s is %s", u, u, u, what)
+	case "PropagatesStopTo":
+		return fmt.Sprintf("%s: the unit's stop would stop %s, %s", u, u, what)
+	}
+	return fmt.Sprintf("%s: once the unit is enabled, %s requires it, so the unit's restart or stop restarts or stops %s, %s", u, u, u, what)
+}
+
+// checkFollowers: an entry a payload adds to [Install] RequiredBy=/UpheldBy= or [Unit]
+// PropagatesStopTo= names only services a unit rule names (and no provisioning unit).
+func checkFollowers(c keyCtx) string {
+	if why := checkStarts(c); why != "" {
+		return why
+	}
+	for _, u := range c.added() {
+		if why := followerWhy(c.key.key, u, c.pol); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// enableReach says why enabling the unit as the payload defines it would make a unit no rule names
+// follow it, or "": enabling links every [Install] RequiredBy=/UpheldBy= entry, the node's own
+// unchanged ones too (its file and dropins, as systemctl enable reads them).
+func enableReach(u types.Unit, pol *allowlist.Policy) string {
+	def, err := unitDefinition(&u, true)
+	if err != nil {
+		return "" // judgeUnitFile refuses it
+	}
+	for _, key := range []string{"RequiredBy", "UpheldBy"} {
+		k := optKey{"Install", key}
+		for _, e := range list(u.Name, def[k]) {
+			if why := followerWhy(key, e, pol); why != "" {
+				return k.String() + why
+			}
+		}
+	}
+	return ""
+}
+
+// checkStops refuses stopping a unit (a removal's "stop, disable") that a unit no rule names
+// follows in the node's current definition, as the current payload shows it: the stop would stop
+// that unit too (a unit RequiredBy=kubelet-dependencies.target, removed, would stop kubelet).
+func (p *Plan) checkStops(cur *diff.Payload, pol *allowlist.Policy) {
+	if cur == nil {
+		return
+	}
+	for _, s := range p.states {
+		if s.Action != allowlist.ActionStop {
+			continue
+		}
+		why := stopReach(s.Unit, cur.Config.Systemd.Units, pol)
+		if why == "" {
+			continue
+		}
+		for i := range p.Changes {
+			if p.Changes[i].Kind == diff.KindUnit && p.Changes[i].Unit == s.Unit {
+				p.Changes[i].Eligible = false
+			}
+		}
+		p.Refused = append(p.Refused, Refusal{Kind: diff.KindUnit, Unit: s.Unit, Reason: "unit " + s.Unit + ": stopping it (it leaves the config): " + why})
+	}
+}
+
+// stopReach says which unit no rule names the unit name's stop would stop in the current
+// definitions units, or "": the unit's own [Install] RequiredBy= (unless it is disabled) and
+// PropagatesStopTo=, and every other unit's Requires=, Requisite=, BindsTo=, PartOf= and
+// StopPropagatedFrom= naming it or one of its aliases.
+func stopReach(name string, units []types.Unit, pol *allowlist.Policy) string {
+	names := []string{name}
+	for i := range units {
+		u := &units[i]
+		if u.Name != name || isTrue(u.Mask) {
+			continue
+		}
+		def, err := unitDefinition(u, true)
+		if err != nil {
+			continue
+		}
+		names = append(names, list(name, def[optKey{"Install", "Alias"}])...)
+		keys := []optKey{{"Unit", "PropagatesStopTo"}}
+		if u.Enabled == nil || *u.Enabled { // disabled: no link of its [Install] section
+			keys = append(keys, optKey{"Install", "RequiredBy"})
+		}
+		for _, k := range keys {
+			for _, e := range list(name, def[k]) {
+				if why := followerWhy(k.key, e, pol); why != "" {
+					return k.String() + why
+				}
+			}
+		}
+	}
+	for i := range units {
+		v := &units[i]
+		if v.Name == name || isTrue(v.Mask) || followerWhy("", v.Name, pol) == "" {
+			continue
+		}
+		def, err := unitDefinition(v, true)
+		if err != nil {
+			continue
+		}
+		for _, key := range []string{"Requires", "Requisite", "BindsTo", "PartOf", "StopPropagatedFrom"} {
+			for _, e := range list(v.Name, def[optKey{"Unit", key}]) {
+				if slices.Contains(names, e) {
+					return fmt.Sprintf("%s has [Unit] %s=%s, so the stop would stop %s, a unit no unit rule names", v.Name, key, e, v.Name)
+				}
+			}
+		}
+	}
+	return ""
+}
