@@ -294,10 +294,18 @@ type modeledSetting struct {
 	check   func(keyCtx) string
 }
 
+// The value checks judge each assignment the node's definition of the setting does not have, not
+// only the last: systemd ignores an assignment it cannot parse, for most settings an empty one too,
+// and keeps the one before (systemd 252: Type=forking then Type= stays forking, NotifyAccess=all
+// then NotifyAccess= stays all, and Type=notify-reload, which 252 does not know, leaves an earlier
+// Type=forking in force). The node's own values stay as they are.
+
 func oneOf(vals ...string) func(keyCtx) string {
 	return func(c keyCtx) string {
-		if v := c.last(); v != "" && !slices.Contains(vals, v) {
-			return fmt.Sprintf("%s: not one of %s", v, strings.Join(vals, ", "))
+		for _, v := range c.newValues() {
+			if v != "" && !slices.Contains(vals, v) {
+				return fmt.Sprintf("%s: not one of %s", short(v), strings.Join(vals, ", "))
+			}
 		}
 		return ""
 	}
@@ -305,16 +313,30 @@ func oneOf(vals ...string) func(keyCtx) string {
 
 func intRange(lo, hi int) func(keyCtx) string {
 	return func(c keyCtx) string {
-		v := c.last()
-		if v == "" {
-			return ""
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < lo || n > hi {
-			return fmt.Sprintf("%s: not a number from %d to %d", v, lo, hi)
+		for _, v := range c.newValues() {
+			if v == "" {
+				continue
+			}
+			if n, err := strconv.Atoi(v); err != nil || n < lo || n > hi {
+				return fmt.Sprintf("%s: not a number from %d to %d", short(v), lo, hi)
+			}
 		}
 		return ""
 	}
+}
+
+// yesNo: a boolean systemd parses (parse_boolean); an empty or unparsable assignment is ignored by
+// systemd, which keeps the one before, while unitFileProps reads the last (DefaultDependencies=no
+// then DefaultDependencies= would be judged with the defaults the unit does not have).
+func yesNo(c keyCtx) string {
+	for _, v := range c.newValues() {
+		switch strings.ToLower(v) {
+		case "1", "yes", "y", "true", "t", "on", "0", "no", "n", "false", "f", "off":
+		default:
+			return fmt.Sprintf("%s: not yes or no", short(v))
+		}
+	}
+	return ""
 }
 
 var conditionKinds = []string{"Architecture", "Firmware", "Virtualization", "Host", "KernelCommandLine", "KernelVersion",
@@ -351,7 +373,7 @@ var modeledSettings = []modeledSetting{
 	{"Unit", []string{"Conflicts"}, "added entries only the units every ordinary unit conflicts with (" +
 		strings.Join(allowlist.ConflictOK(), ", ") + ")", checkStopReach},
 	{"Unit", []string{"PropagatesStopTo"}, "added entries only services a unit rule names (one not saying Reboot), never a target: the unit's stop stops them", checkFollowers},
-	{"Unit", []string{"DefaultDependencies", "RefuseManualStart", "RefuseManualStop", "StopWhenUnneeded"}, "yes or no", nil},
+	{"Unit", []string{"DefaultDependencies", "RefuseManualStart", "RefuseManualStop", "StopWhenUnneeded"}, "yes or no (each assignment: systemd ignores an empty or unparsable one and keeps the one before)", yesNo},
 	{"Unit", prefixed("Condition", conditionKinds), "any (a condition only tests)", nil},
 	{"Unit", prefixed("Assert", conditionKinds), "any (an assertion only tests)", nil},
 	{"Unit", []string{"StartLimitIntervalSec", "StartLimitInterval", "StartLimitBurst", "JobTimeoutSec", "JobRunningTimeoutSec",
@@ -448,20 +470,25 @@ func checkOrdering(c keyCtx) string {
 // checkRuntimeMax: RuntimeMaxSec= kills the main process, which a forking unit with a PIDFile=
 // may have adopted from another daemon.
 func checkRuntimeMax(c keyCtx) string {
-	typ := keyCtx{values: c.des[optKey{"Service", "Type"}]}.last()
-	pid := keyCtx{values: c.des[optKey{"Service", "PIDFile"}]}.last()
-	if typ == "forking" || pid != "" {
+	// Any assignment: one systemd cannot parse after Type=forking leaves it forking.
+	forking := slices.Contains(c.des[optKey{"Service", "Type"}], "forking")
+	pid := slices.ContainsFunc(c.des[optKey{"Service", "PIDFile"}], func(v string) bool { return v != "" })
+	if forking || pid {
 		return c.last() + ": the unit is Type=forking or has a PIDFile=, so its main process may be another daemon's"
 	}
 	return ""
 }
 
 func checkWeight(c keyCtx) string {
-	v := c.last()
-	if v == "" || v == "idle" {
-		return ""
+	for _, v := range c.newValues() {
+		if v == "" || v == "idle" {
+			continue
+		}
+		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 100 {
+			return fmt.Sprintf("%s: not idle or a number from 1 to 100", short(v))
+		}
 	}
-	return intRange(1, 100)(c)
+	return ""
 }
 
 // checkOwnDirectories: the directories systemd creates, chowns to the unit's user and (for
