@@ -93,6 +93,8 @@ type judge struct {
 	guess bool
 	// sure: argv[0] of the command being judged surely is its program, in a changed line (argv).
 	sure bool
+	// key is the line's Exec key (ExecStart, ExecReload, …): where a main process exists (mainPIDWhy).
+	key string
 }
 
 // charge takes n from the budget and says whether it is spent.
@@ -175,6 +177,12 @@ func (j judge) argv(argv []string, depth int) string {
 	sure := j.strict && !loose && !guess
 	j.sure = sure
 	why := j.argvClass(argv, depth, sure)
+	if why == "" && !loose {
+		// After the class (judged by the program's name, whatever its path): the words as paths.
+		if s := j.argvPaths(argv); s != "" {
+			return short(strings.Join(argv, " ")) + ": " + s
+		}
+	}
 	if why == "" && j.strict && !loose {
 		if s := strictProgram(argv[0]); s != "" {
 			return short(strings.Join(argv, " ")) + ": " + s
@@ -446,6 +454,9 @@ func (j judge) wrapped(prog string, argv []string, depth int, ruled bool) string
 			continue // the lock file it opens
 		}
 		if !program && strings.Contains(a, "/") && !slices.Contains(wrapperPathValues, last) {
+			if hasDotDot(a) {
+				return short(strings.Join(argv, " ")) + ": " + dotDotWhy("runs", a)
+			}
 			if why := programFile(a); why != "" {
 				return short(strings.Join(argv, " ")) + ": " + why
 			}
@@ -562,6 +573,9 @@ func (j judge) judgeKill(args []string) string {
 	}
 	for _, o := range operands {
 		if o == "$MAINPID" || o == "${MAINPID}" {
+			if why := j.mainPIDWhy(); why != "" {
+				return why
+			}
 			continue
 		}
 		if n, err := strconv.ParseInt(strings.TrimPrefix(o, "+"), 0, 64); err == nil && n <= 1 {
@@ -656,6 +670,9 @@ func (j judge) judgeRun(argv []string, depth int) string {
 // cannot be judged.
 func (j judge) judgeShell(argv []string, depth int) string {
 	line := short(strings.Join(argv, " "))
+	if why := shellOptionsWhy(argv[1:]); why != "" {
+		return line + ": " + why
+	}
 	inline := false
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]

@@ -199,7 +199,6 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 	shapes := []string{
 		`ExecStart=/usr/bin/myapp --v=4`,
 		`ExecStart=myapp --v=4`,
-		`ExecStart=/bin/../usr/bin/myapp --v=4`,
 		`ExecStart=/usr/bin/env FOO=1 /usr/bin/myapp --v=4`,
 		`ExecStart=/usr/bin/env -i -u HOME -C /var/lib/myapp /usr/bin/myapp`,
 		`ExecStart=/usr/bin/nice -n 5 /usr/bin/myapp --v=4`,

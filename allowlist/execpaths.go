@@ -137,6 +137,9 @@ func (j judge) target(w string) string {
 	if hasGlob(x) {
 		return "writes to " + w + ", a path named by a pattern or placeholder: cannot be judged"
 	}
+	if why := j.pathWhy(x); why != "" {
+		return why
+	}
 	if why := j.reach(x, true); why != "" {
 		return why
 	}

@@ -80,7 +80,11 @@ func (j judge) script(s string, depth int, strict bool) string {
 			if why := j.runsWritten(cmd, written); why != "" {
 				return why
 			}
-			if n := cmdName(cmd[0]); (n == "cd" || n == "pushd") && len(cmd) > 1 {
+			if n := cmdName(cmd[0]); n == "popd" || n == "pushd" && len(cmd) > 1 && strings.ContainsAny(cmd[len(cmd)-1][:1], "+-") {
+				if why := j.changeDir(unknownDir); why != "" { // the directory stack's: not followed
+					return why
+				}
+			} else if (n == "cd" || n == "pushd") && len(cmd) > 1 {
 				x, ok := j.expand(cmd[len(cmd)-1])
 				if x == "~" || strings.HasPrefix(x, "~/") {
 					x = j.homeDir() + strings.TrimPrefix(x, "~") // the shell's ~ is $HOME
@@ -154,6 +158,9 @@ func judgeBuiltin(cmd, expands []string, j judge, depth int) string {
 		if runs && slices.Contains(expands, w) {
 			return line + ": " + w + " expands (pattern, brace expansion or ~) into words the judge cannot read"
 		}
+	}
+	if why := shellStateWhy(cmd); why != "" {
+		return why
 	}
 	if j.strict && (slices.Contains([]string{"for", "read", "printf", "getopts", "mapfile", "readarray", "wait", "select"}, n) || n == "unset") {
 		// A variable these set (for PATH in /tmp, read PATH, printf -v PATH, unset PATH: the

@@ -68,6 +68,9 @@ func judgeEnvironment(e Execution) error {
 		}
 	}
 	for _, k := range e.PassEnvironment {
+		if why := managerVarWhy(k); why != "" {
+			return fmt.Errorf("PassEnvironment=%s: %s", k, why)
+		}
 		if codeVar(k) {
 			return fmt.Errorf("PassEnvironment=%s: the manager's %s would load code or change how the program starts", k, k)
 		}

@@ -389,6 +389,9 @@ func (j judge) nodeWrite(w string, above bool) string {
 		}
 		x = home + "/" + rest
 	}
+	if why := j.pathWhy(x); why != "" {
+		return why
+	}
 	dirs := []string{""}
 	if !strings.HasPrefix(x, "/") {
 		dirs = j.dirs()
@@ -455,6 +458,9 @@ var writeDirVars = []string{"TMPDIR", "TMP", "TEMP"}
 func assignmentWhy(a string) string {
 	k, v, hasVal := strings.Cut(a, "=")
 	u := strings.ToUpper(k)
+	if why := managerVarWhy(k); why != "" && hasVal {
+		return why
+	}
 	if !hasVal {
 		if codeVar(k) {
 			return k + " makes the loader, a shell or an interpreter load code or changes how the program starts"
@@ -499,6 +505,13 @@ func (j judge) changeDir(x string) string {
 	}
 	if len(*j.wd) > 64 {
 		return tooCostly
+	}
+	x, why := j.changeDirTo("cd", x, true)
+	if why != "" || x == unknownDir {
+		if why == "" {
+			*j.wd = append(*j.wd, unknownDir)
+		}
+		return why
 	}
 	if strings.HasPrefix(x, "/") {
 		*j.wd = append(*j.wd, cleanPath(x))

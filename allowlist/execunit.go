@@ -100,11 +100,18 @@ func judgeExecution(p UnitProps) error {
 	left := execBudget(p.Exec)
 	wd := []string{}
 	if d := strings.TrimLeft(p.WorkingDirectory, "-!~"); strings.HasPrefix(d, "/") {
+		if hasDotDot(d) {
+			d = unknownDir // resolved after the links before it (execdotdot.go)
+		}
 		wd = append(wd, cleanPath(d))
 	}
 	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{}, programs: p.Programs}
 	for i, argv := range p.Exec {
 		j.strict = i < len(p.ExecChanged) && p.ExecChanged[i]
+		j.key = ""
+		if i < len(p.ExecKeys) {
+			j.key = p.ExecKeys[i]
+		}
 		why := ""
 		if j.strict {
 			why = notifySocket(argv)
