@@ -129,10 +129,12 @@ func (j judge) changeDirTo(prog, x string, resolved bool) (string, string) {
 // managerVars are the variables the service manager sets for a unit's processes (systemd.exec(5)
 // "Environment Variables in Spawned Processes"): the unit's Environment=, EnvironmentFile= and
 // PassEnvironment= would override them (Environment=MAINPID=1 makes kill $MAINPID signal PID 1).
+// RUNTIME_DIRECTORY and the other *_DIRECTORY of the unit's own directories are not among them: the
+// judge reads their values as systemd merges them, Environment= over the manager's (unitEnv), and
+// the MCO's kubens.service sets RUNTIME_DIRECTORY itself.
 var managerVars = []string{"MAINPID", "MANAGERPID", "INVOCATION_ID", "NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS",
 	"LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC", "SERVICE_RESULT", "EXIT_CODE", "EXIT_STATUS", "MONITOR_*",
-	"TRIGGER_*", "RUNTIME_DIRECTORY", "STATE_DIRECTORY", "CACHE_DIRECTORY", "LOGS_DIRECTORY",
-	"CONFIGURATION_DIRECTORY", "CREDENTIALS_DIRECTORY", "JOURNAL_STREAM", "SYSTEMD_EXEC_PID", "MEMORY_PRESSURE_WATCH",
+	"TRIGGER_*", "CREDENTIALS_DIRECTORY", "JOURNAL_STREAM", "SYSTEMD_EXEC_PID", "MEMORY_PRESSURE_WATCH",
 	"MEMORY_PRESSURE_WRITE", "FDSTORE", "PIDFILE", "REMOTE_ADDR", "REMOTE_PORT", "LOG_NAMESPACE", "INVOCATION_ID",
 	"XDG_RUNTIME_DIR", "NOTIFY_SOCKET"}
 
@@ -156,7 +158,7 @@ func managerVarWhy(name string) string {
 		return name + " moves where cd -, cd NAME or the shell's working directory lead (the judge could not follow the unit's relative paths)"
 	}
 	if managerVar(name) {
-		return name + " is the service manager's for the unit ($MAINPID, $NOTIFY_SOCKET, $LISTEN_FDS, the *_DIRECTORY ones): a unit that sets it makes what trusts it (kill $MAINPID) reach another process, PID 1 or every one"
+		return name + " is the service manager's for the unit (as $MAINPID, $NOTIFY_SOCKET, $LISTEN_FDS are): a unit that sets it makes what trusts it (kill $MAINPID) reach another process, PID 1 or every one"
 	}
 	return ""
 }

@@ -52,7 +52,8 @@ func TestRound7bPathsEnvAndDirs(t *testing.T) {
 		{"MAINPID set, no kill", []string{"Environment=MAINPID=1", "ExecStart=/usr/bin/sleep infinity"}, "Environment=MAINPID=1"},
 		{"NOTIFY_SOCKET set", []string{"Environment=NOTIFY_SOCKET=/run/x", "ExecStart=/usr/bin/sleep infinity"}, "NOTIFY_SOCKET"},
 		{"LISTEN_FDS set", []string{"Environment=LISTEN_FDS=3", "ExecStart=/usr/bin/sleep infinity"}, "LISTEN_FDS"},
-		{"RUNTIME_DIRECTORY set", []string{"Environment=RUNTIME_DIRECTORY=/usr/local/bin", "ExecStart=/usr/bin/sleep infinity"}, "RUNTIME_DIRECTORY"},
+		{"CREDENTIALS_DIRECTORY set", []string{"Environment=CREDENTIALS_DIRECTORY=/etc/myapp", "ExecStart=/usr/bin/sleep infinity"}, "CREDENTIALS_DIRECTORY"},
+		{"RUNTIME_DIRECTORY set, followed", []string{"Environment=RUNTIME_DIRECTORY=/usr/local/bin", "ExecStart=/usr/bin/cp /etc/myapp/app.conf ${RUNTIME_DIRECTORY}/x"}, "/usr/local/bin/x"},
 		{"kill $MAINPID before there is one", []string{"ExecStartPre=/bin/kill -HUP $MAINPID", "ExecStart=/usr/bin/sleep infinity"}, "no main process"},
 		{"kill $MAINPID in ExecStart", []string{"ExecStart=/bin/kill -HUP $MAINPID"}, "no main process"},
 		{"script assigns MAINPID", []string{`ExecReload=/usr/bin/sh -c 'MAINPID=1; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
@@ -115,6 +116,7 @@ func TestRound7bPathsEnvAndDirs(t *testing.T) {
 		{`ExecStart=/usr/bin/bash -c 'set -euo pipefail; echo x'`},
 		{`ExecStart=/usr/bin/bash -c 'declare -r X=1; echo $X'`},
 		{"Environment=FOO=1", "ExecStart=/usr/bin/sleep 1"},
+		{"Environment=RUNTIME_DIRECTORY=/run/kubens", "ExecStart=/usr/bin/mkdir -p ${RUNTIME_DIRECTORY}"},
 	}
 	for _, lines := range accepted {
 		assert.NoError(t, strictUnit(t, true, lines...), "%q", lines)
