@@ -56,10 +56,14 @@ func TestRound7bPathsEnvAndDirs(t *testing.T) {
 		{"RUNTIME_DIRECTORY set, followed", []string{"Environment=RUNTIME_DIRECTORY=/usr/local/bin", "ExecStart=/usr/bin/cp /etc/myapp/app.conf ${RUNTIME_DIRECTORY}/x"}, "/usr/local/bin/x"},
 		{"kill $MAINPID before there is one", []string{"ExecStartPre=/bin/kill -HUP $MAINPID", "ExecStart=/usr/bin/sleep infinity"}, "no main process"},
 		{"kill $MAINPID in ExecStart", []string{"ExecStart=/bin/kill -HUP $MAINPID"}, "no main process"},
-		{"script assigns MAINPID", []string{`ExecReload=/usr/bin/sh -c 'MAINPID=1; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
-		{"for MAINPID in 1", []string{`ExecReload=/usr/bin/sh -c 'for MAINPID in 1; do kill -INT $MAINPID; done'`, "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
-		{"read MAINPID", []string{`ExecReload=/usr/bin/sh -c 'read MAINPID < /etc/myapp/app.conf; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
-		{"env MAINPID=1 kill", []string{`ExecReload=/usr/bin/env MAINPID=1 /bin/kill -INT $MAINPID`, "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
+		{"script assigns MAINPID", []string{`ExecReload=/usr/bin/sh -c 'MAINPID=1; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "MAINPID=1"},
+		{"for MAINPID in 1", []string{`ExecReload=/usr/bin/sh -c 'for MAINPID in 1; do kill -INT $MAINPID; done'`, "ExecStart=/usr/bin/sleep infinity"}, "sets MAINPID"},
+		{"read MAINPID", []string{`ExecReload=/usr/bin/sh -c 'read MAINPID < /etc/myapp/app.conf; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "sets MAINPID"},
+		{"read -a MAINPID", []string{`ExecReload=/usr/bin/bash -c 'read -ra MAINPID < /etc/myapp/app.conf; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "sets MAINPID"},
+		{"printf -v MAINPID", []string{`ExecReload=/usr/bin/bash -c 'printf -v MAINPID 1; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "sets MAINPID"},
+		{"declare MAINPID=1", []string{`ExecReload=/usr/bin/bash -c 'declare MAINPID=1; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
+		{"for MAINPID in ExecReload", []string{"ExecStart=/usr/bin/sleep infinity", `ExecReload=/usr/bin/sh -c 'for MAINPID in 1; do kill -INT $MAINPID; done'`}, "sets MAINPID"},
+		{"env MAINPID=1 kill", []string{`ExecReload=/usr/bin/env MAINPID=1 /bin/kill -INT $MAINPID`, "ExecStart=/usr/bin/sleep infinity"}, "MAINPID is the service manager's"},
 		// f7: variables the judge does not see exported.
 		{"f7 set -a; for BASH_ENV", []string{`ExecStart=/usr/bin/bash -c 'set -a; for BASH_ENV in /etc/myapp/app.conf; do bash -c :; done'`}, "set -a"},
 		{"f7 set -a; read BASH_ENV", []string{`ExecStart=/usr/bin/bash -c 'set -a; read -r BASH_ENV < /etc/myapp/app.conf; bash -c :'`}, "set -a"},
@@ -80,8 +84,8 @@ func TestRound7bPathsEnvAndDirs(t *testing.T) {
 		{"for XDG_CONFIG_HOME", []string{`ExecStart=/usr/bin/bash -c 'for XDG_CONFIG_HOME in /etc/myapp; do :; done'`}, "XDG_CONFIG_HOME"},
 		{"getopts LD_PRELOAD", []string{`ExecStart=/usr/bin/bash -c 'getopts a LD_PRELOAD'`}, "LD_PRELOAD"},
 		{"mapfile -t HOME", []string{`ExecStart=/usr/bin/bash -c 'mapfile -t HOME < /etc/myapp/app.conf'`}, "HOME"},
-		{"let HOME", []string{`ExecStart=/usr/bin/bash -c 'let HOME=1'`}, "HOME"},
-		{"(( )) assigns", []string{`ExecStart=/usr/bin/bash -c '((MAINPID=1)); kill -INT $MAINPID'`}, "MAINPID"},
+		{"let HOME", []string{`ExecStart=/usr/bin/bash -c 'let HOME=1'`}, "sets HOME"},
+		{"(( )) assigns", []string{"ExecStart=/usr/bin/sleep infinity", `ExecReload=/usr/bin/bash -c '((MAINPID=1)); kill -INT $MAINPID'`}, "MAINPID=1"},
 		{"readonly HOME=", []string{`ExecStart=/usr/bin/bash -c 'readonly HOME=/etc/myapp; bash -lc :'`}, "HOME"},
 		{"export OLDPWD", []string{`ExecStart=/usr/bin/bash -c 'export OLDPWD=/usr/local/bin'`}, "OLDPWD"},
 		// f8: working directories the judge does not track.
@@ -135,11 +139,16 @@ func TestManagerVariablesNotPassed(t *testing.T) {
 		require.Error(t, err, v)
 		assert.Contains(t, err.Error(), "PassEnvironment="+v)
 	}
+	for _, f := range []string{"-/etc/myapp/app.conf", "/etc/ssl/certs/../../../usr/lib/x"} {
+		q := p
+		q.EnvironmentFiles = []string{f}
+		err := allowlist.JudgeUnit(q)
+		require.Error(t, err, f)
+		assert.Contains(t, err.Error(), "EnvironmentFile="+f)
+	}
 	q := p
-	q.EnvironmentFiles = []string{"-/etc/myapp/app.conf"}
-	err := allowlist.JudgeUnit(q)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "EnvironmentFile=")
+	q.EnvironmentFiles = []string{"-/usr/lib/myapp/env"}
+	assert.NoError(t, allowlist.JudgeUnit(q))
 }
 
 // A `..` in an unchanged line's program or write target is refused too: the node's own unit is
@@ -149,6 +158,8 @@ func TestDotDotUnchangedLines(t *testing.T) {
 		"ExecStart=/usr/local/../bin/cat",
 		"ExecStart=/usr/bin/cp /etc/myapp/app.conf /etc/ssl/certs/../../../sudoers.d/x",
 		`ExecStart=/usr/bin/sh -c 'echo x > /srv/../usrlocal/bin/kubenswrapper'`,
+		"ExecStart=/usr/bin/cat /var/run/../proc/sys/kernel/x",
+		"ExecStart=/usr/bin/env /usr/local/../bin/cat",
 	} {
 		err := strictUnit(t, false, l)
 		require.Error(t, err, l)

@@ -56,7 +56,10 @@ func (j judge) expand(s string) (string, bool) {
 	return out, ok
 }
 
-// cleanPath is the path as the kernel reaches it: ".." and "//" folded, /var/run is /run.
+// cleanPath is the path as the kernel reaches it: "." and "//" folded, /var/run is /run. It folds
+// ".." on the text too, which the kernel does only after the links before it: no caller relies on
+// that, as a path with ".." is refused before (reach, target, nodeWrite, argvPaths, changeDirTo;
+// plainPath is false for it, so nodeProgram, readOnlyOS and payloadCannotWrite are too).
 func cleanPath(p string) string {
 	c := path.Clean(p)
 	if c == "/var/run" || strings.HasPrefix(c, "/var/run/") {
@@ -91,6 +94,10 @@ func (j judge) reach(w string, write bool) string {
 		x, _ = j.expand(w)
 	}
 	for _, p := range pathsIn(x) {
+		if hasDotDot(p) {
+			// /var/run/../proc is /proc: the kernel resolves ".." after the links (execdotdot.go).
+			return dotDotWhy("reaches", p)
+		}
 		c := cleanPath(p)
 		for _, d := range reachDenied {
 			if under(c, d) {

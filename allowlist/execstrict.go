@@ -52,7 +52,8 @@ var nodeAliases = [][2]string{{"/var/usrlocal", "/usr/local"}, {"/var/roothome",
 // plainPath says whether p is an absolute path with nothing the shell or the manager would expand
 // (a variable, specifier, pattern or ~): only such a path names one file the judge can place.
 func plainPath(p string) bool {
-	return strings.HasPrefix(p, "/") && !strings.ContainsAny(p, "$`%*?[{~")
+	// A ".." is resolved after the links before it (execdotdot.go): such a path is placed nowhere.
+	return strings.HasPrefix(p, "/") && !strings.ContainsAny(p, "$`%*?[{~") && !hasDotDot(p)
 }
 
 // nodePath is the path as RHCOS reaches it: cleanPath, then nodeAliases (/var/usrlocal is
