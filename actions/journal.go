@@ -57,6 +57,11 @@ type Entry struct {
 	// version 4, set from the prepared phase on for every entry with an original): a restore uses a
 	// backup only when it hashes to it (rule 17), or when it is the untouched target's second name.
 	OrigSHA256 string `json:"origSHA256,omitempty"`
+	// NewSHA256 is the sha256 of the new file's contents (journal version 5, set from the prepared
+	// phase on for every write): what proves a file in place is the agent's new file (rules 13, 15,
+	// 17). Its inode (NewDev/NewIno) anyone can stat; its contents' hash a forger must read the file
+	// for (adversary round 7a F2: a forged "no original" naming the pull secret's own inode).
+	NewSHA256 string `json:"newSHA256,omitempty"`
 }
 
 // Meta is what the caller needs to finish a transaction after a crash.
@@ -85,11 +90,13 @@ type journal struct {
 
 const (
 	journalFile = "journal.json"
-	// journalVersion 4 records each original's sha256 (Entry.OrigSHA256); 3 names side files
-	// .refresh-agent-<hash>-<kind> (names.go); 2 named them .NAME.refresh-agent-<kind>; 1 kept
-	// backups in the state dir. Recovery reads all four (an older agent refuses a newer journal
-	// whole, touching nothing: rule 1).
-	journalVersion = 4
+	// journalVersion 5 records each new file's sha256 (Entry.NewSHA256); 4 each original's
+	// (Entry.OrigSHA256); 3 names side files .refresh-agent-<hash>-<kind> (names.go); 2 named them
+	// .NAME.refresh-agent-<kind>; 1 kept backups in the state dir. Recovery reads all five (an older
+	// agent refuses a newer journal whole, touching nothing: rule 1); one before version 5 proves a
+	// new file by its inode alone, so its rollback never deletes or replaces a file on that proof
+	// (rules 13 and 17): such a file is kept and the rollback stays incomplete.
+	journalVersion = 5
 	// backupDir held version 1 journals' backups in the state dir.
 	backupDir = "backup"
 )
@@ -139,7 +146,8 @@ func readJournal(stateDir string) (*journal, error) {
 //  6. an entry that says it had no original carries no original's mode, owner or hash and no copied
 //     backup; an original's mode is permission bits only; an original's hash is 64 lowercase hex
 //     digits, and from version 4 on it is there for every entry with an original from the prepared
-//     phase on (Prepare records it with the backup);
+//     phase on (Prepare records it with the backup); a new file's hash likewise, a removal carrying
+//     none, and from version 5 on it is there for every write from the prepared phase on;
 //  7. a created directory is clean, absolute, named once, and a parent of some entry's path;
 //  8. the payload file is payloads/<sha256>; the hash is printable ASCII of at most 253 bytes;
 //  9. finishing is set only once the outcome was settled (done, rolled back, or abandoned while
@@ -159,21 +167,28 @@ func readJournal(stateDir string) (*journal, error) {
 //     version: a version 1 journal of bare entries is refused like today's);
 //
 //  13. from the prepared phase on, an entry that says it had no original deletes its target on a
-//     rollback only when the file in place is the agent's own new file: the inode of the temp it
-//     wrote (newDev/newIno, recorded with the prepared phase). A file in place that is not (the pull
-//     secret under a forged "no original") has the journal refused; a removal that had no original
-//     finds nothing in place;
+//     rollback only when the file in place is provably the agent's own new file: the inode of the
+//     temp it wrote (newDev/newIno) AND contents that hash to the new file's recorded sha256
+//     (newSHA256, version 5; both recorded with the prepared phase). An inode anyone can stat; the
+//     hash a forger must read the file for. A file in place that is not (the pull secret under a
+//     forged "no original" naming its own inode) has the journal refused; a removal that had no
+//     original finds nothing in place. A journal before version 5 records no such hash: its
+//     rollback keeps the file in place (ErrNotRestored: the rollback stays incomplete, exit 1);
 //
 //  14. the payload file, when it is there, is a regular file (no symlink on the way) whose bytes
 //     hash to its name: recovery records it as the node's state;
 //
 //  15. from the committed phase on (done included, until finishing), every write's file in place is
-//     the agent's new file (regular, the newDev/newIno recorded with the prepared phase) and its temp
+//     the agent's new file (regular, the newDev/newIno recorded with the prepared phase, and from
+//     version 5 its contents hashing to newSHA256), and its temp
 //     is gone (the commit renamed every one): recovery rolls such a journal forward, deleting the
 //     backups, so one that does not match the node (a prepared journal edited to committed) is refused;
 //
 //  16. from the committed phase on (done included, until finishing), the payload file named is there
-//     (it is saved before the commit): recovery records it.
+//     (it is saved before the commit): recovery records it, but only once the node's files show it
+//     applied (apply: every file the payload defines under the node's policy holds the payload's
+//     contents): the entries alone prove only what they name, and an empty list proves nothing
+//     (adversary round 7a F6).
 //
 //  17. every restore from a backup, in every phase that rolls back (prepared, rollingback,
 //     rolledback, a committed one rolled back), uses it only when it is provably the original the
@@ -184,7 +199,10 @@ func readJournal(stateDir string) (*journal, error) {
 //     missing, for the backup to be used). A target that is still its original (the same inode as
 //     the backup, or by its recorded hash, mode and owner) is never restored. A backup that fails is
 //     never renamed over a target: that target is left as it is, the backup kept and named
-//     (ErrHostileBackup), the rollback does not complete and the journal stays.
+//     (ErrHostileBackup), the rollback does not complete and the journal stays. (A proven backup
+//     is the original by contents a forger must read to name: it is put back over whatever is in
+//     place, as a rollback does; what a forged journal alone can name, a file "with no original",
+//     is deleted only by rule 13's proof.)
 //
 // Beyond these, Recover checks the paths and unit actions against the node's policy (Trust).
 func (j *journal) check() error {
@@ -220,6 +238,12 @@ func (j *journal) check() error {
 		backups[e.Backup] = i
 		if !e.HadOriginal && (e.OrigMode != 0 || e.OrigUID != 0 || e.OrigGID != 0 || e.BackupCopy || e.OrigSHA256 != "") {
 			return fmt.Errorf("entry %d: %s says it had no original, yet carries an original's mode, owner, hash or backup", i, e.Path)
+		}
+		if e.NewSHA256 != "" && (e.Remove || !sha256RE.MatchString(e.NewSHA256)) {
+			return fmt.Errorf("entry %d: %s: new file's hash %q is not a sha256, or is a removal's", i, e.Path, e.NewSHA256)
+		}
+		if j.Version >= 5 && j.Phase != PhasePreparing && !e.Remove && e.NewSHA256 == "" {
+			return fmt.Errorf("entry %d: %s writes a new file, yet carries no hash of it: not an entry this agent writes", i, e.Path)
 		}
 		if e.OrigSHA256 != "" && !sha256RE.MatchString(e.OrigSHA256) {
 			return fmt.Errorf("entry %d: %s: original's hash %q is not a sha256", i, e.Path, e.OrigSHA256)
@@ -336,11 +360,34 @@ func (j *journal) noOriginalIsOurs(root *Root, i int, e Entry) error {
 	if err != nil {
 		return fmt.Errorf("entry %d, %s: %w", i, e.Path, err)
 	}
-	if e.Remove || !e.isNew(fi) {
+	if e.Remove || !e.isNew(fi) || e.NewSHA256 != "" && !root.newContents(e, rp, fi) {
 		return fmt.Errorf("%w: entry %d, %s says it had no original, yet the file in place is not the one the agent wrote: a rollback would delete it",
 			ErrHostile, i, e.Path)
 	}
 	return nil
+}
+
+// newContents reports whether the regular file rp (lstat fi) holds e's new contents: it hashes to
+// the recorded newSHA256 (version 5). False when none is recorded.
+func (r *Root) newContents(e Entry, rp string, fi fs.FileInfo) bool {
+	if e.NewSHA256 == "" {
+		return false
+	}
+	sum, _, err := r.hashRegular(rp, fi)
+	return err == nil && sum == e.NewSHA256
+}
+
+// provenNew reports whether the file in place at e's path (lstat fi) is provably the agent's new
+// file: its temp's inode and, from version 5 on, its recorded contents. Before version 5 (no hash)
+// the inode alone says so; only callers that never delete or replace on it may accept that (old).
+func (r *Root) provenNew(e Entry, rp string, fi fs.FileInfo, old bool) bool {
+	if !e.isNew(fi) {
+		return false
+	}
+	if e.NewSHA256 == "" {
+		return old
+	}
+	return r.newContents(e, rp, fi)
 }
 
 // isNew reports whether fi is the new file the transaction wrote for e (its temp's inode).
@@ -366,7 +413,7 @@ func (j *journal) committedIsInPlace(root *Root, i int, e Entry) error {
 		return fmt.Errorf("%w: entry %d, %s: the journal says committed, yet the file is missing: recovery would delete its backup", ErrHostile, i, e.Path)
 	case err != nil:
 		return fmt.Errorf("%w: entry %d, %s: %v", ErrHostile, i, e.Path, err)
-	case !e.isNew(fi):
+	case !root.provenNew(e, rp, fi, true):
 		return fmt.Errorf("%w: entry %d, %s: the journal says committed, yet the file in place is not the one the agent wrote: recovery would delete its backup", ErrHostile, i, e.Path)
 	}
 	tr, _ := rel(e.Temp)

@@ -116,15 +116,16 @@ func (t *Txn) restore() error {
 func (t *Txn) restoreEntry(e Entry) error {
 	rp, _ := rel(e.Path)
 	if !e.HadOriginal {
-		// Only the agent's own new file is removed (rule 13): anything else in place stays.
+		// Only the agent's own new file is removed (rule 13), known by its inode and its contents'
+		// recorded hash: anything else in place stays (an inode anyone can stat and forge).
 		fi, err := t.root.root.Lstat(rp)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil
 		case err != nil:
 			return err
-		case e.Remove || e.NewIno != 0 && !e.isNew(fi):
-			return fmt.Errorf("%w: it had no original and the file in place is not the one the agent wrote: left alone", ErrNotRestored)
+		case e.Remove || !t.root.provenNew(e, rp, fi, false):
+			return fmt.Errorf("%w: it had no original and the file in place is not provably the one the agent wrote (%s): left as it is", ErrNotRestored, t.newProof(e))
 		}
 		return t.root.removeRegular(rp)
 	}
@@ -189,6 +190,14 @@ func (t *Txn) restoreEntry(e Entry) error {
 		}
 	}
 	return t.root.root.Rename(tr, rp)
+}
+
+// newProof says what proves e's new file: its inode and contents, or (before version 5) its inode.
+func (t *Txn) newProof(e Entry) string {
+	if e.NewSHA256 == "" {
+		return "a journal before version 5 records only its inode, which proves nothing a rollback may delete on"
+	}
+	return "its inode and the sha256 of its contents"
 }
 
 // inPlace checks that e's target is its original, given its proven backup bi: the backup's very

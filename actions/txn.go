@@ -1,6 +1,8 @@
 package actions
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,8 +144,9 @@ var ErrJournalTooLarge = errors.New("the transaction's journal would be larger t
 
 // entrySlack is what an entry can gain in the journal after Prepare's first write, at its widest:
 // "hadOriginal":true, "backupCopy":true, origMode, origUID and origGID, newDev and newIno at their
-// widest numbers, origSHA256 (about 230 bytes); plus the phase, committed and finishing fields.
-const entrySlack, journalSlack = 256, 128
+// widest numbers, origSHA256 and newSHA256 (about 310 bytes); plus the phase, committed and
+// finishing fields.
+const entrySlack, journalSlack = 352, 128
 
 // journalBound is the most j's journal can take on disk in any phase.
 func journalBound(j *journal) int64 {
@@ -179,6 +182,10 @@ func (t *Txn) stage(ops []Op, dirs map[string]Op) error {
 			if err := t.root.writeTemp(e.Temp, data, op.Mode, op.UID, op.GID); err != nil {
 				return fmt.Errorf("%s: %w", op.Path, err)
 			}
+			// What proves the file in place is this new file (rules 13, 15, 17): its inode alone
+			// anyone can stat and forge.
+			sum := sha256.Sum256(data)
+			e.NewSHA256 = hex.EncodeToString(sum[:])
 			tr, _ := rel(e.Temp)
 			if fi, err := t.root.root.Lstat(tr); err == nil {
 				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
