@@ -161,3 +161,17 @@ func (t *Txn) HostileBackups() []string {
 	}
 	return out
 }
+
+// HashFile returns the sha256 of the regular file p inside the root (no symlinked component, none
+// at its last either: a symlink or any other type is an error).
+func (r *Root) HashFile(p string) (string, error) {
+	if _, err := r.checkPath(p); err != nil {
+		return "", err
+	}
+	rp, err := rel(p)
+	if err != nil {
+		return "", err
+	}
+	sum, _, err := r.hashRegular(rp, nil)
+	return sum, err
+}

@@ -393,6 +393,24 @@ func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 // rollForward records a recovered transaction that had committed and cleans up, saying what is on
 // disk when a step fails.
 func (h Host) rollForward(rec Recovery, txn *actions.Txn) (Recovery, error) {
+	if err := h.shownApplied(txn.Meta().PayloadFile); err != nil {
+		// Rolled forward (the entries' files are the agent's), never recorded: see shownApplied.
+		rec.Outcome = api.OutcomeFailed
+		rec.Reason = fmt.Sprintf("%v (%v): the record stays at the state before it, and the next apply plans the payload again and writes what differs", ErrNotShownApplied, err)
+		ferr := txn.MarkDone()
+		if ferr == nil {
+			if ferr = txn.Finish(); errors.Is(ferr, actions.ErrNotDurable) {
+				ferr = nil
+			}
+		}
+		if ferr != nil {
+			rec.CleanupPending, rec.Reason = true, rec.Reason+"; the clean-up failed: "+ferr.Error()+"; the next apply, recover or agent start finishes it"
+		} else {
+			dropPayload(h.StateDir, txn.Meta().PayloadFile)
+		}
+		h.logger().Error("recovered refresh not recorded", "hash", rec.Hash, "reason", rec.Reason)
+		return rec, fmt.Errorf("refresh to %s: %w (%w)", rec.Hash, ErrNotShownApplied, err)
+	}
 	rec.Outcome = api.OutcomeApplied
 	recorded, err := h.finish(txn)
 	rec.Recorded = recorded

@@ -84,7 +84,10 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		if txn, err := actions.Pending(h.StateDir); err != nil || txn != "" {
 			return fmt.Errorf("an interrupted refresh is pending (%s%v): run refresh-agent recover first", txn, err)
 		}
-	} else if _, err := h.recoverLocked(ctx); err != nil {
+	} else if _, err := h.recoverLocked(ctx); errors.Is(err, ErrNotShownApplied) {
+		// Settled, the record where it was: this refresh plans against it (and writes what differs).
+		log.Warn("recovering an interrupted refresh", "reason", err.Error())
+	} else if err != nil {
 		return fmt.Errorf("recovering an interrupted refresh: %w", err)
 	}
 	p.hash = req.Hash

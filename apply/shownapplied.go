@@ -1,0 +1,63 @@
+package apply
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/diff"
+)
+
+// A journal that rolls forward proves, entry by entry, only the files it names (each the agent's
+// new file by inode and contents); an empty list proves nothing, and a forged one names what it
+// likes (adversary round 7a F6: {"phase":"committed","entries":[]} and a payload saved under its
+// own hash were recorded as current, and the next apply said nothing to do over the old files).
+// So recovery records a payload only once the node's files show it applied: every file the payload
+// defines under the node's policy (inline contents, no append) holds the payload's contents. When
+// one does not, the transaction still rolls forward (its files are the agent's), but the record
+// stays where it was: the next apply plans the payload again against it and writes what differs. Not
+// recording is always safe; recording wrongly is what must never happen.
+
+// ErrNotShownApplied marks a recovered transaction rolled forward but not recorded: the node's
+// files do not show its payload applied.
+var ErrNotShownApplied = errors.New("rolled forward, but not recorded: the node's files do not show the payload applied")
+
+// shownApplied returns nil when every file the payload file pf defines under the node's policy holds
+// the payload's contents on the node, else an error naming the first that does not.
+func (h Host) shownApplied(pf string) error {
+	if pf == "" {
+		return errors.New("the journal names no payload file")
+	}
+	raw, err := actions.ReadStateFile(h.StateDir, pf)
+	if err != nil {
+		return fmt.Errorf("payload file %s: %w", pf, err)
+	}
+	des, err := diff.Decode(raw)
+	if err != nil {
+		return fmt.Errorf("payload file %s: %w", pf, err)
+	}
+	may := h.trust().Path
+	for _, f := range des.Config.Storage.Files {
+		if len(f.Append) > 0 || may(f.Path) != nil {
+			continue // not a file the agent writes whole (append), or not one it may write at all
+		}
+		data, err := diff.FileContents(f)
+		if errors.Is(err, diff.ErrRemoteSource) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		sum := sha256.Sum256(data)
+		got, err := h.Root.HashFile(f.Path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		if got != hex.EncodeToString(sum[:]) {
+			return fmt.Errorf("%s does not hold the payload's contents", f.Path)
+		}
+	}
+	return nil
+}
