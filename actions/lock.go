@@ -167,12 +167,18 @@ func openLockFile(p string, create bool) (*os.File, error) {
 	return f, nil
 }
 
-func kind(m os.FileMode) string {
+func kind(m os.FileMode) string { return Kind(m) }
+
+// Kind names a file's type for a message: regular file, directory, symlink, or the special file
+// it is (a FIFO, a socket, a device).
+func Kind(m os.FileMode) string {
 	switch {
 	case m&os.ModeSymlink != 0:
 		return "symlink"
 	case m.IsDir():
 		return "directory"
+	case m.IsRegular():
+		return "regular file"
 	default:
 		return "special file (" + m.Type().String() + ")"
 	}

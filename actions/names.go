@@ -83,10 +83,12 @@ type opChecker struct {
 	root  *Root
 	seen  map[string]bool
 	sides map[string]string // side file → the target it is beside
+	dirs  map[string]string // a parent directory of a write's path → that path
+	files map[string]bool   // the paths written or removed
 }
 
 func newOpChecker(root *Root) *opChecker {
-	return &opChecker{root: root, seen: map[string]bool{}, sides: map[string]string{}}
+	return &opChecker{root: root, seen: map[string]bool{}, sides: map[string]string{}, dirs: map[string]string{}, files: map[string]bool{}}
 }
 
 // check refuses an op whose path leaves the root, passes through a symlink, names something other
@@ -98,6 +100,10 @@ func (c *opChecker) check(op Op) ([]string, error) {
 		return nil, err // the plan refused it first; a caller building ops by hand meets it here
 	}
 	missing, err := c.root.checkPath(op.Path)
+	var nd *notDirError
+	if errors.As(err, &nd) && op.Remove {
+		return missing, nil // nothing there to remove (Prepare drops it, as under a missing parent)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +120,22 @@ func (c *opChecker) check(op Op) ([]string, error) {
 	if c.seen[op.Path] {
 		return nil, fmt.Errorf("%s: more than one operation on the path", op.Path)
 	}
+	// A path one op writes or removes as a file and another needs as a directory (the payload
+	// turns a file into a directory, or writes a file where it adds one under it): the transaction
+	// would fail on it half way (or remove the directory it just made), so it is refused first,
+	// naming both. (Of a file the node holds, the write under it is refused above already.)
+	if !op.Remove {
+		for d := path.Dir(op.Path); d != "/"; d = path.Dir(d) {
+			if c.files[d] {
+				return nil, fmt.Errorf("%s: %w: its parent %s is a file another operation writes or removes, not a directory", op.Path, ErrUnwritable, d)
+			}
+			c.dirs[d] = op.Path
+		}
+	}
+	if other, ok := c.dirs[op.Path]; ok {
+		return nil, fmt.Errorf("%s: %w: it is a parent directory of %s, which another operation writes", op.Path, ErrUnwritable, other)
+	}
+	c.files[op.Path] = true
 	c.seen[op.Path] = true
 	for _, k := range sideKinds {
 		s := sideName(op.Path, k)

@@ -74,7 +74,9 @@ func (r *Root) checkPath(p string) (missing []string, err error) {
 		}
 		last := i == len(parts)-1
 		if !last && !fi.IsDir() {
-			return nil, fmt.Errorf("%s: /%s is not a directory", p, cur)
+			// Refused before anything is written, by the dry run as by the real run (exit 3): the
+			// write would fail on it (ENOTDIR), and a file is never turned into a directory.
+			return []string{"/" + cur}, &notDirError{fmt.Errorf("%s: %w: /%s is a %s, not a directory", p, ErrUnwritable, cur, kind(fi.Mode()))}
 		}
 		if last && !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s: %w: it exists and is not a regular file (%s)", p, ErrUnwritable, kind(fi.Mode()))
@@ -82,6 +84,12 @@ func (r *Root) checkPath(p string) (missing []string, err error) {
 	}
 	return nil, nil
 }
+
+// notDirError is checkPath's error for a path under a non-directory (the one named first in its
+// missing list): a write there is refused; a removal there has nothing to remove.
+type notDirError struct{ error }
+
+func (e *notDirError) Unwrap() error { return e.error }
 
 // CheckStateDir refuses a state directory inside the root that passes through a symlink: the
 // agent writes its record, payloads and journal there with ordinary file calls, and a symlinked

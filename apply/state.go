@@ -352,18 +352,8 @@ func checkStateNames(stateDir string, raw []byte, drains bool) error {
 				return fmt.Errorf("%w: %s %w", actions.ErrStateTaken, p, actions.ErrStateSymlink)
 			}
 			return fmt.Errorf("%w: %s is a %s, not %s the agent writes: the refresh would fail there; inspect it and remove it by hand",
-				actions.ErrStateTaken, p, typeName(fi.Mode()), want)
+				actions.ErrStateTaken, p, actions.Kind(fi.Mode()), want)
 		}
 	}
 	return nil
-}
-
-func typeName(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeSymlink != 0:
-		return "symlink"
-	}
-	return "special file (" + m.Type().String() + ")"
 }

@@ -18,11 +18,14 @@ func (r *Result) WriteText(w io.Writer) error {
 		return r.writeDryRun(w)
 	}
 	var b strings.Builder
+	// Only an applied refresh wrote or removed anything that stays: a failed one says what it
+	// would have done (rolled back, or refused before any write).
 	verb := map[bool]string{true: "wrote", false: "would have written"}[r.Applied]
+	removed := map[bool]string{true: "removed", false: "would have removed"}[r.Applied]
 	for _, c := range r.Changes {
 		switch {
 		case c.Kind == diff.KindFile && c.Op == diff.OpRemove:
-			fmt.Fprintf(&b, "%s: removed %s\n", r.Outcome, c.Path)
+			fmt.Fprintf(&b, "%s: %s %s\n", r.Outcome, removed, c.Path)
 		case c.Kind == diff.KindFile:
 			fmt.Fprintf(&b, "%s: %s %s (%s)\n", r.Outcome, verb, c.Path, c.Op)
 		case c.Kind == diff.KindSSHKeys:
