@@ -43,11 +43,7 @@ func TestRecoverForgedNoOriginalNamingItsInode(t *testing.T) {
 				tc.version, pullSecret, side(pullSecret, "tmp"), side(pullSecret, "backup"), uint64(st.Dev), st.Ino, tc.extra)
 			require.NoError(t, os.WriteFile(filepath.Join(stateOf(dir), "journal.json"), []byte(j), 0o600))
 			before := snapshot(t, dir)
-			r := runProc(t, nil, recoverArgs(dir)...)
-			require.Equal(t, 1, r.code, "%s %s", r.out(), r.errOut())
-			var o outcome
-			require.NoError(t, jsonOut(r.out(), &o))
-			require.True(t, o.Found)
+			o := recoverFails(t, dir)
 			require.False(t, o.RolledBack, "never rolled back over a file it cannot prove its own")
 			require.Contains(t, o.Reason, pullSecret)
 			got, err := os.ReadFile(secret)
@@ -97,11 +93,7 @@ func TestRecoverForgedCommittedRecordsNothing(t *testing.T) {
 			}
 			j := fmt.Sprintf(`{"version":5,"phase":"committed","committed":true,"meta":{"hash":"v2","payloadFile":"payloads/%s","actions":[]},"entries":[%s]}`, name, list)
 			require.NoError(t, os.WriteFile(filepath.Join(stateOf(dir), "journal.json"), []byte(j), 0o600))
-			r := runProc(t, nil, recoverArgs(dir)...)
-			require.Equal(t, 1, r.code, "%s %s", r.out(), r.errOut())
-			var o outcome
-			require.NoError(t, jsonOut(r.out(), &o))
-			require.True(t, o.Found)
+			o := recoverFails(t, dir)
 			require.False(t, o.Recorded)
 			require.NotEqual(t, "applied", o.Outcome)
 			require.Contains(t, o.Reason, "not recorded")

@@ -27,6 +27,17 @@ func side(p, kind string) string {
 	return path.Join(path.Dir(p), ".refresh-agent-"+hex.EncodeToString(h[:12])+"-"+kind)
 }
 
+// recoverFails runs recover on root, which must exit 1 saying in JSON that it found a journal.
+func recoverFails(t *testing.T, root string) outcome {
+	t.Helper()
+	r := runProc(t, nil, recoverArgs(root)...)
+	require.Equal(t, 1, r.code, "%s %s", r.out(), r.errOut())
+	var o outcome
+	require.NoError(t, jsonOut(r.out(), &o))
+	require.True(t, o.Found)
+	return o
+}
+
 // snapshot maps every path under root but the lock to its bytes, or its type.
 func snapshot(t *testing.T, root string) map[string]string {
 	t.Helper()
@@ -78,11 +89,7 @@ func TestAdversaryHostileJournals(t *testing.T) {
 			j := fmt.Sprintf(`{"version":3,"phase":%q,"committed":true,"meta":{"hash":"v2","actions":[]},"entries":[%s]}`, tc.phase, tc.entries)
 			require.NoError(t, os.WriteFile(filepath.Join(stateOf(dir), "journal.json"), []byte(j), 0o600))
 			before := snapshot(t, dir)
-			r := runProc(t, nil, recoverArgs(dir)...)
-			require.Equal(t, 1, r.code, "%s %s", r.out(), r.errOut())
-			var o outcome
-			require.NoError(t, jsonOut(r.out(), &o))
-			require.True(t, o.Found)
+			o := recoverFails(t, dir)
 			require.Contains(t, o.Reason, target)
 			require.Contains(t, o.Reason, "touching nothing")
 			require.Equal(t, before, snapshot(t, dir), "recover touched nothing")
@@ -268,11 +275,7 @@ func TestAdversaryForgedCommittedJournal(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(jf, forged, 0o600))
 			before := snapshot(t, dir)
-			r := runProc(t, nil, recoverArgs(dir)...)
-			require.Equal(t, 1, r.code, "%s %s", r.out(), r.errOut())
-			var o outcome
-			require.NoError(t, jsonOut(r.out(), &o))
-			require.True(t, o.Found)
+			o := recoverFails(t, dir)
 			require.False(t, o.Recorded)
 			require.Contains(t, o.Reason, "touching nothing")
 			require.Regexp(t, `entry [0-9]+, /`, o.Reason, "names the first path")
