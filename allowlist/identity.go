@@ -62,24 +62,70 @@ var neverActedOn = []string{
 }
 
 // provisioning are the units that set the node up once, at boot (Ignition's and CoreOS's, the
-// MCO's network, hostname and runtime set-up, crio's storage wipe): run again on a running node they
-// redo its first boot (configure-ovs.sh rebuilds br-ex under the pods, crio-wipe empties the image
-// store, kubens.service remounts kubelet's and crio's namespace). A refresh never runs them; other
-// units may still depend on them (kubelet Requires=kubens.service).
+// MCO's network, hostname, node name and sizing set-up, crio's storage wipe): run again on a running
+// node they redo its first boot (configure-ovs.sh rebuilds br-ex under the pods, crio-wipe empties
+// the image store, kubens.service remounts kubelet's and crio's namespace, aws-kubelet-nodename and
+// vsphere-hostname rename the node under the kubelet, kubelet-auto-node-size rewrites its sizing).
+// A refresh never runs them; other units may still depend on them (kubelet Requires=kubens.service).
+// The MCO's are every oneshot unit of its templates that runs at boot before the kubelet (ordered
+// before kubelet-dependencies.target, kubelet.service, node-valid-hostname.service,
+// network-online.target or network-pre.target, or pulled in by one of them or by
+// firstboot-osupdate.target), or that writes the node's identity or sizing: allowlist
+// TestMCOProvisioningUnitsAreRefused checks the list (testdata/mco-provisioning-units.txt) against
+// the templates.
 var provisioning = []string{
 	"ovs-configuration.service", "ovs-configuration-skip-rerun.service", "nodeip-configuration.service",
 	"nodeip-configuration-vsphere-upi.service", "NetworkManager-clean-initrd-state.service", "mtu-migration.service",
-	"nmstate-configuration.service", "kubelet-cleanup.service", "crio-wipe.service", "kubens.service",
-	"node-valid-hostname.service", "wait-for-br-ex-up.service", "wait-for-primary-ip.service",
+	"nmstate-configuration.service", "nmstate.service", "kubelet-cleanup.service", "crio-wipe.service", "kubens.service",
+	"node-valid-hostname.service", "wait-for-br-ex-up.service", "wait-for-primary-ip.service", "wait-for-node-ip.service",
 	"wait-for-ipsec-connect.service", "ha-00-directories.service", "ha-01-enable-services.service",
+	"aws-kubelet-nodename.service", "aws-kubelet-providerid.service", "aws-update-dns.service", "azure-update-dns.service",
+	"gcp-hostname.service", "gcp-update-dns.service", "openstack-hostname.service", "openstack-kubelet-nodename.service",
+	"powervs-hostname.service", "vsphere-hostname.service", "kubelet-auto-node-size.service",
+	"machine-config-daemon-firstboot.service", "machine-config-daemon-pull.service",
 	"firstboot-osupdate.target", "systemd-firstboot.service", "systemd-machine-id-commit.service",
-	"systemd-growfs-root.service", "systemd-repart.service", "afterburn-firstboot-checkin.service",
+	"systemd-growfs-root.service", "systemd-repart.service",
+	// The OS's own boot-time set-up: the subordinate ids crio's user namespaces use, the iSCSI
+	// initiator name (the node's identity to its remote disks) and the boot-time logins, the SSH
+	// host keys.
+	"crio-subid.service", "iscsi-init.service", "iscsi-onboot.service", "sshd-keygen@.service",
 }
 
-// provisioningPrefixes extend provisioning by family: Ignition's stages and CoreOS's boot units
-// (not every coreos- unit: coreos-update-ca-trust.service is the trust bundle's action).
-var provisioningPrefixes = []string{"ignition-", "coreos-ignition", "coreos-boot-", "coreos-liveiso", "coreos-installer",
-	"coreos-populate-lvmdevices", "dracut-", "systemd-tmpfiles-setup"}
+// earlyBoot are systemd's own oneshots of the early boot (sysinit.target and before it, or run
+// when /etc or /var was updated, ConditionNeedsUpdate=, or on the first boot, ConditionFirstBoot=),
+// as systemd 252 ships them: run again on a running node they replay every device's events
+// (systemd-udev-trigger re-runs every udev rule, renames and reconfigures devices under the pods),
+// create accounts (sysusers), reset every kernel setting the node's tuning changed since boot
+// (sysctl, modules-load, binfmt), or rewrite the boot's state (random seeds, the hwdb, the journal
+// catalog, the update stamps, the boot loader's boot counting). allowlist
+// TestSystemdEarlyBootUnitsAreRefused checks them (testdata/systemd-early-boot-units.txt) and,
+// where systemd's units are installed, every such oneshot there.
+var earlyBoot = []string{
+	"systemd-udev-trigger.service", "systemd-udev-settle.service", "systemd-sysusers.service", "systemd-sysctl.service",
+	"systemd-modules-load.service", "systemd-random-seed.service", "systemd-boot-random-seed.service",
+	"systemd-hwdb-update.service", "systemd-journal-catalog-update.service", "systemd-update-done.service",
+	"systemd-journal-flush.service", "systemd-network-generator.service", "systemd-binfmt.service",
+	"systemd-vconsole-setup.service", "systemd-pstore.service", "systemd-volatile-root.service",
+	"systemd-boot-check-no-failures.service", "systemd-bless-boot.service", "systemd-time-wait-sync.service",
+	"systemd-fsck-usr.service", "systemd-tmpfiles-setup-dev-early.service", "systemd-update-utmp.service", "kmod-static-nodes.service",
+	"ldconfig.service", "modprobe@.service", "systemd-zram-setup@.service", "quotaon.service", "pam_namespace.service",
+	"selinux-autorelabel.service", "selinux-autorelabel-mark.service", "selinux-check-proper-disable.service",
+}
+
+// provisioningPrefixes extend provisioning by family: Ignition's stages and every CoreOS unit but
+// the trust bundle's action (coreosUnit), RHCOS's own boot units (rhcos-fips reboots into FIPS
+// mode), Afterburn's (core's SSH keys and the node's metadata from the provider), the boot
+// splash, SELinux's relabel (relabels every file, then reboots), the TPM's boot-phase
+// measurements and set-up.
+var provisioningPrefixes = []string{"ignition-", "dracut-", "systemd-tmpfiles-setup", "rhcos-", "afterburn",
+	"plymouth-", "selinux-autorelabel", "systemd-pcr", "systemd-tpm2-setup", "systemd-udev-trigger"}
+
+// coreosUnit says whether the stem is one of CoreOS's units (coreos-boot-edit, coreos-installer,
+// coreos-generate-iscsi-initiatorname, coreos-kargs-reboot…), all of them run at boot, but for
+// coreos-update-ca-trust, the additional trust bundle's action.
+func coreosUnit(stem string) bool {
+	return strings.HasPrefix(stem, "coreos-") && stem != "coreos-update-ca-trust"
+}
 
 // provisioningUnit says whether the (canonical) unit is one of the node's provisioning units, as
 // itself, an alias, an instance, or the .socket/.path/.timer that starts one.
@@ -91,7 +137,7 @@ func provisioningUnit(n string) bool {
 		return true
 	}
 	stem := unitStem(n)
-	return hasPrefixAny(stem, provisioningPrefixes...) || strings.Contains(stem, "firstboot")
+	return hasPrefixAny(stem, provisioningPrefixes...) || coreosUnit(stem) || strings.Contains(stem, "firstboot")
 }
 
 // ProvisioningUnit says whether the unit is one of the node's provisioning units (any spelling):
@@ -100,9 +146,9 @@ func ProvisioningUnit(name string) bool { return provisioningUnit(canonUnit(name
 
 // provisioningLower is provisioning as canonUnit spells names (lower case).
 var provisioningLower = func() []string {
-	out := make([]string, len(provisioning))
-	for i, u := range provisioning {
-		out[i] = strings.ToLower(u)
+	var out []string
+	for _, u := range slices.Concat(provisioning, earlyBoot) {
+		out = append(out, strings.ToLower(u))
 	}
 	return out
 }()
@@ -135,7 +181,7 @@ func UnitIdentity(name string) error {
 		return fmt.Errorf("unit %s is the boot's own target or one of the manager's essentials: never acted on", name)
 	}
 	if provisioningUnit(canonUnit(name)) {
-		return fmt.Errorf("unit %s sets the node up once, at boot (Ignition's, CoreOS's or the MCO's provisioning): a refresh never runs it again", name)
+		return fmt.Errorf("unit %s sets the node up once, at boot (Ignition's, CoreOS's or the MCO's provisioning, or systemd's early boot): a refresh never runs it again", name)
 	}
 	if tmpl, inst, ok := template(name); ok {
 		if slices.Contains(unsafeTemplates, tmpl) {
