@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path"
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/plan"
 )
 
 // A journal that rolls forward proves, entry by entry, only the files it names (each the agent's
@@ -15,7 +17,8 @@ import (
 // likes (adversary round 7a F6: {"phase":"committed","entries":[]} and a payload saved under its
 // own hash were recorded as current, and the next apply said nothing to do over the old files).
 // So recovery records a payload only once the node's files show it applied: every file the payload
-// defines under the node's policy (inline contents, no append) holds the payload's contents. When
+// defines under the node's policy (inline contents, no append; units' files and dropins) holds the
+// payload's contents. When
 // one does not, the transaction still rolls forward (its files are the agent's), but the record
 // stays where it was: the next apply plans the payload again against it and writes what differs. Not
 // recording is always safe; recording wrongly is what must never happen.
@@ -39,24 +42,48 @@ func (h Host) shownApplied(pf string) error {
 		return fmt.Errorf("payload file %s: %w", pf, err)
 	}
 	may := h.trust().Path
+	holds := func(p string, data []byte) error {
+		if may(p) != nil {
+			return nil // not a file the agent may write on this node
+		}
+		sum := sha256.Sum256(data)
+		got, err := h.Root.HashFile(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if got != hex.EncodeToString(sum[:]) {
+			return fmt.Errorf("%s does not hold the payload's contents", p)
+		}
+		return nil
+	}
 	for _, f := range des.Config.Storage.Files {
-		if len(f.Append) > 0 || may(f.Path) != nil {
-			continue // not a file the agent writes whole (append), or not one it may write at all
+		if len(f.Append) > 0 {
+			continue // not a file the agent writes whole
 		}
 		data, err := diff.FileContents(f)
 		if errors.Is(err, diff.ErrRemoteSource) {
 			continue
 		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.Path, err)
+		if err == nil {
+			err = holds(f.Path, data)
 		}
-		sum := sha256.Sum256(data)
-		got, err := h.Root.HashFile(f.Path)
 		if err != nil {
-			return fmt.Errorf("%s: %w", f.Path, err)
+			return err
 		}
-		if got != hex.EncodeToString(sum[:]) {
-			return fmt.Errorf("%s does not hold the payload's contents", f.Path)
+	}
+	// Units' files and dropins, where the plan writes them (plan.UnitDir), as they are in the payload.
+	for _, u := range des.Config.Systemd.Units {
+		if u.Contents != nil && (u.Mask == nil || !*u.Mask) {
+			if err := holds(path.Join(plan.UnitDir, u.Name), []byte(*u.Contents)); err != nil {
+				return err
+			}
+		}
+		for _, d := range u.Dropins {
+			if d.Contents != nil {
+				if err := holds(path.Join(plan.UnitDir, u.Name+".d", d.Name), []byte(*d.Contents)); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
