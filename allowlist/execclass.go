@@ -212,6 +212,10 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	if j.made[cleanPath(argv[0])] {
 		return line + ": runs a file the unit's own commands wrote (its code cannot be judged)"
 	}
+	argv, why := j.judgeAbbreviated(argv, depth, sure) // tar --checkpoint-act= is --checkpoint-action= (execopts.go)
+	if why != "" {
+		return why
+	}
 	for _, a := range argv[1:] {
 		if why := j.reach(a, false); why != "" {
 			return line + ": " + why
@@ -306,6 +310,9 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 		if why := j.strictModeled(prog, argv); why != "" {
 			return why
 		}
+	}
+	if why := j.strictLocal(prog, argv); why != "" {
+		return why // rsync, tar, logger and interpreters act only on the node (execlocal.go)
 	}
 	if sure && modeledWrapper(argv[0]) {
 		if why := j.modeledWrapped(prog, argv, depth); why != "" {
@@ -615,6 +622,11 @@ var (
 // name it asks for (by identity), then the command it runs.
 func (j judge) judgeRun(argv []string, depth int) string {
 	line := short(strings.Join(argv, " "))
+	if j.strict {
+		if why := strictRun(argv); why != "" {
+			return why // a changed line's grammar (execlocal.go)
+		}
+	}
 	i := 1
 	for ; i < len(argv); i++ {
 		a := argv[i]
@@ -820,7 +832,8 @@ func (j judge) judgeAwk(args []string) string {
 			i = len(args)
 		}
 	}
-	for _, k := range []string{"system", "|", "getline", ">", "close(", "ENVIRON"} {
+	// "@": gawk's indirect calls (@f() with f="system"), @include, @load, @namespace: no ordinary unit's awk uses them.
+	for _, k := range []string{"system", "|", "getline", ">", "close(", "ENVIRON", "@"} {
 		if strings.Contains(prog, k) {
 			return "an awk program with " + k + " (runs commands or writes files): cannot be judged"
 		}

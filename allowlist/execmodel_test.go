@@ -151,7 +151,8 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 		{`ExecStart=/usr/bin/env -S '/usr/bin/myapp --v=4'`, "env -S"},
 		{`ExecStart=/usr/bin/env --split-string=/usr/bin/myapp`, "--split-string"},
 		{`ExecStart=/usr/bin/env --block-signal /usr/bin/myapp`, "env --block-signal"},
-		{`ExecStart=/usr/bin/nice --adj=5 /usr/bin/myapp`, "nice --adj=5"},
+		// --adj is --adjustment (getopt_long's abbreviations, execopts.go): judged as it, -5 refused.
+		{`ExecStart=/usr/bin/nice --adj=-5 /usr/bin/myapp`, "nice --adjustment -5"},
 		{`ExecStart=/usr/bin/ionice -p 1`, "ionice -p"},
 		{`ExecStart=/usr/bin/chrt -p 1`, "chrt -p"},
 		{`ExecStart=/usr/bin/taskset -p 1`, "taskset -p"},

@@ -294,6 +294,11 @@ func (j judge) judgeMount(prog string, args []string) string {
 // judgeSed refuses a sed script that runs commands (the e command, the s///e flag) or writes files
 // other than its operands (w, W, s///w); -i's operands are write targets.
 func (j judge) judgeSed(args []string) string {
+	if j.strict {
+		if why := strictSed(args); why != "" {
+			return why // a changed line's script: the whitelist grammar (execsed.go)
+		}
+	}
 	scripts, files, inPlace := sedArgs(args)
 	for _, s := range scripts {
 		if why := sedRunsOrWrites(s); why != "" {
