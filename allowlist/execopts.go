@@ -13,7 +13,7 @@ import (
 // a prefix of several is judged as each (refused if any refuses). The options listed are every
 // long option any table or rule of the judge names (judgedLongOptions, which a test keeps equal
 // to the option names in the judge's code) and the option tables' own (codeOperands,
-// valueOptions, wrapperGrammars, wrapperValueOptions, systemd-run's, the interpreters'). A GNU
+// valueOptions, wrapperGrammars, wrapperValueOptions, systemd-run's, the interpreters', execlocal.go's). A GNU
 // program's option that no table lists is not rewritten: that is the rule's residual risk.
 
 // judgedLongOptions are the long options the judge's rules name in their code (not in a table
@@ -95,6 +95,12 @@ var longOptions = func() []string {
 	for _, fl := range interpreters {
 		add(fl...)
 	}
+	for _, fl := range moduleFlags {
+		add(fl...)
+	}
+	add(loggerNet...)
+	add(strictRunFlags...)
+	add(strictRunValues...)
 	slices.Sort(out)
 	return out
 }()

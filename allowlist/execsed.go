@@ -239,6 +239,9 @@ func sedGrammar(s string) string {
 			// Text to the end of the line; a backslash escapes the next character (a newline
 			// continues the text). "a\" then a newline is the classic form, "a text" GNU's.
 			spaces()
+			if p >= len(s) || s[p] == '\n' {
+				return "an " + string(c) + " command without its text"
+			}
 			if p < len(s) && s[p] == '\\' {
 				p++
 				if p < len(s) && s[p] == '\n' {

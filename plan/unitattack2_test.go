@@ -57,7 +57,7 @@ func TestPlanRefusesRound2UnitAttacks(t *testing.T) {
 		"LD_PRELOAD":        {svc("Environment=LD_PRELOAD=/etc/docker/certs.d/x/ca.crt\nExecStart=/bin/true"), "Environment=LD_PRELOAD"},
 		"LD_AUDIT":          {svc("Environment=LD_AUDIT=/etc/docker/certs.d/x/ca.crt\nExecStart=/bin/true"), "Environment=LD_AUDIT"},
 		"LD_LIBRARY_PATH":   {svc("Environment=LD_LIBRARY_PATH=/etc/x\nExecStart=/bin/true"), "Environment=LD_LIBRARY_PATH"},
-		"PYTHONPATH":        {svc("Environment=PYTHONPATH=/etc/x\nExecStart=/usr/bin/python3 -m json.tool /etc/x/a.json"), "Environment=PYTHONPATH"},
+		"PYTHONPATH":        {svc("Environment=PYTHONPATH=/etc/x\nExecStart=/bin/true"), "Environment=PYTHONPATH"}, // (python3 -m is refused in a changed line: round 7b)
 		"NODE_OPTIONS":      {svc("Environment=\"NODE_OPTIONS=--require /etc/x\"\nExecStart=/bin/true"), "Environment=NODE_OPTIONS"},
 		"PassEnvironment":   {svc("PassEnvironment=LD_PRELOAD\nExecStart=/bin/true"), "PassEnvironment=LD_PRELOAD"},
 		"EnvironmentFile":   {svc("EnvironmentFile=/etc/docker/certs.d/x/ca.crt\nExecStart=/bin/true"), "EnvironmentFile=/etc/docker/certs.d/x/ca.crt"},
