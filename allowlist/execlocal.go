@@ -17,6 +17,8 @@ import (
 //   - tar's and cpio's archive names are local: a ':' before any '/' is a file on another host
 //     reached through rsh (tar -f host:/x), unless --force-local.
 //   - logger logs only locally: no server, port, TCP, UDP, RFC framing or socket.
+//   - gawk writes no file of the payload's text (-d, -o, -p: a program pretty-printed into
+//     /etc/profile.d or /usr/local/bin), runs no debugger (-D) and takes no -W.
 //   - an interpreter runs no module (python3 -m json.tool IN OUT wrote /etc/profile.d; -m
 //     http.server served the kubelet's secrets): a module is a program of the OS the judge does
 //     not model, as a script file is, and perl -M, ruby -r, node -r/--require/--import, lua -l,
@@ -36,6 +38,8 @@ func (j judge) strictLocal(prog string, argv []string) string {
 		why = archiveLocal(prog, args)
 	case prog == "logger" && j.judgeSocketSender(prog, args) == "": // which names -u and -n itself
 		why = loggerLocal(args)
+	case prog == "awk" || prog == "gawk" || prog == "mawk" || prog == "nawk":
+		why = awkLocal(args)
 	case interpreterName(prog) != "":
 		why = noModule(prog, interpreterName(prog), args)
 	}
@@ -99,6 +103,41 @@ func archiveLocal(prog string, args []string) string {
 			}
 		case remoteName(a):
 			return refuse(a) // an archive given apart (-f host:x), or any other operand
+		}
+	}
+	return ""
+}
+
+// awkWrites are gawk's options that write a file (the variables, the program pretty-printed or
+// profiled: text the payload chose, anywhere) or read debugger commands.
+var awkWrites = []string{"--dump-variables", "--debug", "--pretty-print", "--profile"}
+
+// awkLocal refuses, in a changed line, gawk's options that write a file of the payload's text
+// (-d, -o, -p and their long forms: gawk -o/usr/local/bin/x 'PROGRAM'), its debugger (-D) and
+// -W, by which gawk takes any long option and mawk a program file (-W exec F, -W file=F).
+func awkLocal(args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--" || a == "-" || !strings.HasPrefix(a, "-"):
+			return "" // the program text (judgeAwk)
+		case strings.HasPrefix(a, "--"):
+			if name, _, _ := strings.Cut(a, "="); slices.Contains(awkWrites, name) {
+				return "awk " + short(a) + ": writes a file of the payload's text, or runs the debugger (refused in a changed line)"
+			}
+		default:
+			for k := 1; k < len(a); k++ {
+				c := a[k]
+				if strings.IndexByte("dDopW", c) >= 0 {
+					return "awk -" + string(c) + ": writes a file of the payload's text, runs the debugger or takes any long option (refused in a changed line)"
+				}
+				if strings.IndexByte("fFveEil", c) >= 0 { // a value: the rest of the word or the next
+					if k+1 == len(a) {
+						i++
+					}
+					break
+				}
+			}
 		}
 	}
 	return ""

@@ -65,6 +65,8 @@ var judgedLongOptions = []string{
 	// logger.
 	"--tcp", "--udp", "--rfc3164", "--rfc5424", "--socket-errors", "--journald", "--id", "--msgid", "--priority",
 	"--tag", "--stderr", "--size", "--octet-count", "--prio-prefix", "--sd-id", "--sd-param", "--skip-empty", "--no-act",
+	// chmod, chown (--reference=FILE takes its mode or owner from another file).
+	"--reference",
 }
 
 // longOptions is every long option longVariants matches a --word against.

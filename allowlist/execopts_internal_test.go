@@ -138,8 +138,7 @@ func FuzzSedGrammar(f *testing.F) {
 		if sedGrammar(s) != "" || strings.ContainsRune(s, 0) {
 			return
 		}
-		// Accepted: the old scan finds neither e nor w, and GNU sed's sandbox compiles it.
-		assert.Empty(t, sedRunsOrWrites(s), "%q", s)
+		// Accepted: GNU sed's sandbox (no e, w, r and their kin) compiles it.
 		if sed != "" {
 			out, err := exec.Command(sed, "--sandbox", "-n", "-e", s, "/dev/null").CombinedOutput()
 			if err != nil && !bytes.Contains(out, []byte("unknown command")) && bytes.Contains(out, []byte("sandbox")) {

@@ -189,12 +189,20 @@ func TestChangedModeledProgramsActOnlyOnTheNode(t *testing.T) {
 		{"ExecStart=/usr/bin/tar -x -f u@h:x -C /run/myapp", "another host"},
 		{"ExecStart=/usr/bin/cpio -o -F h:x", "another host"},
 		{"ExecStart=/usr/bin/cpio -o -Oh:x", "another host"},
+		{"ExecStart=/usr/bin/gawk --dump-variables=/etc/profile.d/zz.sh 'BEGIN{x=1}'", "--dump-variables"},
+		{"ExecStart=/usr/bin/gawk --pretty=/etc/profile.d/zz.sh 'reboot'", "--pretty-print"},
+		{"ExecStart=/usr/bin/gawk -F: -o/etc/profile.d/zz.sh 'BEGIN{x=1}'", "awk -o"},
+		{"ExecStart=/usr/bin/gawk -p /usr/local/bin/x 'BEGIN{x=1}'", "awk -p"},
+		{"ExecStart=/usr/bin/gawk -D/etc/myapp/app.conf 'BEGIN{x=1}'", "awk -D"},
+		{"ExecStart=/usr/bin/mawk -W exec /etc/myapp/app.conf", "awk -W"},
+		{"ExecStart=/usr/bin/gawk -W file=/etc/myapp/app.conf", "awk -W"},
 	} {
 		refusedChanged(t, c.why, strings.Split(c.line, "\n")...)
 	}
 	for _, l := range []string{
 		"ExecStart=/usr/bin/rsync -a /etc/myapp/ /run/myapp/",
 		"ExecStart=/usr/bin/logger -p user.notice -t myapp hello",
+		"ExecStart=/usr/bin/gawk -F: -v x=1 '{print $1}' /etc/passwd",
 		"ExecStart=/usr/bin/tar -x -f /usr/share/myapp/a.tar -C /run/myapp",
 		"ExecStart=/usr/bin/tar -x --force-local -f /usr/share/my:app/a.tar -C /run/myapp",
 	} {
