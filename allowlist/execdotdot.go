@@ -252,6 +252,9 @@ func shellStateWhy(cmd []string) string {
 		return ""
 	}
 	line := short(strings.Join(cmd, " "))
+	for len(cmd) > 1 && cmd[0] == "builtin" {
+		cmd = cmd[1:] // builtin set -a is set -a
+	}
 	n := cmd[0]
 	switch n {
 	case "set":

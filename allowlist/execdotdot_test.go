@@ -77,7 +77,6 @@ func TestRound7bPathsEnvAndDirs(t *testing.T) {
 		{"typeset -n", []string{`ExecStart=/usr/bin/bash -c 'typeset -n r=LD_PRELOAD; r=/etc/myapp/app.conf'`}, "nameref"},
 		{"local -n", []string{`ExecStart=/usr/bin/bash -c 'local -n r=PATH; r=/tmp'`}, "nameref"},
 		{"declare -gn", []string{`ExecStart=/usr/bin/bash -c 'declare -gn r=BASH_ENV'`}, "nameref"},
-		{"set -a in an unchanged line", []string{`ExecStart=/usr/bin/bash -c 'set -a; for BASH_ENV in /etc/myapp/app.conf; do bash -c :; done'`}, "set -a"},
 		{"select BASH_ENV", []string{`ExecStart=/usr/bin/bash -c 'select BASH_ENV in /etc/myapp/app.conf; do break; done'`}, "BASH_ENV"},
 		{"printf -v HOME", []string{`ExecStart=/usr/bin/bash -c 'printf -v HOME %s /etc/myapp; bash -lc :'`}, "HOME"},
 		{"read HOME", []string{`ExecStart=/usr/bin/bash -c 'read -r HOME < /etc/myapp/app.conf; bash -lc :'`}, "HOME"},
@@ -166,4 +165,31 @@ func TestDotDotUnchangedLines(t *testing.T) {
 		assert.Contains(t, err.Error(), "..", l)
 	}
 	assert.NoError(t, strictUnit(t, false, "ExecStart=/usr/bin/cp /etc/myapp/app.conf /run/myapp/x"))
+}
+
+// set -a, namerefs, the manager's variables and a builtin's assignment by name are refused in the
+// node's own (unchanged) lines too; the reload idiom and ordinary scripts stay accepted there.
+func TestShellStateUnchangedLines(t *testing.T) {
+	for _, c := range []struct {
+		lines []string
+		why   string
+	}{
+		{[]string{`ExecStart=/usr/bin/bash -c 'set -a; for BASH_ENV in /etc/myapp/app.conf; do bash -c :; done'`}, "set -a"},
+		{[]string{`ExecStart=/usr/bin/bash -c 'builtin set -a; X=1'`}, "set -a"},
+		{[]string{`ExecStart=/usr/bin/bash -c 'declare -n r=BASH_ENV; r=/etc/myapp/app.conf'`}, "nameref"},
+		{[]string{`ExecStart=/usr/bin/sh -a -c 'X=1'`}, "allexport"},
+		{[]string{"ExecStart=/usr/bin/sleep infinity", `ExecReload=/usr/bin/sh -c 'for MAINPID in 1; do kill -INT $MAINPID; done'`}, "sets MAINPID"},
+		{[]string{"Environment=MAINPID=1", "ExecStart=/usr/bin/sleep infinity", "ExecReload=/bin/kill -INT $MAINPID"}, "Environment=MAINPID=1"},
+		{[]string{"Environment=OLDPWD=/usr/local/bin", "ExecStart=/usr/bin/sleep infinity"}, "Environment=OLDPWD"},
+	} {
+		err := strictUnit(t, false, c.lines...)
+		require.Error(t, err, "%q", c.lines)
+		assert.Contains(t, err.Error(), c.why, "%q", c.lines)
+	}
+	for _, lines := range [][]string{
+		{"ExecStart=/usr/bin/sleep infinity", "ExecStartPre=/bin/kill -HUP $MAINPID"},
+		{`ExecStart=/usr/bin/bash -c 'set -euo pipefail; while read -r line; do echo "$line"; done < /etc/myapp/app.conf'`},
+	} {
+		assert.NoError(t, strictUnit(t, false, lines...), "%q", lines)
+	}
 }
