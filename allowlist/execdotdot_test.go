@@ -43,6 +43,11 @@ func TestRound7bPathsEnvAndDirs(t *testing.T) {
 		{"env --chdir= with ..", []string{"ExecStart=/usr/bin/env --chdir=/home/../usrlocal/bin /usr/bin/cp /etc/myapp/app.conf x"}, ".."},
 		{"WorkingDirectory= with ..", []string{"WorkingDirectory=/home/../usrlocal/bin", "ExecStart=/usr/bin/cp /etc/myapp/app.conf kubenswrapper"}, ".."},
 		{"a variable's value with ..", []string{"Environment=D=/home/../usrlocal/bin", "ExecStart=/usr/bin/cp /etc/myapp/app.conf ${D}/kubenswrapper"}, ".."},
+		{"quotes split the ..", []string{`ExecStart=/usr/bin/bash -c 'cat /etc/myapp/app.conf > /srv/.""./usrlocal/bin/x'`}, ".."},
+		{"cd ./..", []string{`ExecStart=/usr/bin/bash -c 'cd /srv && cd ./.. && cp /etc/myapp/app.conf x'`}, ".."},
+		{"an option's attached value", []string{"ExecStart=/usr/bin/cp -t/srv/../usrlocal/bin /etc/myapp/app.conf"}, ".."},
+		{"tar -C with ..", []string{"ExecStart=/usr/bin/tar -x -f /etc/myapp/app.conf -C /srv/../usrlocal"}, ".."},
+		{"$PWD/..", []string{`ExecStart=/usr/bin/bash -c 'cd /srv; cp /etc/myapp/app.conf $PWD/../usrlocal/bin/x'`}, "PWD"},
 		{"read operand with ..", []string{"ExecStart=/usr/bin/cat /var/run/../proc/sys/kernel/x"}, ".."},
 		// f1: $MAINPID is the unit's environment's.
 		{"f1 RTMIN+15", []string{"Environment=MAINPID=1", "ExecStartPre=/bin/kill -s RTMIN+15 $MAINPID", "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
