@@ -61,7 +61,7 @@ func TestRound7bPathsEnvAndDirs(t *testing.T) {
 		{"RUNTIME_DIRECTORY set, followed", []string{"Environment=RUNTIME_DIRECTORY=/usr/local/bin", "ExecStart=/usr/bin/cp /etc/myapp/app.conf ${RUNTIME_DIRECTORY}/x"}, "/usr/local/bin/x"},
 		{"kill $MAINPID before there is one", []string{"ExecStartPre=/bin/kill -HUP $MAINPID", "ExecStart=/usr/bin/sleep infinity"}, "no main process"},
 		{"kill $MAINPID in ExecStart", []string{"ExecStart=/bin/kill -HUP $MAINPID"}, "no main process"},
-		{"script assigns MAINPID", []string{`ExecReload=/usr/bin/sh -c 'MAINPID=1; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "MAINPID=1"},
+		{"script assigns MAINPID", []string{`ExecReload=/usr/bin/sh -c 'MAINPID=1; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "MAINPID=1: MAINPID is the service manager's"},
 		{"for MAINPID in 1", []string{`ExecReload=/usr/bin/sh -c 'for MAINPID in 1; do kill -INT $MAINPID; done'`, "ExecStart=/usr/bin/sleep infinity"}, "sets MAINPID"},
 		{"read MAINPID", []string{`ExecReload=/usr/bin/sh -c 'read MAINPID < /etc/myapp/app.conf; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "sets MAINPID"},
 		{"read -a MAINPID", []string{`ExecReload=/usr/bin/bash -c 'read -ra MAINPID < /etc/myapp/app.conf; kill -INT $MAINPID'`, "ExecStart=/usr/bin/sleep infinity"}, "sets MAINPID"},
@@ -94,7 +94,7 @@ func TestRound7bPathsEnvAndDirs(t *testing.T) {
 		{"export OLDPWD", []string{`ExecStart=/usr/bin/bash -c 'export OLDPWD=/usr/local/bin'`}, "OLDPWD"},
 		// f8: working directories the judge does not track.
 		{"f8 Environment=OLDPWD + cd -", []string{"Environment=OLDPWD=/usr/local/bin", `ExecStartPre=/usr/bin/sh -c 'cd - && cp /etc/myapp/app.conf kubenswrapper'`, "ExecStart=/usr/bin/sleep infinity"}, "relative to a working directory"},
-		{"f8 script OLDPWD= + cd -", []string{`ExecStartPre=/usr/bin/sh -c 'OLDPWD=/usr/local/bin; cd - && cat /etc/myapp/app.conf > kubenswrapper'`, "ExecStart=/usr/bin/sleep infinity"}, "OLDPWD"},
+		{"f8 script OLDPWD= + cd -", []string{`ExecStartPre=/usr/bin/sh -c 'OLDPWD=/usr/local/bin; cd - && cat /etc/myapp/app.conf > kubenswrapper'`, "ExecStart=/usr/bin/sleep infinity"}, "OLDPWD=/usr/local/bin: OLDPWD moves where cd -"},
 		{"cd - alone", []string{`ExecStart=/usr/bin/sh -c 'cd - && cp /etc/myapp/app.conf kubenswrapper'`}, "cd -"},
 		{"cd - then a redirection", []string{`ExecStart=/usr/bin/sh -c 'cd -; cat /etc/myapp/app.conf > kubenswrapper'`}, "cd -"},
 		{"popd", []string{`ExecStart=/usr/bin/bash -c 'pushd /run; popd; cp /etc/myapp/app.conf kubenswrapper'`}, "popd"},

@@ -52,6 +52,9 @@ func (j judge) script(s string, depth int, strict bool) string {
 		for len(cmd) > 0 && (isAssignment(cmd[0]) || cmd[0] == "!" ||
 			slices.Contains(scriptPrefixes, cmd[0])) {
 			if c.strict && isAssignment(cmd[0]) && assignmentWhy(cmd[0]) != "" {
+				if why := managerVarWhy(strings.SplitN(cmd[0], "=", 2)[0]); why != "" {
+					return short(cmd[0]) + ": " + why // MAINPID=1, OLDPWD=… (execdotdot.go)
+				}
 				return short(cmd[0]) + ": a variable that loads code or changes how a program starts (cannot be judged)"
 			}
 			if c.strict && (cmd[0] == "exec" || cmd[0] == "command") && len(cmd) > 1 && strings.HasPrefix(cmd[1], "-") {
