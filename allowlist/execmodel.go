@@ -93,7 +93,7 @@ func wrapperCommand(prog string, args []string) (start int, dirs []string, why s
 		i++
 		return args[i]
 	}
-	chdir := func(opt, v string) {
+	record := func(opt, v string) { // a valued option; env -C's is a directory its command runs in
 		opts = append(opts, [2]string{opt, v})
 		if prog == "env" && (opt == "-C" || opt == "--chdir") {
 			dirs = append(dirs, v)
@@ -117,7 +117,7 @@ options:
 				opts = append(opts, [2]string{name, ""})
 			case slices.Contains(g.optional, name):
 			case slices.Contains(g.valued, name):
-				chdir(name, value(name, v, has))
+				record(name, value(name, v, has))
 			default:
 				return 0, nil, prog + " " + short(a) + ": an option the judge does not model (a changed line runs " + prog + " only with the options whose command it knows)"
 			}
@@ -131,7 +131,7 @@ options:
 					continue
 				case slices.Contains(g.optional, o):
 				case slices.Contains(g.valued, o):
-					chdir(o, value(o, a[k+1:], k+1 < len(a)))
+					record(o, value(o, a[k+1:], k+1 < len(a)))
 				default:
 					return 0, nil, prog + " " + short(a) + ": an option the judge does not model (a changed line runs " + prog + " only with the options whose command it knows)"
 				}
