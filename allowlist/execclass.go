@@ -95,6 +95,10 @@ type judge struct {
 	sure bool
 	// key is the line's Exec key (ExecStart, ExecReload, …): where a main process exists (mainPIDWhy).
 	key string
+	// mut: the unit's own places, where a changed line may change files (execmutate.go); found:
+	// the command is find's -exec one, whose {} are the files find hands it.
+	mut   *unitPlaces
+	found bool
 }
 
 // charge takes n from the budget and says whether it is spent.
@@ -314,6 +318,9 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	if why := j.strictLocal(prog, argv); why != "" {
 		return why // rsync, tar, logger and interpreters act only on the node (execlocal.go)
 	}
+	if why := j.mutations(prog, argv); why != "" {
+		return line + ": " + why
+	}
 	if sure && modeledWrapper(argv[0]) {
 		if why := j.modeledWrapped(prog, argv, depth); why != "" {
 			return why
@@ -394,7 +401,7 @@ func (j judge) wrapped(prog string, argv []string, depth int, ruled bool) string
 						break
 					}
 				}
-				if why := j.argv(argv[i+1:end], depth+1); why != "" {
+				if why := j.inFind().argv(argv[i+1:end], depth+1); why != "" {
 					return why
 				}
 			}

@@ -45,6 +45,9 @@ func (j judge) script(s string, depth int, strict bool) string {
 			if why := j.nodeWrite(t, false); why != "" {
 				return why
 			}
+			if why := j.redirection(t, c.strict); why != "" {
+				return why
+			}
 			x, _ := j.expand(t)
 			written[cleanPath(x)] = true
 		}

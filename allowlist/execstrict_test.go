@@ -27,6 +27,16 @@ func ownUnit(t *testing.T, lines ...string) error {
 	return allowlist.JudgeUnit(p)
 }
 
+// sameUnit judges the lines as changed ones of a unit whose current definition already runs them:
+// its own programs (OwnPrograms) and the paths they mutate (OwnWrites), with changed arguments.
+func sameUnit(t *testing.T, lines ...string) error {
+	t.Helper()
+	p := unitOfLines(t, true, lines...)
+	p.Programs = allowlist.OwnPrograms(p.Exec)
+	p.OwnWrites = allowlist.OwnWrites(p)
+	return allowlist.JudgeUnit(p)
+}
+
 // runsUnmodeled says whether the lines run a program a test names as unmodeled (myapp, oc, modprobe).
 func runsUnmodeled(lines []string) bool {
 	for _, l := range lines {
@@ -276,7 +286,8 @@ func TestStrictExecJudgeCostIsBounded(t *testing.T) {
 		"/bin/sh -c '" + strings.Repeat("cd a; ", 200) + "'": "too long or too deeply wrapped",
 		"/usr/bin/cp " + rel[2:] + " /run/myapp/":            "",
 	} {
-		err := strictUnit(t, true, "ExecStart="+line)
+		// (issue 27 class 3: the relative names are written in the unit's own directory)
+		err := strictUnit(t, true, "WorkingDirectory=/var/lib/myapp", "ExecStart="+line)
 		if want == "" {
 			assert.NoError(t, err, "%.60s", line)
 		} else if assert.Error(t, err, "%.60s", line) {

@@ -20,6 +20,9 @@ type Execution struct {
 	// unit) and those the node policy grants it (Policy.UnitPrograms): besides the modeled ones, the
 	// only programs a changed line may run (execmodel.go). Nil over D-Bus, where ExecChanged is.
 	Programs []string
+	// OwnWrites are the paths the node's current definition of the unit mutates (OwnWrites):
+	// besides the unit's own places, the only ones a changed line may change (execmutate.go).
+	OwnWrites []string
 	// The job mode of the jobs OnFailure=/OnSuccess= start ("" is replace).
 	OnFailureJobMode, OnSuccessJobMode string
 	// StandardInput/Output/Error: file:PATH, append:PATH, truncate:PATH, journal, tty, …; over
@@ -105,7 +108,7 @@ func judgeExecution(p UnitProps) error {
 		}
 		wd = append(wd, cleanPath(d))
 	}
-	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{}, programs: p.Programs}
+	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{}, programs: p.Programs, mut: placesOf(p)}
 	for i, argv := range p.Exec {
 		j.strict = i < len(p.ExecChanged) && p.ExecChanged[i]
 		j.key = ""

@@ -69,6 +69,8 @@ func TestChangedLinesJudgeUnknownProgramsAsWrappers(t *testing.T) {
 		{`ExecStart=/usr/bin/timeout 5 /usr/bin/ncat --unixsock /run/x`, "sends to a local socket"},
 		{`ExecStart=/usr/bin/nc -l 8080 -e /usr/bin/bash`, "nc -e"},
 		{`ExecStart=/usr/bin/ncat -l 8080 --sh-exec /usr/bin/myapp`, "--sh-exec"},
+		// Issue 27 class 3 (was accepted): xargs hands a program that changes files its input's words.
+		{`ExecStart=/usr/bin/xargs -a /etc/myapp/list /usr/bin/rm -f`, "xargs hands the words of its input to /usr/bin/rm"},
 	}
 	// Issue 27 class 3: a changed line runs only modeled, own or granted programs, so the payload's
 	// own line is refused naming the program it may not run; the unit's own (unknown) programs are

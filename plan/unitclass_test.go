@@ -187,8 +187,8 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 	// The unit shapes the MCO and podman write, and the reload idiom, are still accepted.
 	accepted := map[string]string{
 		"iri-registry": "[Unit]\nDescription=InternalReleaseImage Registry\nWants=network.target\n[Service]\nEnvironment=PODMAN_SYSTEMD_UNIT=%n\n" +
-			"ExecStartPre=/bin/rm -f %t/%n.ctr-id\nExecStartPre=/usr/bin/mkdir -p /var/lib/iri-registry\n" +
-			"ExecStart=podman run --net host --cidfile=%t/%n.ctr-id --log-driver=journald --replace --name=iri-registry -v /var/lib/iri-registry:/var/lib/registry:ro -e REGISTRY_HTTP_ADDR=0.0.0.0:22625 -u 0 --entrypoint=/usr/bin/distribution quay.io/x/registry@sha256:0 serve /etc/registry/config.yaml\n" +
+			"ExecStartPre=/bin/rm -f %t/%n.ctr-id\nExecStartPre=/usr/bin/mkdir -p /var/lib/myapp\n" +
+			"ExecStart=podman run --net host --cidfile=%t/%n.ctr-id --log-driver=journald --replace --name=iri-registry -v /var/lib/myapp:/var/lib/registry:ro -e REGISTRY_HTTP_ADDR=0.0.0.0:22625 -u 0 --entrypoint=/usr/bin/distribution quay.io/x/registry@sha256:0 serve /etc/registry/config.yaml\n" +
 			"ExecStop=/usr/bin/podman stop --ignore --cidfile=%t/%n.ctr-id\nExecStopPost=/usr/bin/podman rm -f --ignore --cidfile=%t/%n.ctr-id\nType=notify\nNotifyAccess=all\n[Install]\nWantedBy=multi-user.target\n",
 		// kubens.service's shape, its directory the unit's own (issue 27: RuntimeDirectory=kubens in
 		// myapp.service would remove /run/kubens when myapp stops; refused in TestPlanChangesOnlyModeledSettings).
@@ -205,7 +205,7 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 		"podman pull loop": svc(`ExecStartPre=/etc/machine-config-daemon/generate_podman_policy_args.sh` + "\n" +
 			`ExecStart=/bin/sh -c "while ! /usr/bin/podman pull $(cat /tmp/podman_policy_args) --authfile=/var/lib/kubelet/config.json 'quay.io/x@sha256:0'; do sleep 1; done"`),
 		"script with env args": svc("EnvironmentFile=/etc/node-sizing.env\nExecStart=/bin/bash /usr/local/sbin/dynamic-system-reserved-calc.sh ${NODE_SIZING_ENABLED} ${SYSTEM_RESERVED_MEMORY}"),
-		"kubelet shape": svc("ExecStartPre=/bin/mkdir --parents /etc/kubernetes/manifests\nExecStartPre=-/usr/sbin/restorecon -ri /var/lib/kubelet/pod-resources\n" +
+		"kubelet shape": svc("ExecStartPre=/bin/mkdir --parents /etc/myapp/manifests\nExecStartPre=-/usr/sbin/restorecon -ri /var/lib/myapp/pod-resources\n" +
 			"ExecStart=/usr/local/bin/kubenswrapper /usr/bin/kubelet --config=/etc/kubernetes/kubelet.conf --resolv-conf=/run/systemd/resolve/resolv.conf \\\n  --node-ip=${KUBELET_NODE_IP}\nStandardOutput=journal+console\nStandardError=journal+console"),
 		"cp a pattern":    svc(`ExecStartPre=/bin/sh -c "cp /etc/myapp/*.conf /run/myapp/"` + "\nExecStart=/usr/bin/myapp"),
 		"sed in place":    svc(`ExecStartPre=-/usr/bin/sh -c "sed -i 's/enabled=1/enabled=0/' /etc/yum.repos.d/*.repo"` + "\nExecStart=/usr/bin/myapp"),

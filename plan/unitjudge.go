@@ -165,6 +165,7 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy) string 
 	changed := changedOptions(cur, des)
 	p.ExecChanged = execChanged(p.ExecKeys, p.Exec, changed)
 	p.Programs = unitPrograms(u.Name, old, pol)
+	p.OwnWrites = unitWrites(old)
 	if err := allowlist.JudgeUnit(p); err != nil {
 		return fmt.Sprintf("unit %s: %v", u.Name, err)
 	}
@@ -185,6 +186,19 @@ func unitPrograms(name string, old *types.Unit, pol *allowlist.Policy) []string 
 		out = append(out, pol.UnitPrograms[name]...)
 	}
 	return out
+}
+
+// unitWrites are the paths the node's current definition of the unit mutates (none for a unit the
+// payload adds, or one whose current file the judge cannot read): a changed line may mutate them too.
+func unitWrites(old *types.Unit) []string {
+	if old == nil || isTrue(old.Mask) {
+		return nil
+	}
+	cur, err := unitFileProps(old.Name, old.Contents, old.Dropins)
+	if err != nil {
+		return nil
+	}
+	return allowlist.OwnWrites(cur)
 }
 
 // readsAsSystemd says which of the unit's texts the judge would read differently from systemd, or "".

@@ -270,7 +270,9 @@ func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
 	// grants the unit (unitPrograms): the MCS's own programs, added, are refused naming them, and
 	// accepted once granted (grantedPol).
 	strict := map[string]string{"nodeip-configuration shape": "podman run", "podman shape": "podman run",
-		"kubelet": "runs /usr/bin/kubelet: a changed line may run only", "ovs-configuration shape": "runs /usr/local/bin/configure-ovs.sh: a changed line may run only",
+		// Issue 27 class 3: an added kubelet.service's mkdir of /etc/kubernetes/manifests and restorecon of
+		// /usr/local/bin/kubenswrapper lie outside its own places (the node's kubelet, changed, may).
+		"kubelet": "mkdir changes /etc/kubernetes/manifests: a changed line changes the node's files only in the unit's own places", "ovs-configuration shape": "runs /usr/local/bin/configure-ovs.sh: a changed line may run only",
 		"wait-for-ipsec-connect shape": "runs /usr/local/bin/ipsec-connect-wait.sh: a changed line may run only",
 		"kubens shape":                 "runs unshare: a changed line may run only",
 		"kubelet-auto-node-size shape": "the script /usr/local/sbin/dynamic-system-reserved-calc.sh: a changed line runs only the unit's own scripts"}

@@ -1,0 +1,713 @@
+package allowlist
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// A changed line changes the node's files only in the unit's own places (issue 27, class 3). The
+// modeled programs a changed line may run (execmodel.go) still remove, write, chmod and relabel
+// whatever their words name (rm -rf /var/lib/kubelet, chmod 666 /etc/shadow, sed -i … /etc/hosts,
+// echo x >> /etc/hosts). So in a changed line every path a command mutates (creates, writes,
+// appends, truncates, removes, renames, links, changes the mode, owner, ACL or label of) must lie
+// in the unit's own places (ownPlace): /tmp, /var/tmp, for unit S /run/S, /var/lib/S,
+// /var/cache/S, /var/log/S, /etc/S and the names S-… and S.… there, the directories its
+// *Directory= settings name, /dev/null, /dev/stdout, /dev/stderr; or be what the node's current
+// definition of the unit already mutates (Execution.OwnWrites, the same operand). Which words a
+// program mutates is its model (mutated), exact for every modeled program; a command whose
+// mutated paths come from its input (xargs rm, restorecon -f, tar -x) is refused in a changed
+// line. The set-the-system programs among the inert ones (date -s, hostname NAME) are refused
+// there too (systemState).
+//
+// In every line, changed or not, the operands of rm, rmdir, chmod, chown, chgrp, chcon, setfacl,
+// touch and truncate are write targets for the node's-code rule (nodeWrite), as the writers'
+// destinations already are. restorecon is not: it only restores the policy's own label (the MCS's
+// kubelet.service runs it on /usr/local/bin/kubenswrapper and /usr/bin/kubensenter).
+
+// unitPlaces are what a unit's changed lines may mutate, or, collecting, the paths the node's
+// current unit mutates (OwnWrites).
+type unitPlaces struct {
+	stem    string          // S: the unit's name without its type, a template's prefix
+	dirs    []string        // the *Directory= settings' directories
+	writes  map[string]bool // Execution.OwnWrites
+	collect *[]string       // OwnWrites: record instead of judging
+}
+
+// placesOf are the unit's own places.
+func placesOf(p UnitProps) *unitPlaces {
+	stem, _, _ := strings.Cut(unitStem(p.ID), "@")
+	m := &unitPlaces{stem: stem, writes: map[string]bool{}}
+	if strings.ContainsAny(stem, "/$%`*?[") || stem == "." || stem == ".." {
+		m.stem = ""
+	}
+	for _, d := range []struct {
+		base string
+		v    []string
+	}{{"/run", p.RuntimeDirectory}, {"/var/lib", p.StateDirectory}, {"/var/cache", p.CacheDirectory},
+		{"/var/log", p.LogsDirectory}, {"/etc", p.ConfigurationDirectory}} {
+		for _, w := range d.v {
+			for _, n := range strings.Split(w, ":") {
+				if n != "" && !strings.HasPrefix(n, "/") && !strings.Contains(n, "..") && !strings.ContainsAny(n, "$%`*?[") {
+					m.dirs = append(m.dirs, cleanPath(d.base+"/"+n))
+				}
+			}
+		}
+	}
+	for _, w := range p.OwnWrites {
+		m.writes[w] = true
+	}
+	return m
+}
+
+// OwnWrites are the paths the unit's commands mutate (its Exec lines as the node's current
+// definition has them): each resolved as the judge resolves a changed line's (absolute, cleaned,
+// a relative one from each directory the line may be in; a pattern as written). A changed line of
+// the same unit may mutate them too.
+func OwnWrites(p UnitProps) []string {
+	var out []string
+	left := execBudget(p.Exec)
+	wd := []string{}
+	if d := strings.TrimLeft(p.WorkingDirectory, "-!~"); strings.HasPrefix(d, "/") {
+		wd = append(wd, cleanPath(d))
+	}
+	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{},
+		programs: OwnPrograms(p.Exec), strict: true, mut: &unitPlaces{collect: &out}}
+	for _, argv := range p.Exec {
+		j.argv(argv, 0)
+	}
+	return out
+}
+
+// mutModel is how a program's words name what it mutates.
+type mutModel struct {
+	short string   // one-letter options that take a value (joined or the next word)
+	long  []string // long options that take a value (--opt=V or --opt V)
+	// skipFirst: the first operand is a mode, an owner or a context, not a path, unless one of
+	// these options gives it.
+	skipFirst []string
+}
+
+// mutModels are the programs whose operands are all mutated paths (but skipFirst's first).
+var mutModels = map[string]mutModel{
+	"rm": {}, "rmdir": {}, "sponge": {},
+	"mkdir":    {short: "m", long: []string{"--mode"}},
+	"touch":    {short: "drt", long: []string{"--date", "--reference", "--time"}},
+	"truncate": {short: "sr", long: []string{"--size", "--reference"}},
+	"shred":    {short: "ns", long: []string{"--iterations", "--size", "--random-source"}},
+	"tee":      {},
+	"chmod":    {long: []string{"--reference"}, skipFirst: []string{"--reference"}},
+	"chown":    {long: []string{"--from", "--reference"}, skipFirst: []string{"--reference"}},
+	"chgrp":    {long: []string{"--from", "--reference"}, skipFirst: []string{"--reference"}},
+	"chcon": {short: "urtl", long: []string{"--user", "--role", "--type", "--range", "--reference"},
+		skipFirst: []string{"-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range", "--reference"}},
+	"restorecon": {short: "efoT"},
+	"setfacl":    {short: "mMxX", long: []string{"--modify", "--modify-file", "--remove", "--remove-file", "--set", "--set-file", "--restore"}},
+	// cp, install, mv and ln: their destination (-t DIR or the last operand), mv's and ln's every
+	// operand, install -d's every operand (mutated).
+	"cp":      {short: "St", long: []string{"--target-directory", "--suffix", "--no-preserve", "--sparse"}},
+	"mv":      {short: "St", long: []string{"--target-directory", "--suffix"}},
+	"ln":      {short: "St", long: []string{"--target-directory", "--suffix"}},
+	"install": {short: "gmoSt", long: []string{"--group", "--mode", "--owner", "--suffix", "--target-directory", "--strip-program"}},
+}
+
+// nodeMutators are the programs whose operands are write targets for the node's-code rule in
+// every line (their operands were not judged as writes before; the writers' already are).
+var nodeMutators = []string{"rm", "rmdir", "chmod", "chown", "chgrp", "chcon", "setfacl"}
+
+// readOpts parses a command's words by a model: its operands and each option's values (long
+// options by the name given, a unique prefix of a model's option read as it, GNU getopt's way).
+func readOpts(args []string, m mutModel) (ops []string, vals map[string][]string) {
+	vals = map[string][]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(ops, args[i+1:]...), vals
+		case strings.HasPrefix(a, "--"):
+			name, v, has := strings.Cut(a, "=")
+			for _, l := range m.long {
+				if l != name && strings.HasPrefix(l, name) && len(name) > 3 {
+					name = l
+				}
+			}
+			if slices.Contains(m.long, name) && !has && i+1 < len(args) {
+				i++
+				v = args[i]
+			}
+			vals[name] = append(vals[name], v)
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			for k := 1; k < len(a); k++ {
+				o := "-" + a[k:k+1]
+				if !strings.Contains(m.short, a[k:k+1]) {
+					vals[o] = append(vals[o], "")
+					continue
+				}
+				v := a[k+1:]
+				if v == "" && i+1 < len(args) {
+					i++
+					v = args[i]
+				}
+				vals[o] = append(vals[o], v)
+				break
+			}
+		default:
+			ops = append(ops, a)
+		}
+	}
+	return ops, vals
+}
+
+// chmodMode says whether a word that looks like an option is chmod's mode (chmod -w F, chmod -R -x F).
+func chmodMode(a string) bool {
+	return len(a) > 1 && a[0] == '-' && strings.Trim(a[1:], "rwxXstugoa,+=-01234567") == "" && a != "-R" && a != "-c" && a != "-f" && a != "-v"
+}
+
+// mutated are the words the command mutates, by its program's model, or why the paths it mutates
+// cannot be read from its words (they are its input's or an archive's): refused in a changed line.
+func (j judge) mutated(prog string, args []string) (words []string, why string) {
+	switch prog {
+	case "chmod":
+		var rest []string
+		mode := false
+		for _, a := range args {
+			if !mode && chmodMode(a) {
+				mode = true // -w is chmod's mode, not an option
+				continue
+			}
+			rest = append(rest, a)
+		}
+		if mode {
+			ops, _ := readOpts(rest, mutModels[prog])
+			return ops, ""
+		}
+	case "dd":
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, "of="); ok {
+				words = append(words, v)
+			}
+		}
+		return words, ""
+	case "sed", "gsed":
+		return sedInPlace(args), ""
+	case "rsync":
+		return j.rsyncMutates(args)
+	case "tar", "cpio", "unzip":
+		return archiveMutates(prog, args)
+	case "find":
+		return j.findMutates(args)
+	case "file":
+		for _, a := range args {
+			if a == "-C" || a == "--compile" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "C") {
+				return []string{"."}, "" // file -C writes the compiled magic into the working directory
+			}
+		}
+		return nil, ""
+	}
+	m, ok := mutModels[prog]
+	if !ok {
+		return nil, ""
+	}
+	ops, vals := readOpts(args, m)
+	switch prog {
+	case "restorecon":
+		if len(vals["-f"]) > 0 {
+			return nil, "restorecon -f relabels the files its input names (refused in a changed line: the paths are the input's)"
+		}
+		return append(ops, vals["-o"]...), ""
+	case "setfacl":
+		if len(vals["--restore"]) > 0 {
+			return nil, "setfacl --restore changes the files its input names (refused in a changed line: the paths are the input's)"
+		}
+	case "cp", "install":
+		if prog == "install" && (len(vals["-d"]) > 0 || len(vals["--directory"]) > 0) {
+			return ops, "" // install -d creates every operand
+		}
+		if t := append(vals["-t"], vals["--target-directory"]...); len(t) > 0 {
+			return intoDirs(t), ""
+		}
+		if len(ops) > 0 {
+			return intoDirs(ops[len(ops)-1:]), ""
+		}
+		return nil, ""
+	case "mv", "ln":
+		if t := append(vals["-t"], vals["--target-directory"]...); len(t) > 0 {
+			return append(ops, intoDirs(t)...), ""
+		}
+		if len(ops) > 1 {
+			ops[len(ops)-1] = intoDirs(ops[len(ops)-1:])[0]
+		} else if len(ops) == 1 && prog == "ln" {
+			ops = append(ops, path.Base(ops[0])) // ln TARGET: a link named after it in the working directory
+		}
+		return ops, ""
+	}
+	if len(m.skipFirst) > 0 && len(ops) > 0 {
+		given := false
+		for _, o := range m.skipFirst {
+			given = given || len(vals[o]) > 0
+		}
+		if !given {
+			ops = ops[1:] // the mode, owner or context
+		}
+	}
+	return ops, ""
+}
+
+// groupOnly says whether chown or chgrp only changes the files' group (chown -R :G, chgrp G): what
+// the MCS's ovs-vswitchd.service does to /etc/openvswitch and /var/lib/openvswitch, which the node's
+// own lines may do to the node's denied files (a changed line only in the unit's own places).
+func groupOnly(prog string, args []string) bool {
+	ops, vals := readOpts(args, mutModels[prog])
+	if len(ops) == 0 || len(vals["--reference"]) > 0 {
+		return false
+	}
+	return prog == "chgrp" || prog == "chown" && strings.HasPrefix(ops[0], ":")
+}
+
+// sedInPlace are the files sed -i edits and the backups it writes (-i.bak: F.bak; a suffix with a
+// / or * names the backup's path, * the file's name: -i'/etc/cron.d/*').
+func sedInPlace(args []string) []string {
+	var files, suffixes []string
+	inPlace, script := false, false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			for _, f := range args[i+1:] {
+				if !script {
+					script = true
+					continue
+				}
+				files = append(files, f)
+			}
+			i = len(args)
+		case a == "-e" || a == "--expression" || a == "-f" || a == "--file" || a == "-l" || a == "--line-length":
+			script = script || a != "-l" && a != "--line-length"
+			i++
+		case strings.HasPrefix(a, "--expression=") || strings.HasPrefix(a, "--file="):
+			script = true
+		case strings.HasPrefix(a, "--in-place"):
+			inPlace = true
+			if s, ok := strings.CutPrefix(a, "--in-place="); ok {
+				suffixes = append(suffixes, s)
+			}
+		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			for k := 1; k < len(a); k++ {
+				switch a[k] {
+				case 'i':
+					inPlace = true
+					if a[k+1:] != "" {
+						suffixes = append(suffixes, a[k+1:])
+					}
+				case 'e', 'f', 'l':
+					script = script || a[k] != 'l'
+					if k+1 == len(a) {
+						i++
+					}
+				default:
+					continue
+				}
+				break
+			}
+		default:
+			if !script {
+				script = true
+				continue
+			}
+			files = append(files, a)
+		}
+	}
+	if !inPlace {
+		return nil
+	}
+	out := slices.Clone(files)
+	for _, s := range suffixes {
+		for _, f := range files {
+			switch {
+			case strings.Contains(s, "*") && strings.Contains(s, "/"):
+				out = append(out, strings.ReplaceAll(s, "*", path.Base(f)))
+			case strings.Contains(s, "*"):
+				out = append(out, path.Join(path.Dir(f), strings.ReplaceAll(s, "*", path.Base(f))))
+			default:
+				out = append(out, f+s)
+			}
+		}
+	}
+	return out
+}
+
+// rsyncValues are rsync's options that name a file or directory it writes.
+var rsyncValues = []string{"--log-file", "--write-batch", "--only-write-batch", "--backup-dir", "--partial-dir", "--temp-dir", "-T"}
+
+// rsyncMutates: rsync's destination (its last operand), the files its options name for writing,
+// and with --remove-source-files its sources too. A remote destination (host:path, which may be
+// this node) cannot be placed.
+func (j judge) rsyncMutates(args []string) ([]string, string) {
+	var ops, out []string
+	remove := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, v, has := strings.Cut(a, "=")
+		switch {
+		case slices.Contains(rsyncValues, name):
+			if !has && i+1 < len(args) {
+				i++
+				v = args[i]
+			}
+			out = append(out, v)
+		case a == "--remove-source-files" || a == "--remove-sent-files":
+			remove = true
+		case strings.HasPrefix(a, "-"):
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if len(ops) == 0 {
+		return out, ""
+	}
+	dest := ops[len(ops)-1]
+	if k := strings.IndexByte(dest, ':'); k >= 0 && !strings.Contains(dest[:k], "/") {
+		return nil, "rsync to " + dest + ": a remote destination (it may be this node) cannot be placed in the unit's own places"
+	}
+	if remove {
+		out = append(out, ops...)
+	}
+	return append(out, intoDirs([]string{dest})...), ""
+}
+
+// intoDirs are a writer's destinations as what it writes: into a directory (one named with a
+// trailing /, or /tmp and /var/tmp, which always are) a name below it.
+func intoDirs(dests []string) []string {
+	var out []string
+	for _, d := range dests {
+		if c := nodePath(d); strings.HasSuffix(d, "/") || c == "/tmp" || c == "/var/tmp" {
+			d = strings.TrimSuffix(d, "/") + "/*"
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// archiveMutates: an extraction writes the archive's names (cpio's absolute ones too): refused in a
+// changed line; a creation writes its -f (tar), -F or -O (cpio) output and tar's snapshot files.
+func archiveMutates(prog string, args []string) ([]string, string) {
+	if extracts(prog, args) {
+		return nil, prog + " extracts an archive: the names it writes are the archive's, not the line's (refused in a changed line)"
+	}
+	var out []string
+	if prog == "cpio" {
+		_, vals := readOpts(args, mutModel{short: "FOIECHMR", long: []string{"--file", "--format", "--owner", "--message", "--pattern-file"}})
+		return append(append(vals["-F"], vals["-O"]...), vals["--file"]...), ""
+	}
+	if prog != "tar" {
+		return nil, ""
+	}
+	valued := "bfgCKLNTVXHIF"
+	var pending []byte // an old-style first word's options, whose values are the next words in order
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, v, has := strings.Cut(a, "=")
+		switch {
+		case a == "--remove-files":
+			return nil, "tar --remove-files removes the files it archives (refused in a changed line)"
+		case name == "--file" || name == "--listed-incremental" || name == "--index-file":
+			if !has && i+1 < len(args) {
+				i++
+				v = args[i]
+			}
+			out = append(out, v)
+		case strings.HasPrefix(a, "--"):
+		case i == 0 && !strings.HasPrefix(a, "-"):
+			for k := 0; k < len(a); k++ {
+				if strings.IndexByte(valued, a[k]) >= 0 {
+					pending = append(pending, a[k])
+				}
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			for k := 1; k < len(a); k++ {
+				if strings.IndexByte(valued, a[k]) < 0 {
+					continue
+				}
+				v := a[k+1:]
+				if v == "" && i+1 < len(args) {
+					i++
+					v = args[i]
+				}
+				if a[k] == 'f' || a[k] == 'g' {
+					out = append(out, v)
+				}
+				break
+			}
+		case len(pending) > 0:
+			if pending[0] == 'f' || pending[0] == 'g' {
+				out = append(out, a)
+			}
+			pending = pending[1:]
+		}
+	}
+	var files []string
+	for _, f := range out {
+		if f != "-" {
+			files = append(files, f)
+		}
+	}
+	return files, ""
+}
+
+// findMutates: -delete removes find's start paths and below; -fprint, -fprint0, -fprintf and -fls
+// write their file; -exec, -execdir, -ok, -okdir with a command that mutates what find hands it
+// (a mutated word holding {}, a relative one under -execdir, {} handed to a program that is no
+// reader) mutate the start paths and below.
+func (j judge) findMutates(args []string) ([]string, string) {
+	var starts, out []string
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") || a == "(" || a == "!" || a == "," {
+			break
+		}
+		starts = append(starts, a)
+	}
+	if len(starts) == 0 {
+		starts = []string{"."}
+	}
+	below := false
+	for ; i < len(args); i++ {
+		a := args[i]
+		switch a {
+		case "-delete":
+			below = true
+		case "-fprint", "-fprint0", "-fls", "-fprintf":
+			if i+1 < len(args) {
+				out = append(out, args[i+1])
+			}
+		case "-exec", "-execdir", "-ok", "-okdir":
+			end := len(args)
+			for k := i + 1; k < len(args); k++ {
+				if args[k] == ";" || args[k] == "+" || args[k] == `\;` {
+					end = k
+					break
+				}
+			}
+			cmd := args[i+1 : end]
+			i = end
+			if len(cmd) == 0 {
+				continue
+			}
+			p := cmdName(cmd[0])
+			w, why := j.mutated(p, cmd[1:])
+			if why != "" {
+				return nil, why
+			}
+			for _, x := range w {
+				below = below || strings.Contains(x, "{}") || strings.HasSuffix(a, "dir") && !strings.HasPrefix(x, "/")
+			}
+			if len(w) == 0 && !(slices.Contains(inertPrograms, p) || slices.Contains(xargsReaders, p)) {
+				// A shell or an interpreter handed the files: what it does with them is not in its words.
+				for _, x := range cmd[1:] {
+					below = below || strings.Contains(x, "{}")
+				}
+			}
+		}
+	}
+	if below {
+		for _, s := range starts {
+			out = append(out, s, strings.TrimSuffix(s, "/")+"/*") // the start path and every file below it
+		}
+	}
+	return out, ""
+}
+
+// mutations judges what the command mutates: in every line the node's-code rule for the
+// nodeMutators' operands; in a changed line's command, the system state the inert programs set
+// and every mutated path against the unit's own places. Collecting (OwnWrites), it records them.
+func (j judge) mutations(prog string, argv []string) string {
+	m := j.mut
+	args := argv[1:]
+	if m == nil {
+		return ""
+	}
+	if m.collect == nil && slices.Contains(nodeMutators, prog) && !groupOnly(prog, args) {
+		ops, _ := j.mutated(prog, args)
+		for _, o := range ops {
+			if x, ok := j.expand(o); !ok || strings.HasPrefix(x, "/") && under(nodePath(x), "/var/lib") {
+				continue // the node's own line: a variable it knows, units' state (kubelet-cleanup's rm -f /var/lib/kubelet/cpu_manager_state)
+			}
+			if why := j.nodeWrite(o, false); why != "" {
+				return why
+			}
+		}
+	}
+	if !j.sure {
+		return ""
+	}
+	if m.collect == nil {
+		if why := systemState(prog, args); why != "" {
+			return why
+		}
+	}
+	words, why := j.mutated(prog, args)
+	if why != "" && m.collect == nil {
+		return why
+	}
+	for _, w := range words {
+		if j.found && strings.Contains(w, "{}") {
+			continue // a file find hands the command: judged as find's start paths (findMutates)
+		}
+		if why := j.ownMutation(prog, w); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// redirection judges a shell redirection's target in a changed line's script (cmd: the target
+// stands where the shell runs it) as a write, or records it (OwnWrites).
+func (j judge) redirection(t string, cmd bool) string {
+	if j.mut == nil || !j.sure || !cmd {
+		return ""
+	}
+	return j.ownMutation("the shell", t)
+}
+
+// unresolvedExpansion matches a parameter expansion with an operator (${X/a/b}, ${X%y}): the value
+// is not the variable's.
+var unresolvedExpansion = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*[^A-Za-z0-9_}]`)
+
+// ownMutation says why the command may not mutate the word in a changed line: unless the node's
+// unit already mutates it, every path it may name (from each directory the line may be in; a
+// pattern by its fixed directory) must be one of the unit's own places.
+func (j judge) ownMutation(who, w string) string {
+	m := j.mut
+	x, ok := j.expand(w)
+	if !ok || unresolvedExpansion.MatchString(w) {
+		if m.collect != nil {
+			return ""
+		}
+		return who + " changes " + w + ", a path set by a variable the unit does not define: cannot be judged"
+	}
+	if x == "~" || strings.HasPrefix(x, "~/") {
+		home := j.env["HOME"]
+		if home == "" {
+			home = "/root"
+		}
+		x = home + strings.TrimPrefix(x, "~")
+	}
+	var paths []string
+	if strings.HasPrefix(x, "/") {
+		paths = []string{nodePath(x)}
+	} else {
+		for _, d := range j.placeDirs() {
+			paths = append(paths, nodePath(d+"/"+x))
+		}
+	}
+	if j.charge(len(paths)) {
+		return tooCostly
+	}
+	for _, c := range paths {
+		if m.collect != nil {
+			*m.collect = append(*m.collect, c)
+			continue
+		}
+		if m.writes[c] || m.ownPlace(c) {
+			continue
+		}
+		return who + " changes " + c + ": " + m.rule()
+	}
+	return ""
+}
+
+// placeDirs are the directories a relative path of the line may be from: the unit's
+// WorkingDirectory= (/ without one) and every one a script changed to.
+func (j judge) placeDirs() []string {
+	if j.wd == nil {
+		return []string{"/"}
+	}
+	if j.unitWD > 0 {
+		return *j.wd
+	}
+	return append([]string{"/"}, *j.wd...)
+}
+
+// ownPlace says whether the (node) path lies in the unit's own places. A pattern lies there when
+// its fixed directory does, and nothing after it climbs (..).
+func (m *unitPlaces) ownPlace(c string) bool {
+	if k := strings.IndexAny(c, "*?[{"); k >= 0 {
+		if strings.Contains(c[k:], "..") {
+			return false
+		}
+		return m.ownDir(c[:strings.LastIndexByte(c[:k], '/')+1])
+	}
+	return slices.Contains([]string{"/dev/null", "/dev/stdout", "/dev/stderr"}, c) || m.ownDir(c)
+}
+
+// ownDir says whether c (a path, or a directory ending in /: every name below it) is the unit's own.
+func (m *unitPlaces) ownDir(c string) bool {
+	for _, t := range []string{"/tmp/", "/var/tmp/"} {
+		if strings.HasPrefix(c, t) && len(c) > len(t) || c == t {
+			return true
+		}
+	}
+	c = strings.TrimSuffix(c, "/")
+	for _, d := range m.dirs {
+		if under(c, d) {
+			return true
+		}
+	}
+	if m.stem == "" {
+		return false
+	}
+	for _, base := range []string{"/run/", "/var/lib/", "/var/cache/", "/var/log/", "/etc/"} {
+		rest, ok := strings.CutPrefix(c, base)
+		if !ok {
+			continue
+		}
+		first, _, _ := strings.Cut(rest, "/")
+		if first == m.stem || strings.HasPrefix(first, m.stem+"-") || strings.HasPrefix(first, m.stem+".") {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *unitPlaces) rule() string {
+	s := m.stem
+	if s == "" {
+		s = "S"
+	}
+	return "a changed line changes the node's files only in the unit's own places (/tmp, /var/tmp, /run/" + s + ", /var/lib/" + s +
+		", /var/cache/" + s + ", /var/log/" + s + ", /etc/" + s + " and their " + s + "-… and " + s + ".… names, its *Directory= dirs, /dev/null, or what the node's unit already writes)"
+}
+
+// systemState says why, in a changed line, an inert program sets the system's state: date's clock
+// (-s, or an operand not a +FORMAT: date MMDDhhmm), hostname's kernel host name (kubelet's node name).
+func systemState(prog string, args []string) string {
+	switch prog {
+	case "date":
+		ops, vals := readOpts(args, mutModel{short: "dfrs", long: []string{"--date", "--file", "--reference", "--set", "--rfc-3339"}})
+		if len(vals["-s"]) > 0 || len(vals["--set"]) > 0 {
+			return "date --set sets the node's clock (certificates, leases): refused in a changed line"
+		}
+		for _, o := range ops {
+			if !strings.HasPrefix(o, "+") {
+				return "date " + o + " sets the node's clock (certificates, leases): a changed line's date only prints (+FORMAT)"
+			}
+		}
+	case "hostname":
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") || a == "--file" || a == "--boot" || strings.HasPrefix(a, "--file=") ||
+				!strings.HasPrefix(a, "--") && strings.ContainsAny(a[1:], "Fb") {
+				return "hostname " + a + " sets the kernel's host name (kubelet's node name): a changed line's hostname only prints"
+			}
+		}
+	}
+	return ""
+}
+
+// inFind is j judging find's -exec command (found).
+func (j judge) inFind() judge {
+	j.found = true
+	return j
+}
