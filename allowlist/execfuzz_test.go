@@ -2,6 +2,7 @@ package allowlist_test
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -70,6 +71,7 @@ func FuzzExecJudge(f *testing.F) {
 		`/bin/sh -c "echo \"$(printf '%s' \"$(id)\")\" > /tmp/x"`, `/bin/sh -c '"'`, "\\x2fsbin\\x2freboot", `/bin/sh -c "$((1+2))"`,
 		"podman run --rm -v /:/rootfs quay.io/x", "/usr/bin/mount --make-rshared /", "umount -R ${RUNTIME_DIRECTORY}",
 		"/usr/local/bin/kubenswrapper /usr/bin/kubelet", "/usr/bin/sh -c 'cp /etc/x /usr/local/bin/ok; /usr/local/bin/ok'",
+		"/usr/bin/rm -rf /run/myapp/x", "/usr/bin/chmod 0700 /var/lib/myapp", "/bin/sh -c echo>/run/myapp/x", "/usr/bin/rm -f /etc/x",
 		"/usr/bin/env /tmp/x", "/usr/lib/../local/bin/x", "/usr/bin/podman run quay.io/x", "myapp", "/bin/sh -c '/usr/bin/true'",
 	} {
 		f.Add(s)
@@ -129,8 +131,81 @@ func FuzzExecJudge(f *testing.F) {
 			if len(argv) > 0 && serr == nil && !documentedModeled(argv[0]) {
 				t.Fatalf("%q runs %s, no modeled program, and was accepted as a changed line of a unit with no own programs", line, argv[0])
 			}
+			// Issue 27 class 3: an accepted changed line's rm, rmdir and chmod operands and its
+			// shell's redirections lie in myapp.service's own places.
+			if serr == nil {
+				for _, p := range mutatedForFuzz(argv) {
+					if !ownPlaceForFuzz(p) {
+						t.Fatalf("%q changes %s, outside myapp.service's own places, and was accepted as a changed line", line, p)
+					}
+				}
+			}
 		}
 	})
+}
+
+// fuzzRedirection is a shell redirection to an absolute path (>, >>, >|, <>, &>, >&).
+var fuzzRedirection = regexp.MustCompile(`(?:>>?\|?|<>|&>>?|>&)\s*(/[^\s;&|()<>]+)`)
+
+// mutatedForFuzz are, read independently of the judge, the plain absolute paths a command surely
+// mutates: rm's and rmdir's operands, chmod's after its mode, the redirections of sh -c's script.
+func mutatedForFuzz(argv []string) []string {
+	if len(argv) == 0 {
+		return nil
+	}
+	plain := func(w string) bool { return strings.HasPrefix(w, "/") && !strings.ContainsAny(w, "$`%*?[{~\\") }
+	var out []string
+	switch n := path.Base(argv[0]); n {
+	case "rm", "rmdir", "chmod":
+		mode := n != "chmod"
+		for _, a := range argv[1:] {
+			if a == "--" || strings.HasPrefix(a, "-") {
+				if a == "--" || strings.HasPrefix(a, "--reference") {
+					return out // what follows is not read here
+				}
+				continue
+			}
+			if !mode {
+				mode = true
+				continue
+			}
+			if plain(a) {
+				out = append(out, a)
+			}
+		}
+	case "sh", "bash":
+		if len(argv) > 2 && argv[1] == "-c" && !strings.ContainsAny(argv[2], "#$`\\") {
+			for _, m := range fuzzRedirection.FindAllStringSubmatch(argv[2], -1) {
+				if plain(m[1]) {
+					out = append(out, m[1])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ownPlaceForFuzz is, from docs/security.md and not the judge's code, whether a path lies in
+// myapp.service's own places.
+func ownPlaceForFuzz(p string) bool {
+	c := path.Clean(p)
+	for _, a := range [][2]string{{"/var/run", "/run"}, {"/usr/tmp", "/var/tmp"}} {
+		if c == a[0] || strings.HasPrefix(c, a[0]+"/") {
+			c = a[1] + strings.TrimPrefix(c, a[0])
+		}
+	}
+	if c == "/dev/null" || c == "/dev/stdout" || c == "/dev/stderr" || strings.HasPrefix(c, "/tmp/") || strings.HasPrefix(c, "/var/tmp/") {
+		return true
+	}
+	for _, base := range []string{"/run/", "/var/lib/", "/var/cache/", "/var/log/", "/etc/"} {
+		if rest, ok := strings.CutPrefix(c, base); ok {
+			first, _, _ := strings.Cut(rest, "/")
+			if first == "myapp" || strings.HasPrefix(first, "myapp-") || strings.HasPrefix(first, "myapp.") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // documentedModeled is, from docs/security.md's list and not the judge's tables, whether a program
