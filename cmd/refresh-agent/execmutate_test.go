@@ -31,25 +31,9 @@ func TestCLIRefusesChangedLinesThatChangeOtherFiles(t *testing.T) {
 		"ExecStartPre=/usr/bin/rm -f /var/lib/other/y":                         "rm changes /var/lib/other/y",
 	} {
 		t.Run(service, func(t *testing.T) {
-			desPath := desired(t, service)
-			code, out, stderr := run(t, "diff", "--policy", pol, "--current", cur, "--desired", desPath)
-			require.Equal(t, exitRefused, code, "%s%s", out, stderr)
+			out := refusedByDiffAndDryRun(t, pol, cur, desired(t, service))
 			assert.Contains(t, out, why)
 			assert.Contains(t, out, "the unit's own places")
-
-			root := nodeRoot(t)
-			before, err := fixture.TreeHash(root)
-			require.NoError(t, err)
-			code, out, _ = run(t, "apply", "--dry-run", "--root", root, "--policy", pol, "--current", cur, "--desired", desPath,
-				"--systemd", "none", "--cri-socket", "none", "--output", "json")
-			assert.Equal(t, exitRefused, code)
-			var got struct{ Outcome string }
-			require.NoError(t, json.Unmarshal([]byte(out), &got), out)
-			assert.Equal(t, "refused", got.Outcome)
-			assert.Contains(t, out, why)
-			after, err := fixture.TreeHash(root)
-			require.NoError(t, err)
-			assert.Equal(t, before, after, "nothing written")
 		})
 	}
 	for _, service := range []string{
@@ -61,4 +45,25 @@ func TestCLIRefusesChangedLinesThatChangeOtherFiles(t *testing.T) {
 		code, out, stderr := run(t, "diff", "--policy", pol, "--current", cur, "--desired", desired(t, service))
 		assert.Equal(t, exitOK, code, "%s: %s%s", service, out, stderr)
 	}
+}
+
+// refusedByDiffAndDryRun runs diff, which must exit 3, and apply --dry-run, which must say refused
+// and write nothing; it returns diff's output and the dry run's, for the reasons.
+func refusedByDiffAndDryRun(t *testing.T, pol, cur, des string) string {
+	t.Helper()
+	code, out, stderr := run(t, "diff", "--policy", pol, "--current", cur, "--desired", des)
+	require.Equal(t, exitRefused, code, "%s%s", out, stderr)
+	root := nodeRoot(t)
+	before, err := fixture.TreeHash(root)
+	require.NoError(t, err)
+	code, dry, _ := run(t, "apply", "--dry-run", "--root", root, "--policy", pol, "--current", cur, "--desired", des,
+		"--systemd", "none", "--cri-socket", "none", "--output", "json")
+	assert.Equal(t, exitRefused, code)
+	var got struct{ Outcome string }
+	require.NoError(t, json.Unmarshal([]byte(dry), &got), dry)
+	assert.Equal(t, "refused", got.Outcome)
+	after, err := fixture.TreeHash(root)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "nothing written")
+	return out + dry
 }
