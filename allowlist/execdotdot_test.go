@@ -21,11 +21,14 @@ func TestRound7bPathsEnvAndDirs(t *testing.T) {
 		why   string
 	}{
 		// f11: a program path with .. after a node symlink.
-		{"f11 /usr/local/../bin/cat", []string{install, "ExecStart=/usr/local/../bin/cat"}, "/usr/local/../bin/cat"},
-		{"f11 /usr/tmp/../bin/cat", []string{install, "ExecStart=/usr/tmp/../bin/cat"}, ".."},
-		{"f11 /home/../bin/cat", []string{install, "ExecStart=/home/../bin/cat"}, ".."},
+		// (issue 27 class 3: f11's install into /var/bin is refused on its own, outside the unit's own
+		// places; the program paths are refused for their ".." without it)
+		{"f11's install", []string{install, "ExecStart=/usr/local/../bin/cat"}, "install changes /var/bin/cat"},
+		{"f11 /usr/local/../bin/cat", []string{"ExecStart=/usr/local/../bin/cat"}, "/usr/local/../bin/cat"},
+		{"f11 /usr/tmp/../bin/cat", []string{"ExecStart=/usr/tmp/../bin/cat"}, ".."},
+		{"f11 /home/../bin/cat", []string{"ExecStart=/home/../bin/cat"}, ".."},
 		{"f11 one sh -c line", []string{`ExecStart=/usr/bin/sh -c 'install -D -m 0755 /etc/myapp/app.conf /var/bin/cat && /usr/local/../bin/cat'`}, ".."},
-		{"f11 behind env/timeout", []string{install, "ExecStart=/usr/bin/timeout 60 /usr/bin/env /usr/local/../bin/cat"}, ".."},
+		{"f11 behind env/timeout", []string{"ExecStart=/usr/bin/timeout 60 /usr/bin/env /usr/local/../bin/cat"}, ".."},
 		{"f11 /bin/.. (a link to usr/bin)", []string{"ExecStart=/bin/../usr/bin/sleep 1"}, ".."},
 		{"relative program with ..", []string{"WorkingDirectory=/run/myapp", "ExecStart=/usr/bin/sh -c '../../usr/bin/sleep 1'"}, ".."},
 		// f8: write targets, redirections, cd targets with ..
@@ -117,14 +120,16 @@ func TestRound7bPathsEnvAndDirs(t *testing.T) {
 		{"ExecStart=/usr/bin/sleep infinity", "ExecStop=/bin/kill -s TERM ${MAINPID}"},
 		{"ExecStart=/usr/bin/cp /etc/myapp/app.conf /run/myapp/app.conf"},
 		{"ExecStart=/usr/bin/cp /etc/myapp/./app.conf //run/myapp/app.conf"},
-		{`ExecStart=/usr/bin/sh -c 'cd /run/myapp && cat /etc/myapp/app.conf > out'`},
+		// (issue 27 class 3: a relative write is judged from the unit's WorkingDirectory= and every
+		// directory the script changes to, all of them the unit's own)
+		{"WorkingDirectory=/run/myapp", `ExecStart=/usr/bin/sh -c 'cd /run/myapp && cat /etc/myapp/app.conf > out'`},
 		{`ExecStart=/usr/bin/bash -c 'for f in a b; do echo $f; done'`},
 		{`ExecStart=/usr/bin/bash -c 'read -r line < /etc/myapp/app.conf; echo "$line"'`},
 		{`ExecStart=/usr/bin/bash -c 'set -eu; echo x'`},
 		{`ExecStart=/usr/bin/bash -c 'set -euo pipefail; echo x'`},
 		{`ExecStart=/usr/bin/bash -c 'declare -r X=1; echo $X'`},
 		{"Environment=FOO=1", "ExecStart=/usr/bin/sleep 1"},
-		{"Environment=RUNTIME_DIRECTORY=/run/kubens", "ExecStart=/usr/bin/mkdir -p ${RUNTIME_DIRECTORY}"},
+		{"Environment=RUNTIME_DIRECTORY=/run/myapp", "ExecStart=/usr/bin/mkdir -p ${RUNTIME_DIRECTORY}"}, // (class 3: the unit's own place)
 	}
 	for _, lines := range accepted {
 		assert.NoError(t, strictUnit(t, true, lines...), "%q", lines)

@@ -556,6 +556,9 @@ func (j judge) mutations(prog string, argv []string) string {
 		if j.found && strings.Contains(w, "{}") {
 			continue // a file find hands the command: judged as find's start paths (findMutates)
 		}
+		if hasDotDot(w) && slices.Contains(argv, w) && m.collect == nil {
+			continue // a word with "..": refused as one in a changed line (argvPaths), saying why
+		}
 		if why := j.ownMutation(prog, w); why != "" {
 			return why
 		}
