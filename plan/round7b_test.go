@@ -26,8 +26,10 @@ func TestRound7bUnitsRefused(t *testing.T) {
 		"f8 OLDPWD + cd -":        {"Environment=OLDPWD=/usr/local/bin\nExecStartPre=/usr/bin/sh -c 'cd - && cp /etc/myapp/app.conf kubenswrapper'" + sl, "working directory"},
 		"f8 /etc/ssl/certs/../..": {"ExecStartPre=/usr/bin/cp /etc/myapp/app.conf /etc/ssl/certs/../../../sudoers.d/x" + sl, ".."},
 		"f8 /home/../roothome":    {"ExecStartPre=/usr/bin/cp /etc/myapp/app.conf /home/../roothome/.bashrc" + sl, ".."},
-		"f11 /usr/local/../bin":   {inst + "ExecStart=/usr/local/../bin/cat", "/usr/local/../bin/cat"},
-		"f11 behind timeout/env":  {inst + "ExecStart=/usr/bin/timeout 60 /usr/bin/env /usr/local/../bin/cat", ".."},
+		// (issue 27 class 3: the install into /var/bin is refused on its own, outside the unit's own places)
+		"f11's install":           {inst + "ExecStart=/usr/local/../bin/cat", "install changes /var/bin/cat"},
+		"f11 /usr/local/../bin":   {"ExecStart=/usr/local/../bin/cat", "/usr/local/../bin/cat"},
+		"f11 behind timeout/env":  {"ExecStart=/usr/bin/timeout 60 /usr/bin/env /usr/local/../bin/cat", ".."},
 		"PassEnvironment=MAINPID": {"PassEnvironment=MAINPID\nExecReload=/bin/kill -HUP $MAINPID" + sl, "PassEnvironment=MAINPID"},
 	}
 	for name, c := range refused {
