@@ -228,8 +228,8 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 		`ExecStartPre=/usr/bin/chown -R myapp:myapp /var/lib/myapp`,
 		`ExecStartPre=/usr/bin/chmod -R u+rwX,go-w /var/lib/myapp`,
 		`ExecStartPre=/usr/bin/tar -czf /var/lib/myapp/backup.tgz /etc/myapp`,
-		// (an extraction, tar -xzf F -C /var/lib/myapp or cpio -i --no-absolute-filenames, is refused:
-		// the names are the archive's, execmutate_test.go)
+		`ExecStartPre=/usr/bin/tar -xzf /etc/myapp/a.tgz -C /var/lib/myapp`,
+		`ExecStartPre=/usr/bin/cpio -i --no-absolute-filenames -D /var/lib/myapp`,
 		`ExecStartPre=/usr/bin/date +%s`,
 		`ExecStartPre=/usr/bin/hostname -f`,
 		`ExecStartPre=/usr/bin/logger -t myapp starting`,

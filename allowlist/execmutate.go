@@ -394,7 +394,33 @@ func intoDirs(dests []string) []string {
 // changed line; a creation writes its -f (tar), -F or -O (cpio) output and tar's snapshot files.
 func archiveMutates(prog string, args []string) ([]string, string) {
 	if extracts(prog, args) {
-		return nil, prog + " extracts an archive: the names it writes are the archive's, not the line's (refused in a changed line)"
+		// The names are the archive's, below the directory it extracts into (tar without -P, cpio
+		// with --no-absolute-filenames, unzip without -:, strictModeled): that directory is what
+		// it changes, every name below it.
+		var dirs []string
+		switch prog {
+		case "cpio":
+			_, vals := readOpts(args, mutModel{short: "DFOIECHMR", long: []string{"--directory", "--file", "--format", "--owner", "--message", "--pattern-file"}})
+			dirs = append(vals["-D"], vals["--directory"]...)
+		case "unzip":
+			for i, a := range args {
+				if a == "-d" && i+1 < len(args) {
+					dirs = append(dirs, args[i+1])
+				} else if strings.HasPrefix(a, "-d") && len(a) > 2 {
+					dirs = append(dirs, a[2:])
+				}
+			}
+		case "tar":
+			dirs = tarValues(args, 'C', "--directory")
+		}
+		if len(dirs) == 0 {
+			dirs = []string{"."}
+		}
+		var out []string
+		for _, d := range dirs {
+			out = append(out, strings.TrimSuffix(d, "/")+"/*")
+		}
+		return out, ""
 	}
 	var out []string
 	if prog == "cpio" {
@@ -404,15 +430,33 @@ func archiveMutates(prog string, args []string) ([]string, string) {
 	if prog != "tar" {
 		return nil, ""
 	}
-	valued := "bfgCKLNTVXHIF"
-	var pending []byte // an old-style first word's options, whose values are the next words in order
+	for _, a := range args {
+		if a == "--remove-files" {
+			return nil, "tar --remove-files removes the files it archives (refused in a changed line)"
+		}
+	}
+	out = append(append(append(tarValues(args, 'f', "--file"), tarValues(args, 'g', "--listed-incremental")...),
+		tarValues(args, 0, "--index-file")...), out...)
+	var files []string
+	for _, f := range out {
+		if f != "-" {
+			files = append(files, f)
+		}
+	}
+	return files, ""
+}
+
+// tarValues are the values tar's option letter (or long option) takes: -fF, -f F, --file=F,
+// --file F, and an old-style first word's letters, whose values are the next words in order.
+func tarValues(args []string, letter byte, long string) []string {
+	const valued = "bfgCKLNTVXHIF"
+	var out []string
+	var pending []byte
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, v, has := strings.Cut(a, "=")
 		switch {
-		case a == "--remove-files":
-			return nil, "tar --remove-files removes the files it archives (refused in a changed line)"
-		case name == "--file" || name == "--listed-incremental" || name == "--index-file":
+		case name == long:
 			if !has && i+1 < len(args) {
 				i++
 				v = args[i]
@@ -435,25 +479,19 @@ func archiveMutates(prog string, args []string) ([]string, string) {
 					i++
 					v = args[i]
 				}
-				if a[k] == 'f' || a[k] == 'g' {
+				if a[k] == letter {
 					out = append(out, v)
 				}
 				break
 			}
 		case len(pending) > 0:
-			if pending[0] == 'f' || pending[0] == 'g' {
+			if pending[0] == letter {
 				out = append(out, a)
 			}
 			pending = pending[1:]
 		}
 	}
-	var files []string
-	for _, f := range out {
-		if f != "-" {
-			files = append(files, f)
-		}
-	}
-	return files, ""
+	return out
 }
 
 // findMutates: -delete removes find's start paths and below; -fprint, -fprint0, -fprintf and -fls

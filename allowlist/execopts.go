@@ -20,6 +20,11 @@ import (
 // longOptions reads itself), with the GNU options of the modeled programs whose meaning a rule
 // needs (tar's, cpio's, install's, rsync's, sed's, gawk's, logger's).
 var judgedLongOptions = []string{
+	// execmutate.go's models of what the modeled programs mutate (issue 27 class 3).
+	"--compile", "--date", "--format", "--from", "--iterations", "--listed-incremental", "--message", "--modify",
+	"--modify-file", "--no-preserve", "--pattern-file", "--random-source", "--range", "--remove-file", "--remove-files",
+	"--remove-sent-files", "--remove-source-files", "--restore", "--rfc-3339", "--role", "--set-file", "--sparse",
+	"--time", "--type",
 	"--absolute-names", "--adjustment", "--all", "--all-targets", "--append", "--arg-file", "--assign", "--associated",
 	"--basedir", "--batch", "--boot", "--booted", "--bundle", "--chdir", "--checkpoint-action", "--class", "--classdata",
 	"--cmd", "--cni-config-dir", "--collect", "--command", "--concatenate", "--config", "--config-env", "--config-file",
