@@ -325,6 +325,15 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 		if why := j.modeledWrapped(prog, argv, depth); why != "" {
 			return why
 		}
+	} else if modeledWrapper(argv[0]) {
+		// In every line, where the grammar reads a modeled wrapper's command exactly, that command
+		// is judged as one, as it would be with no wrapper (the fuzzer's env X against X); the
+		// loose reading of wrapped below still judges every suffix.
+		if start, _, why := wrapperCommand(prog, argv[1:]); why == "" && 1+start < len(argv) {
+			if why := j.argv(argv[1+start:], depth+1); why != "" {
+				return why
+			}
+		}
 	}
 	if slices.Contains(wrappers, prog) {
 		// An own or granted wrapper the judge does not model: its command's position is not
@@ -467,10 +476,12 @@ func (j judge) wrapped(prog string, argv []string, depth int, ruled bool) string
 		if prog == "flock" && operands == 1 {
 			continue // the lock file it opens
 		}
+		if !program && hasDotDot(a) && !slices.Contains(wrapperPathValues, last) {
+			// ".." alone has no "/" but is no name either: execvp runs $PATH/.. (the fuzzer's
+			// env .. against the line ..).
+			return short(strings.Join(argv, " ")) + ": " + dotDotWhy("runs", a)
+		}
 		if !program && strings.Contains(a, "/") && !slices.Contains(wrapperPathValues, last) {
-			if hasDotDot(a) {
-				return short(strings.Join(argv, " ")) + ": " + dotDotWhy("runs", a)
-			}
 			if why := programFile(a); why != "" {
 				return short(strings.Join(argv, " ")) + ": " + why
 			}
@@ -478,6 +489,14 @@ func (j judge) wrapped(prog string, argv []string, depth int, ruled bool) string
 				if why := j.programRule(a); why != "" {
 					return short(strings.Join(argv, " ")) + ": " + why
 				}
+			}
+		}
+		if !word {
+			// The first word that is no option may be the command, of a class or not: the bound on
+			// its abbreviated options' readings holds there as it does where it is argv[0] (the
+			// fuzzer's env 0 --a --a against 0 --a --a).
+			if _, why := longVariants(argv[i:]); why != "" {
+				return short(strings.Join(argv, " ")) + ": " + why
 			}
 		}
 		program = program || strings.Contains(a, "/")
