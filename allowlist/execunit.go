@@ -59,11 +59,8 @@ func judgeExecution(p UnitProps) error {
 			if strings.HasSuffix(cu, ".target") {
 				return fmt.Errorf("%s=%s: the unit's end would start a target (with its job mode, the system's state): judged by identity, refused", dep.key, u)
 			}
-			if err := UnitIdentity(cu); err != nil {
+			if err := DependencyIdentity(u); err != nil {
 				return fmt.Errorf("%s=%s: %v", dep.key, u, err)
-			}
-			if strings.ContainsAny(u, "$`") {
-				return fmt.Errorf("%s=%s: a unit named by a variable cannot be judged", dep.key, u)
 			}
 		}
 	}

@@ -174,6 +174,15 @@ func UnitIdentity(name string) error {
 	if name == "" {
 		return fmt.Errorf("empty unit name")
 	}
+	if err := unitNameShape(name, false); err != nil {
+		return err
+	}
+	if real := identityOf(canonUnit(name)); real != canonUnit(name) {
+		// An alias is the unit it links to: judged as that unit, then as itself.
+		if err := UnitIdentity(real); err != nil {
+			return fmt.Errorf("unit %s is an alias of %s: %w", name, real, err)
+		}
+	}
 	if err := stopsSystem(name); err != nil {
 		return err
 	}
@@ -194,10 +203,56 @@ func UnitIdentity(name string) error {
 	return nil
 }
 
+// bootTargets are the boot's own targets, always reached on a running node: a unit may be pulled
+// in by them ([Install] WantedBy=multi-user.target) or pull them in (a start of a reached target
+// does nothing), though a refresh never acts on them.
+var bootTargets = []string{"sysinit.target", "basic.target", "multi-user.target", "graphical.target", "default.target"}
+
+// DependencyIdentity says why a unit a payload's unit names in a dependency may not be named there,
+// or nil: the one rule for every unit a unit file or dropin names as what it pulls in, what pulls
+// it in, what it follows or what its end starts (Wants=, Requires=, Requisite=, BindsTo=, PartOf=,
+// Upholds=, OnFailure=, OnSuccess=, StopPropagatedFrom=, PropagatesStopTo=, [Install] WantedBy=,
+// RequiredBy=, UpheldBy=, Also=): the name as UnitIdentity judges it (an alias as the unit it
+// links to, the special, power, essential, OS updater's, MCD's and provisioning units, instances of
+// unsafe templates, prefix drop-in and type names, unresolvable D-Bus aliases), but for the boot's
+// own targets and the root slice and mount. A name with a variable or a specifier left unresolved
+// cannot be judged. What a setting does beyond naming (a target's job mode for OnFailure=, a
+// follower's rule for PartOf=) is its caller's.
+func DependencyIdentity(name string) error {
+	if strings.ContainsAny(name, "$`%") {
+		return fmt.Errorf("unit %s is named by a variable or specifier: it cannot be judged", name)
+	}
+	c := canonUnit(name)
+	if c == "-.slice" || c == "-.mount" {
+		return nil
+	}
+	if err := unitNameShape(name, false); err != nil {
+		return err
+	}
+	if slices.Contains(bootTargets, identityOf(c)) {
+		return nil
+	}
+	return UnitIdentity(name)
+}
+
+// unsafeInstance says why the unit is an instance of an unsafe template (or an alias of one), or nil.
+func unsafeInstance(name string) error {
+	c := identityOf(canonUnit(name))
+	if tmpl, inst, ok := template(c); ok && inst != "" && slices.Contains(unsafeTemplates, tmpl) {
+		return fmt.Errorf("unit %s is an instance of %s, which acts on the whole node or a whole session", name, tmpl)
+	}
+	return nil
+}
+
 // stopsSystem says why a job on the unit named stops the system, or nil.
 func stopsSystem(name string) error {
 	orig := name
 	name = canonUnit(name)
+	if real := identityOf(name); real != name {
+		if err := stopsSystem(real); err != nil {
+			return fmt.Errorf("unit %s is an alias of %s: %w", orig, real, err)
+		}
+	}
 	if denied(stopsTheSystem, name) {
 		return fmt.Errorf("unit %s reboots, halts, suspends, isolates or stops the system or its manager: never acted on", orig)
 	}
@@ -242,6 +297,54 @@ func canonUnit(name string) string {
 	return strings.ToLower(b.String())
 }
 
+// AliasOf is the unit the name is an alias of (canonical), as the judge knows systemd's and RHCOS's
+// aliases, and whether it is one.
+func AliasOf(name string) (string, bool) {
+	c := canonUnit(name)
+	real := identityOf(c)
+	return real, real != c
+}
+
+// unknownDBusAlias says whether the (canonical) name is a D-Bus activation alias (dbus-org.*) the
+// judge cannot resolve to the unit it links to.
+func unknownDBusAlias(c string) bool {
+	_, known := systemdAliases[c]
+	return strings.HasPrefix(c, "dbus-org.") && !known
+}
+
+// unitNameShape says why the name is no name of one unit, or nil: a name whose part before the type
+// suffix (and before any "@") ends in "-" is a prefix drop-in name (systemd 239 and later apply the
+// drop-ins of /etc/systemd/system/foo-.service.d/ to every foo-*.service: systemd-.service reaches
+// systemd-logind, systemd-reboot, …), a bare unit type ("service", "socket", …: service.d/ holds
+// the drop-ins of every service), a name without a stem (".service"), and a dbus-org.* name the
+// judge cannot resolve. rootOK lets "-.slice" and "-.mount" (the root slice and mount, which a
+// dependency may name: systemd stops at a leading dash) through.
+func unitNameShape(name string, rootOK bool) error {
+	c := canonUnit(name)
+	if slices.Contains(unitTypes, "."+c) || slices.Contains(unitTypes, "."+strings.TrimSuffix(c, ".d")) {
+		return fmt.Errorf("unit %s is a unit type's name: its drop-in directory %s.d applies to every unit of the type: never named", name, strings.TrimSuffix(c, ".d"))
+	}
+	stem := unitStem(c)
+	base, _, _ := strings.Cut(stem, "@")
+	if rootOK && (c == "-.slice" || c == "-.mount") {
+		return nil
+	}
+	if stem == "" || base == "" {
+		return fmt.Errorf("unit %s has no name before its type", name)
+	}
+	if strings.HasSuffix(base, "-") {
+		return fmt.Errorf("unit %s is a prefix drop-in name: systemd applies the drop-ins of %s.d/ to every unit whose name starts with %s: never named", name, c, base)
+	}
+	if unknownDBusAlias(c) {
+		return fmt.Errorf("unit %s is a D-Bus activation alias the judge cannot resolve to the unit it links to: name that unit", name)
+	}
+	return nil
+}
+
+// UnitNameShape says why the name is no name of one unit (unitNameShape), or nil; the root slice
+// and mount pass.
+func UnitNameShape(name string) error { return unitNameShape(name, true) }
+
 // unitTypes are systemd's unit suffixes.
 var unitTypes = []string{".service", ".socket", ".target", ".path", ".timer", ".device", ".mount",
 	".automount", ".swap", ".slice", ".scope"}
@@ -263,18 +366,38 @@ func unitStem(n string) string {
 }
 
 // systemdAliases are the names systemd and RHCOS install as symlinks to another unit (the SysV
-// runlevel targets, ctrl-alt-del.target, the D-Bus activation names of the manager's own daemons):
-// a name is judged as the unit it is.
+// runlevel targets, ctrl-alt-del.target, the D-Bus activation names of the daemons systemd,
+// NetworkManager, firewalld, avahi, ModemManager, bluez, polkit and others ship as [Install]
+// Alias=dbus-org.….service): a name is judged as the unit it is. Canonical (lower case) names.
 var systemdAliases = map[string]string{
 	"runlevel0.target": "poweroff.target", "runlevel1.target": "rescue.target", "runlevel2.target": "multi-user.target",
 	"runlevel3.target": "multi-user.target", "runlevel4.target": "multi-user.target", "runlevel5.target": "graphical.target",
 	"runlevel6.target": "reboot.target", "ctrl-alt-del.target": "reboot.target",
-	"dbus-org.freedesktop.login1.service":    "systemd-logind.service",
-	"dbus-org.freedesktop.hostname1.service": "systemd-hostnamed.service",
-	"dbus-org.freedesktop.machine1.service":  "systemd-machined.service",
+	"dbus-org.freedesktop.login1.service":         "systemd-logind.service",
+	"dbus-org.freedesktop.hostname1.service":      "systemd-hostnamed.service",
+	"dbus-org.freedesktop.machine1.service":       "systemd-machined.service",
+	"dbus-org.freedesktop.locale1.service":        "systemd-localed.service",
+	"dbus-org.freedesktop.timedate1.service":      "systemd-timedated.service",
+	"dbus-org.freedesktop.portable1.service":      "systemd-portabled.service",
+	"dbus-org.freedesktop.resolve1.service":       "systemd-resolved.service",
+	"dbus-org.freedesktop.network1.service":       "systemd-networkd.service",
+	"dbus-org.freedesktop.home1.service":          "systemd-homed.service",
+	"dbus-org.freedesktop.oom1.service":           "systemd-oomd.service",
+	"dbus-org.freedesktop.timesync1.service":      "systemd-timesyncd.service",
+	"dbus-org.freedesktop.import1.service":        "systemd-importd.service",
+	"dbus-org.freedesktop.sysupdate1.service":     "systemd-sysupdated.service",
+	"dbus-org.freedesktop.networkmanager.service": "networkmanager.service",
+	"dbus-org.freedesktop.nm-dispatcher.service":  "networkmanager-dispatcher.service",
+	"dbus-org.fedoraproject.firewalld1.service":   "firewalld.service",
+	"dbus-org.freedesktop.avahi.service":          "avahi-daemon.service",
+	"dbus-org.freedesktop.modemmanager1.service":  "modemmanager.service",
+	"dbus-org.bluez.service":                      "bluetooth.service",
 }
 
-// identityOf is the canonical name of the unit a (canonical) name is: an alias is the unit it links to.
+// identityOf is the canonical name of the unit a (canonical) name is: an alias is the unit it links
+// to. Any other dbus-org.*.service name is the D-Bus activation alias of a daemon the table does not
+// know: unitNameShape refuses it wherever a policy or payload names it (an unknown name is no
+// evidence of safety).
 func identityOf(n string) string {
 	if real, ok := systemdAliases[n]; ok {
 		return real
@@ -388,6 +511,9 @@ func JudgeUnit(p UnitProps) error {
 		if n == "" {
 			continue
 		}
+		if n != p.ID && unknownDBusAlias(canonUnit(n)) {
+			continue // a name systemd reports for the unit p.ID, judged as p.ID
+		}
 		if err := UnitIdentity(n); err != nil {
 			if n != p.ID {
 				return fmt.Errorf("answers to %s (an alias): %w", n, err)
@@ -412,6 +538,9 @@ func JudgeUnit(p UnitProps) error {
 		for _, u := range dep.list {
 			if err := stopsSystem(u); err != nil {
 				return fmt.Errorf("%s=%s: its job would start a unit that stops the system (%v)", dep.key, u, err)
+			}
+			if err := unsafeInstance(u); err != nil {
+				return fmt.Errorf("%s=%s: its job would start a unit that acts on the whole node (%v)", dep.key, u, err)
 			}
 		}
 	}
@@ -492,6 +621,7 @@ func judgeReach(p UnitProps) error {
 
 // isEssential says whether the (lower-case) unit is one of the node's essentials.
 func isEssential(lu string) bool {
+	lu = identityOf(canonUnit(lu))
 	for _, e := range essential {
 		if strings.EqualFold(e, lu) {
 			return true

@@ -385,6 +385,11 @@ func checkNDPService(name string) error {
 	if err := UnitIdentity(name); err != nil {
 		return fmt.Errorf("%q would reboot, halt or isolate the node: %w", name, err)
 	}
+	if real, ok := AliasOf(name); ok {
+		// A rule for an alias would write a unit file where the alias's link is: the name would
+		// then start the payload's unit, not the one it links to.
+		return fmt.Errorf("%q is an alias of %s: a rule names the unit itself", name, real)
+	}
 	return nil
 }
 

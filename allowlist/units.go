@@ -48,5 +48,8 @@ func NormalizeUnit(name string) (string, error) {
 	if err := ActOn(n); err != nil {
 		return "", err
 	}
+	if real, ok := AliasOf(n); ok {
+		return "", fmt.Errorf("unit %s is an alias of %s: name the unit itself", n, real)
+	}
 	return n, nil
 }

@@ -366,10 +366,10 @@ var limitKeys = []string{"LimitCPU", "LimitFSIZE", "LimitDATA", "LimitSTACK", "L
 var modeledSettings = []modeledSetting{
 	{"Unit", []string{"Description", "Documentation"}, "any", nil},
 	{"Unit", []string{"Requires", "Requisite", "Wants", "BindsTo", "Upholds", "OnFailure", "OnSuccess"},
-		"units JudgeUnit accepts (none that stops the system or is essential); no added entry a provisioning unit (a dependency that starts it would redo the first boot; Upholds= again and again)", checkStarts},
-	{"Unit", []string{"PartOf", "StopPropagatedFrom"}, "units JudgeUnit accepts (none that stops the system or is essential): the unit follows the named unit's stop or restart, never the reverse", nil},
-	{"Unit", []string{"Before", "After"}, "units JudgeUnit accepts; no added entry in both (an ordering cycle), and with default dependencies no added Before= of the early boot's targets (" +
-		strings.Join(earlyBoot, ", ") + ": a cycle through the After=basic.target the defaults add)", checkOrdering},
+		"units JudgeUnit accepts (none that stops the system or is essential); each added entry judged by DependencyIdentity (as UnitIdentity judges a name, an alias as its unit, but for the boot's own targets: no special, power, essential, OS updater's, MCD's or provisioning unit, no instance of an unsafe template such as systemd-fsck@ or user@); a BindsTo= entry as PartOf='s", checkStarts},
+	{"Unit", []string{"PartOf", "StopPropagatedFrom"}, "units JudgeUnit accepts; each added entry judged by DependencyIdentity, and only the unit's own (myapp.target, myapp-helper.service for myapp.service), a target, or a service a unit rule names (one not saying Reboot): the unit follows the named unit's stop or restart, and a service no rule names is no evidence of safety", checkStarts},
+	{"Unit", []string{"Before", "After"}, "units JudgeUnit accepts; each added entry names one unit (no prefix drop-in or type name, no unresolvable D-Bus alias); no added entry in both (an ordering cycle), and with default dependencies no added Before= of the early boot's targets (" +
+		strings.Join(earlyBoot, ", ") + ": a cycle through the After=basic.target the defaults add)", checkOrderingNames},
 	{"Unit", []string{"Conflicts"}, "added entries only the units every ordinary unit conflicts with (" +
 		strings.Join(allowlist.ConflictOK(), ", ") + ")", checkStopReach},
 	{"Unit", []string{"PropagatesStopTo"}, "added entries only services a unit rule names (one not saying Reboot), never a target: the unit's stop stops them", checkFollowers},
@@ -413,10 +413,10 @@ var modeledSettings = []modeledSetting{
 	{"Service", []string{"NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices", "ProtectKernelTunables",
 		"ProtectKernelModules", "ProtectControlGroups", "ProtectClock", "ProtectHostname", "RestrictRealtime", "LockPersonality",
 		"MemoryDenyWriteExecute"}, "any (each only restricts the unit's own sandbox)", nil},
-	{"Install", []string{"WantedBy"}, "what JudgeUnit accepts (ordinary targets: a Wants= propagates no stop or restart); no added entry a provisioning unit", checkStarts},
-	{"Install", []string{"RequiredBy", "UpheldBy"}, "added entries only services a unit rule names (one not saying Reboot), never a target: enabled, the named unit Requires= (Upholds=) this one, so the unit's restart or stop restarts or stops it (RequiredBy=sysinit.target: every service); no added entry a provisioning unit", checkFollowers},
+	{"Install", []string{"WantedBy"}, "what JudgeUnit accepts (ordinary targets: a Wants= propagates no stop or restart); each added entry judged by DependencyIdentity", checkStarts},
+	{"Install", []string{"RequiredBy", "UpheldBy"}, "added entries only services a unit rule names (one not saying Reboot), never a target: enabled, the named unit Requires= (Upholds=) this one, so the unit's restart or stop restarts or stops it (RequiredBy=sysinit.target: every service); each added entry judged by DependencyIdentity", checkFollowers},
 	{"Install", []string{"Alias"}, "what JudgeUnit accepts (no alias)", nil},
-	{"Install", []string{"Also"}, "added entries only units a unit rule names", checkAlso},
+	{"Install", []string{"Also"}, "added entries only units a unit rule names (each judged by DependencyIdentity)", checkAlso},
 	{"Install", []string{"DefaultInstance"}, "any", nil},
 }
 
@@ -666,25 +666,83 @@ func (c keyCtx) newValues() []string {
 	return out
 }
 
-// checkStarts: an entry a payload adds to a dependency that starts a unit (or, in [Install], links
-// the unit into one's wants) may not name one of the node's provisioning units (round-5 adversary
-// F6: Wants=crio-wipe.service empties the image store, Upholds=kubelet-cleanup.service restarts a
-// oneshot whenever it is inactive). The node's own units keep theirs (kubelet's
-// Requires=kubens.service): JudgeUnit, which the executor applies to every unit, does not refuse them.
+// checkStarts: every entry a payload adds to a setting that names another unit as a dependency
+// (what the unit pulls in, what pulls it in, what it follows, what its end starts: every [Unit]
+// dependency row and [Install] WantedBy=/RequiredBy=/UpheldBy=) is judged by the one identity
+// function, allowlist.DependencyIdentity, whatever the setting (round-8 A1:
+// Upholds=systemd-fsck@dev-sda1.service, Wants=user@0.service were accepted where OnFailure= of
+// them was refused), after the provisioning units (round-5 F6: Wants=crio-wipe.service empties the
+// image store, Upholds=kubelet-cleanup.service restarts a oneshot whenever it is inactive). An entry
+// of PartOf=, BindsTo= or StopPropagatedFrom= makes the unit stop or restart with the named unit:
+// it may name only the unit itself or a unit a unit rule names (followedWhy). The node's own units
+// keep theirs (kubelet's Requires=kubens.service): JudgeUnit, which the executor applies to every
+// unit, does not refuse them.
 func checkStarts(c keyCtx) string {
 	for _, u := range c.added() {
 		if allowlist.ProvisioningUnit(u) {
 			return fmt.Sprintf("%s: a provisioning unit (it sets the node up once, at boot): a payload may not add a dependency that starts it", u)
 		}
+		if err := allowlist.DependencyIdentity(u); err != nil {
+			return fmt.Sprintf("%s: %v", u, err)
+		}
+		if slices.Contains(followKeys, c.key.key) {
+			if why := followedWhy(c.unit, u, c.pol); why != "" {
+				return why
+			}
+		}
 	}
 	return ""
+}
+
+// followKeys are the [Unit] settings that make the unit stop or restart with the unit they name.
+var followKeys = []string{"PartOf", "BindsTo", "StopPropagatedFrom"}
+
+// followedWhy says why the unit may not stop or restart with u, or "" when u is the unit's own (the
+// unit itself, or named by its name: myapp.target, myapp-helper.service for myapp.service), a
+// target (DependencyIdentity passed it: a target's stop or restart is the system's stop or an
+// isolate, which stops the unit anyway), or a unit a unit rule not saying Reboot names (as itself
+// or as the unit its alias links to). A service the judge knows nothing of is no evidence of safety
+// (round-8 A2: PartOf=openvswitch.service, PartOf=randomname.service, and
+// PartOf=dbus-org.freedesktop.login1.service, the alias of systemd-logind, passed a list of names).
+func followedWhy(unit, u string, pol *allowlist.Policy) string {
+	real, _ := allowlist.AliasOf(u)
+	if ownUnit(unit, real) || strings.HasSuffix(real, ".target") {
+		return ""
+	}
+	if pol != nil {
+		for _, n := range []string{u, real} {
+			if r, ok := pol.UnitRule(n); ok && !r.Reboot {
+				return ""
+			}
+		}
+	}
+	return fmt.Sprintf("%s: the unit would stop or restart whenever %s does, a unit no unit rule names: a payload may tie it only to itself or to units a unit rule names", u, u)
+}
+
+// ownUnit says whether the (canonical) unit u is the unit's own: named by the unit's name, as its
+// own directories are (checkOwnDirectories): myapp.*, myapp-*.* for myapp.service.
+func ownUnit(unit, u string) bool {
+	stem, _, _ := strings.Cut(strings.TrimSuffix(strings.ToLower(unit), ".service"), "@")
+	ustem := strings.TrimSuffix(u, path.Ext(u))
+	return ustem == stem || strings.HasPrefix(ustem, stem+"-")
+}
+
+// checkOrderingNames: a Before=/After= entry a payload adds names one unit (no prefix drop-in or
+// type name, no unresolvable D-Bus alias), then checkOrdering.
+func checkOrderingNames(c keyCtx) string {
+	for _, u := range c.added() {
+		if err := allowlist.UnitNameShape(u); err != nil {
+			return fmt.Sprintf("%s: %v", u, err)
+		}
+	}
+	return checkOrdering(c)
 }
 
 // checkAlso: enabling follows [Install] Also=, so an added entry may name only units a unit rule
 // names (Also=debug-shell.service would enable a root shell on tty9).
 func checkAlso(c keyCtx) string {
 	for _, u := range c.added() {
-		if err := allowlist.UnitIdentity(u); err != nil {
+		if err := allowlist.DependencyIdentity(u); err != nil {
 			return fmt.Sprintf("%s: %v", u, err)
 		}
 		if c.pol == nil {
