@@ -67,5 +67,11 @@ func (h Host) NodePolicy() (*allowlist.Policy, error) {
 	if h.Root == nil {
 		return pol, nil
 	}
-	return pol.WithStateDir(StateDirOnNode(h.Root.Dir, h.StateDir)...)
+	pol, err := pol.WithStateDir(StateDirOnNode(h.Root.Dir, h.StateDir)...)
+	if err != nil {
+		return nil, err
+	}
+	// The node's unit links: a dependency on one is judged as the unit it links to, and a policy
+	// naming one is refused.
+	return pol.WithUnitAliases(NodeUnitAliases(h.Root.Dir))
 }

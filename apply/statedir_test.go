@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 )
@@ -107,4 +108,42 @@ func TestHealWritesBackFromTheRecord(t *testing.T) {
 	}
 	assert.Contains(t, paths, registries)
 	assert.NotContains(t, paths, pullSecret, "only the healed file is written")
+}
+
+// Round 8 (units A2): the node's unit links are the units they link to. A policy naming a link is
+// refused (NodePolicy fails naming the unit the link is); a dependency a payload adds on a link is
+// judged as the unit linked to (the plan's checks with the node policy).
+func TestNodeUnitLinksAreTheUnitsTheyLinkTo(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"etc/systemd/system", "usr/lib/systemd/system"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	etc, lib := filepath.Join(dir, "etc/systemd/system"), filepath.Join(dir, "usr/lib/systemd/system")
+	require.NoError(t, os.WriteFile(filepath.Join(lib, "systemd-portabled.service"), []byte("[Unit]\n"), 0o644))
+	require.NoError(t, os.Symlink("/usr/lib/systemd/system/systemd-portabled.service", filepath.Join(etc, "vendor-portable.service")))
+	require.NoError(t, os.Symlink("/usr/lib/systemd/system/crio.service", filepath.Join(etc, "crio-alias.service")))
+	require.NoError(t, os.Symlink("/dev/null", filepath.Join(etc, "masked.service")))
+	require.NoError(t, os.MkdirAll(filepath.Join(etc, "multi-user.target.wants"), 0o755))
+
+	links := apply.NodeUnitAliases(dir)
+	assert.Equal(t, map[string]string{"vendor-portable.service": "systemd-portabled.service", "crio-alias.service": "crio.service"}, links)
+
+	root, err := actions.OpenRoot(dir)
+	require.NoError(t, err)
+	defer root.Close()
+	for _, u := range []string{"vendor-portable.service", "crio-alias.service"} {
+		pol, err := allowlist.ParsePolicy([]byte("nodeDisruptionPolicy:\n  units:\n  - name: " + u + "\n    actions: [{type: DaemonReload}]\n"))
+		require.NoError(t, err, "by name alone %s loads", u)
+		_, err = apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Policy: pol}.NodePolicy()
+		if assert.Error(t, err, u) {
+			assert.Contains(t, err.Error(), "a link to")
+		}
+	}
+	pol, err := apply.Host{Root: root, StateDir: filepath.Join(dir, "var/lib/refresh-agent"), Policy: allowlist.Default()}.NodePolicy()
+	require.NoError(t, err, "the built-in policy names no link")
+	real, ok := pol.UnitAlias("vendor-portable.service")
+	assert.True(t, ok)
+	assert.Equal(t, "systemd-portabled.service", real)
+	assert.NoError(t, allowlist.DependencyIdentity("vendor-portable.service"), "by name alone")
+	assert.Error(t, allowlist.DependencyIdentity(real))
 }

@@ -6,6 +6,10 @@ import (
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/test/fixture"
 )
 
 // Round 8 (units A1, A2): every unit a payload's unit or dropin names as a dependency is judged by
@@ -118,4 +122,25 @@ func TestDefaultPolicyDropinPullsInNoUnsafeInstance(t *testing.T) {
 			refusedWith(t, p, "unit iri-registry.service: ", "acts on the whole node")
 		})
 	}
+}
+
+// A2, the node's links: with the node's unit links (apply reads them under --root), a dependency on
+// a link is judged as the unit it links to; without them, by its name.
+func TestPayloadDependencyOnANodeLinkIsTheLinkedUnit(t *testing.T) {
+	const base = "[Unit]\nDescription=my app\n[Service]\nExecStart=/usr/bin/myapp\n"
+	pol, err := allowlist.ParsePolicy([]byte(reachPolicy))
+	require.NoError(t, err)
+	linked, err := pol.WithUnitAliases(map[string]string{"vendor-portable.service": "systemd-portabled.service",
+		"myapp-fsck.service": "systemd-fsck@dev-sda1.service", "helper-alias.service": "myapp-helper.service"})
+	require.NoError(t, err)
+	cur := withUnits(unit("myapp.service", str(base)))
+	des := func(line string) *fixture.Config {
+		return withUnits(unit("myapp.service", str("[Unit]\n"+line+"\n"+base[len("[Unit]\n"):])))
+	}
+	for _, line := range []string{"Wants=vendor-portable.service", "Upholds=myapp-fsck.service", "PartOf=myapp-fsck.service"} {
+		assert.True(t, buildWith(t, pol, nil, cur, des(line)).Eligible || line == "PartOf=myapp-fsck.service", "by name alone: %s", line)
+		p := buildWith(t, linked, nil, cur, des(line))
+		refusedWith(t, p, "unit myapp.service: ", "a link to ")
+	}
+	assert.True(t, buildWith(t, linked, nil, cur, des("PartOf=helper-alias.service")).Eligible, "a link to a ruled unit")
 }

@@ -685,6 +685,12 @@ func checkStarts(c keyCtx) string {
 		if err := allowlist.DependencyIdentity(u); err != nil {
 			return fmt.Sprintf("%s: %v", u, err)
 		}
+		if real, ok := c.pol.UnitAlias(u); ok {
+			// A link on the node (or an alias the judge knows) is the unit it links to.
+			if err := allowlist.DependencyIdentity(real); err != nil {
+				return fmt.Sprintf("%s: a link to %s: %v", u, real, err)
+			}
+		}
 		if slices.Contains(followKeys, c.key.key) {
 			if why := followedWhy(c.unit, u, c.pol); why != "" {
 				return why
@@ -705,7 +711,7 @@ var followKeys = []string{"PartOf", "BindsTo", "StopPropagatedFrom"}
 // (round-8 A2: PartOf=openvswitch.service, PartOf=randomname.service, and
 // PartOf=dbus-org.freedesktop.login1.service, the alias of systemd-logind, passed a list of names).
 func followedWhy(unit, u string, pol *allowlist.Policy) string {
-	real, _ := allowlist.AliasOf(u)
+	real, _ := pol.UnitAlias(u)
 	if ownUnit(unit, real) || strings.HasSuffix(real, ".target") {
 		return ""
 	}

@@ -79,9 +79,10 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Host, erro
 		}
 	}
 	// The state dir, wherever --state-dir puts it inside the root, is refused to every rule and
-	// ceiling (apply.Host.NodePolicy); a policy rule reaching it is an error now, not at a refresh.
+	// ceiling, and the node's unit links are the units they link to (apply.Host.NodePolicy); a
+	// policy rule reaching the state dir or naming a link is an error now, not at a refresh.
 	if pol, err = (apply.Host{Root: root, StateDir: stateDir, Policy: pol}).NodePolicy(); err != nil {
-		return apply.Host{}, fmt.Errorf("--state-dir %s: %w", stateDir, err)
+		return apply.Host{}, fmt.Errorf("--root %s, --state-dir %s: %w", root.Dir, stateDir, err)
 	}
 	mode := *f.systemd
 	var units actions.Units = actions.NoUnits{}
