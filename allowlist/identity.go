@@ -166,6 +166,10 @@ var unsafeTemplates = []string{
 	"user@.service", "user-runtime-dir@.service", "systemd-fsck@.service", "systemd-cryptsetup@.service",
 	"systemd-journald@.service", "systemd-quotacheck@.service", "systemd-backlight@.service",
 	"systemd-growfs@.service", "systemd-makefs@.service", "systemd-pcrphase@.service", "emergency@.service",
+	// Round 8: the disks' and the machines' own: activating volume groups and RAID arrays, reshaping
+	// them, connecting NVMe-oF disks, booting a container image as root.
+	"lvm2-pvscan@.service", "mdmon@.service", "mdadm-grow-continue@.service", "mdadm-last-resort@.service",
+	"nvmf-connect@.service", "systemd-nspawn@.service",
 }
 
 // UnitIdentity says why the unit name must never be named by a policy nor acted on by a refresh,

@@ -92,7 +92,9 @@ func TestDBusAliasesAreTheUnitsTheyLinkTo(t *testing.T) {
 // Round 8 (units A1): in every line (the executor's view too), a dependency that starts an instance
 // of an unsafe template is refused as OnFailure= of it is.
 func TestJudgeUnitRefusesPullingInUnsafeInstances(t *testing.T) {
-	for _, u := range []string{"systemd-fsck@dev-sda1.service", "user@0.service", "systemd-cryptsetup@luks.service"} {
+	for _, u := range []string{"systemd-fsck@dev-sda1.service", "user@0.service", "systemd-cryptsetup@luks.service",
+		"lvm2-pvscan@8:2.service", "mdmon@md127.service", "nvmf-connect@x.service", "systemd-nspawn@x.service"} {
+		assert.Error(t, allowlist.UnitIdentity(u), u)
 		for _, set := range []func(*allowlist.UnitProps){
 			func(p *allowlist.UnitProps) { p.Wants = []string{u} },
 			func(p *allowlist.UnitProps) { p.Requires = []string{u} },
