@@ -268,6 +268,10 @@ func shellStateWhy(cmd []string) string {
 			if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsRune(a[1:], 'a') {
 				return line + ": set " + a + " (allexport) exports every variable the script assigns (for, read: names the judge does not see exported)"
 			}
+			if (a == "-o" || a == "+o") && i+2 < len(cmd) && cmd[i+2] == "keyword" && a == "-o" ||
+				strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsRune(a[1:], 'k') {
+				return line + ": set " + a + " (keyword) puts NAME=VALUE arguments into commands' environments (BASH_ENV=, LD_PRELOAD= the judge reads as arguments)"
+			}
 		}
 	case "declare", "typeset", "local":
 		for _, a := range cmd[1:] {
@@ -301,9 +305,14 @@ func shellOptionsWhy(args []string) string {
 			if a == "-o" && i+1 < len(args) && args[i+1] == "allexport" {
 				return "-o allexport exports every variable the script assigns (for, read: names the judge does not see exported)"
 			}
+			if a == "-o" && i+1 < len(args) && args[i+1] == "keyword" {
+				return "-o keyword puts NAME=VALUE arguments into commands' environments (BASH_ENV=, LD_PRELOAD= the judge reads as arguments)"
+			}
 			i++
 		case a[0] == '-' && !strings.HasPrefix(a, "--") && strings.ContainsRune(a[1:], 'a'):
 			return a + " (allexport) exports every variable the script assigns (for, read: names the judge does not see exported)"
+		case a[0] == '-' && !strings.HasPrefix(a, "--") && strings.ContainsRune(a[1:], 'k'):
+			return a + " (keyword) puts NAME=VALUE arguments into commands' environments (BASH_ENV=, LD_PRELOAD= the judge reads as arguments)"
 		}
 	}
 	return ""

@@ -147,12 +147,22 @@ options:
 	}
 	if prog == "env" && i < len(args) && args[i] == "-" {
 		i++ // env - is env -i
+		opts = append(opts, [2]string{"-i", ""})
 	}
 	for n := 0; n < g.operands && i < len(args); n++ {
 		i++
 	}
 	for g.assigns && i < len(args) && strings.Contains(args[i], "=") {
 		i++ // env reads every word with "=" as an assignment
+	}
+	if prog == "env" && i < len(args) && (slices.Contains(shells, cmdName(args[i])) || slices.Contains(wrappers, cmdName(args[i]))) {
+		// A shell without PATH (started here, or by a wrapper below) searches bash's default
+		// path, which ends in "." (a bare name runs a file in the working directory).
+		for _, o := range opts {
+			if o[0] == "-i" || o[0] == "--ignore-environment" || (o[0] == "-u" || o[0] == "--unset") && o[1] == "PATH" {
+				return 0, nil, "env " + strings.TrimSpace(o[0]+" "+o[1]) + " " + args[i] + ": a shell run without PATH searches bash's default path, which ends in \".\" (a bare name runs a file in the working directory)"
+			}
+		}
 	}
 	return i, dirs, ""
 }

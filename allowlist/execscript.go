@@ -29,6 +29,11 @@ func (j judge) script(s string, depth int, strict bool) string {
 	if depth > 8 {
 		return "a shell script nested too deep to judge"
 	}
+	if j.strict && strict {
+		if why := arithTextWhy(s); why != "" {
+			return why
+		}
+	}
 	cmds, why := j.splitScript(s, depth, strict)
 	if why != "" {
 		return why
@@ -60,6 +65,11 @@ func (j judge) script(s string, depth int, strict bool) string {
 				}
 				return short(cmd[0]) + ": a variable that loads code or changes how a program starts (cannot be judged)"
 			}
+			if c.strict && j.strict && isAssignment(cmd[0]) {
+				if why := assignmentSubscriptWhy(cmd[0]); why != "" {
+					return why
+				}
+			}
 			if c.strict && (cmd[0] == "exec" || cmd[0] == "command") && len(cmd) > 1 && strings.HasPrefix(cmd[1], "-") {
 				return strings.Join(cmd, " ") + ": " + cmd[0] + " with options (-a, -p, -v) the judge does not follow"
 			}
@@ -67,6 +77,11 @@ func (j judge) script(s string, depth int, strict bool) string {
 		}
 		if c.strict {
 			if why := judgeBuiltin(cmd, c.expands, j, depth); why != "" {
+				return why
+			}
+		}
+		if c.strict && j.strict {
+			if why := dataCodeWhy(cmd); why != "" {
 				return why
 			}
 		}
@@ -79,7 +94,7 @@ func (j judge) script(s string, depth int, strict bool) string {
 		if c.strict && strings.ContainsAny(cmd[0], "$`") {
 			return strings.Join(cmd, " ") + " (a command named by a variable or substitution cannot be judged)"
 		}
-		if c.strict && c.subst && (slices.Contains(shells, cmdName(cmd[0])) || interpreterName(cmdName(cmd[0])) != "") {
+		if c.strict && c.subst && (slices.Contains(shells, cmdName(cmd[0])) || interpreterName(cmdName(cmd[0])) != "" || cmd[0] == "source" || cmd[0] == ".") {
 			return strings.Join(cmd, " ") + ": an interpreter reading a process substitution cannot be judged"
 		}
 		if c.strict {
@@ -334,6 +349,8 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 			} else if j.strict && strings.Contains(inner, "@P") {
 				// ${x@P} expands x as a prompt, whose $(…) runs.
 				return nil, "${" + short(inner) + "}: a prompt expansion runs the commands in the value (cannot be judged)"
+			} else if why := paramWhy(inner); j.strict && why != "" {
+				return nil, why
 			}
 			w.WriteString(s[i : k+1])
 			inWord = true

@@ -14,7 +14,7 @@ import (
 
 // codeVars are variable names (exact, or prefixes ending in "*") whose value the loader, a shell
 // or an interpreter runs or loads as code, or that change how the program starts.
-var codeVars = []string{"LD_*", "BASH_ENV", "ENV", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS", "PS4", "PS1", "PS0",
+var codeVars = []string{"LD_*", "BASH_ENV", "ENV", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS", "PS4", "PS1", "PS0", "PS2", "PS3", "BASH_*", "HISTFILE", "FUNCNEST", "POSIXLY_CORRECT",
 	"PROMPT_COMMAND", "IFS", "CDPATH", "GLOBIGNORE", "BASH_XTRACEFD", "EXECIGNORE", "PATH", "PYTHON*", "PERL5*",
 	"PERLLIB", "PERL_*", "RUBY*", "GEM_*", "NODE_*", "GCONV_PATH", "GIT_*", "LUA_*", "TCL*", "PHPRC", "PHP_INI_*",
 	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MALLOC_*", "GLIBC_TUNABLES", "HOSTALIASES",
@@ -60,8 +60,14 @@ func payloadCannotWrite(p string) bool {
 }
 
 // judgeEnvironment refuses variables that load code (Environment=, PassEnvironment=,
-// UnsetEnvironment= unsets only, so is harmless) and environment files the payload could write.
+// UnsetEnvironment= unsets only, so is harmless but for PATH: a shell without PATH searches bash's
+// default, which ends in ".", the working directory) and environment files the payload could write.
 func judgeEnvironment(e Execution) error {
+	for _, k := range e.UnsetEnvironment {
+		if n, _, _ := strings.Cut(k, "="); n == "PATH" {
+			return fmt.Errorf("UnsetEnvironment=%s: a shell without PATH searches bash's default path, which ends in \".\" (a bare name runs a file in the working directory)", k)
+		}
+	}
 	for _, a := range e.Environment {
 		if why := assignmentWhy(a); why != "" {
 			return fmt.Errorf("Environment=%s: %s", short(a), why)

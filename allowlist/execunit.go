@@ -34,7 +34,9 @@ type Execution struct {
 	Environment []string
 	// PassEnvironment names the manager's variables passed on; EnvironmentFiles the files read
 	// ("-" first when a missing one is ignored).
-	PassEnvironment, EnvironmentFiles                                                       []string
+	PassEnvironment, EnvironmentFiles []string
+	// UnsetEnvironment names the variables (or KEY=VALUE assignments) removed from the environment.
+	UnsetEnvironment                                                                        []string
 	RuntimeDirectory, StateDirectory, CacheDirectory, LogsDirectory, ConfigurationDirectory []string
 }
 

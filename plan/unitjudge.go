@@ -88,6 +88,12 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 				} else {
 					p.EnvironmentFiles = append(p.EnvironmentFiles, allowlist.ResolveSpecifiers(name, v))
 				}
+			case o.Section == "Service" && o.Name == "UnsetEnvironment":
+				if v := strings.TrimSpace(o.Value); v == "" {
+					p.UnsetEnvironment = nil
+				} else {
+					p.UnsetEnvironment = append(p.UnsetEnvironment, strings.Fields(v)...)
+				}
 			case o.Section == "Service" && o.Name == "PassEnvironment":
 				if v := strings.TrimSpace(o.Value); v == "" {
 					p.PassEnvironment = nil
