@@ -321,6 +321,11 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	if why := j.mutations(prog, argv); why != "" {
 		return line + ": " + why
 	}
+	if sure {
+		if why := writerOptions(prog, argv[1:]); why != "" {
+			return line + ": " + why // after the models' own refusals, which name the place (execwriters.go)
+		}
+	}
 	if sure && modeledWrapper(argv[0]) {
 		if why := j.modeledWrapped(prog, argv, depth); why != "" {
 			return why
@@ -822,7 +827,7 @@ func (j judge) judgeAwk(args []string) string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "-f" || a == "--file" || a == "-i" || a == "--include" || a == "-l" || a == "--load":
+		case a == "-f" || a == "--file" || a == "-i" || a == "--include" || a == "-l" || a == "--load" || a == "-E" || a == "--exec":
 			if i+1 >= len(args) {
 				return "awk " + a + " without its file"
 			}
@@ -830,12 +835,8 @@ func (j judge) judgeAwk(args []string) string {
 				return why
 			}
 			i++
-		case strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "--include=") || strings.HasPrefix(a, "--load="):
+		case strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "--include=") || strings.HasPrefix(a, "--load=") || strings.HasPrefix(a, "--exec="):
 			if why := j.scriptFile("awk", a[strings.IndexByte(a, '=')+1:]); why != "" {
-				return why
-			}
-		case strings.HasPrefix(a, "-f") && len(a) > 2:
-			if why := j.scriptFile("awk", a[2:]); why != "" {
 				return why
 			}
 		case a == "-e" || a == "--source":
@@ -843,6 +844,26 @@ func (j judge) judgeAwk(args []string) string {
 				prog += args[i+1] + "\n"
 			}
 			i++
+		case strings.HasPrefix(a, "--source="):
+			prog += a[len("--source="):] + "\n" // gawk --source=PROG (--so=PROG is rewritten to it)
+		case len(a) > 2 && a[0] == '-' && a[1] != '-':
+			// A cluster of gawk's short options (-be'PROG', -ePROG, -bfF): a valued option takes the
+			// rest of the word, or the next word, as its value.
+			if k := strings.IndexAny(a[1:], "efEilFv"); k >= 0 {
+				o, v := a[1+k], a[2+k:]
+				if v == "" && i+1 < len(args) {
+					v = args[i+1]
+					i++
+				}
+				switch o {
+				case 'e':
+					prog += v + "\n"
+				case 'f', 'E', 'i', 'l':
+					if why := j.scriptFile("awk", v); why != "" {
+						return why
+					}
+				}
+			}
 		case a == "-F" || a == "-v" || a == "--assign" || a == "--field-separator":
 			i++
 		case a == "--":

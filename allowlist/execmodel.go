@@ -574,6 +574,14 @@ func modeOf(prog string, args []string) string {
 			}
 		case prog != "chmod" && strings.HasPrefix(a, "-m") && len(a) > 2:
 			return a[2:]
+		case prog != "chmod" && shortCluster(a, 'm', "gmoStZ"):
+			// install -Dm4755, mkdir -pm u+s: the mode is the cluster's rest, or the next word.
+			if v := a[strings.IndexByte(a, 'm')+1:]; v != "" {
+				return v
+			}
+			if i+1 < len(args) {
+				return args[i+1]
+			}
 		case prog == "chmod" && !strings.HasPrefix(a, "-") || prog == "chmod" && len(a) > 1 && strings.ContainsAny(a[1:2], "rwxXst") && !strings.HasPrefix(a, "--"):
 			return a // chmod's first operand (-w, -x are modes too)
 		}
@@ -586,15 +594,7 @@ func setID(m string) bool {
 	if m == "" {
 		return false
 	}
-	if n, err := strconv.ParseUint(m, 8, 32); err == nil {
-		return n&0o6000 != 0
-	}
-	for _, clause := range strings.Split(m, ",") {
-		if k := strings.IndexAny(clause, "+="); k >= 0 && strings.Contains(clause[k:], "s") {
-			return true
-		}
-	}
-	return false
+	return setIDClauses(m)
 }
 
 // metadataWrites judges the files chmod, chown, chgrp (after their mode or owner: first) or rm

@@ -72,6 +72,10 @@ var judgedLongOptions = []string{
 	"--tag", "--stderr", "--size", "--octet-count", "--prio-prefix", "--sd-id", "--sd-param", "--skip-empty", "--no-act",
 	// chmod, chown (--reference=FILE takes its mode or owner from another file).
 	"--reference",
+	// round 8's writers' options (execwriters.go).
+	"--link", "--symbolic-link", "--preserve", "--hard-links", "--perms", "--no-perms", "--executability",
+	"--keep-directory-symlink", "--volno-file", "--incremental", "--overwrite-dir", "--recursive-unlink",
+	"--no-same-permissions", "--no-p", "--same-permissions",
 }
 
 // longOptions is every long option longVariants matches a --word against.

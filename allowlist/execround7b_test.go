@@ -46,7 +46,7 @@ func TestAbbreviatedLongOptionsAreTheirOptions(t *testing.T) {
 		{"ExecStart=/usr/bin/gawk --lo=/etc/myapp/app.conf 'BEGIN{}'", "/etc/myapp/app.conf"},
 		{"ExecStart=/usr/bin/gawk -f /etc/myapp/app.conf", "/etc/myapp/app.conf"},
 		// The shortest prefix ("--x"), and one of several options (--to is --to-command and --to-stdout).
-		{"ExecStartPre=/usr/bin/tar -x --to=reboot -f /etc/myapp/app.conf -C /run/myapp", "to-command"},
+		{"ExecStartPre=/usr/bin/tar -x --no-same-permissions --to=reboot -f /etc/myapp/app.conf -C /run/myapp", "to-command"},
 		{"ExecStartPre=/usr/bin/sed --f=/etc/myapp/app.conf /etc/hostname", "sed"},
 		{"ExecStartPre=/usr/bin/env --sp='/usr/sbin/reboot' /usr/bin/true", "split-string"},
 		{"ExecStartPre=/usr/bin/nice --adj=-5 /usr/bin/true", "nice --adjustment -5"},
@@ -62,7 +62,7 @@ func TestAbbreviatedLongOptionsAreTheirOptions(t *testing.T) {
 	assert.Error(t, strictUnit(t, false, "ExecStartPre=/usr/bin/tar -c --use-comp='sh /etc/myapp/app.conf' -f /run/myapp/a.tar /etc/hostname"))
 	// Exact names and harmless abbreviations stay accepted.
 	acceptedChanged(t, "ExecStartPre=/usr/bin/nice --adj=5 /usr/bin/true", SL)
-	acceptedChanged(t, "ExecStartPre=/usr/bin/tar -x --no-same-owner -f /usr/share/myapp/a.tar -C /run/myapp", SL)
+	acceptedChanged(t, "ExecStartPre=/usr/bin/tar -x --no-same-owner --no-same-permissions -f /usr/share/myapp/a.tar -C /run/myapp", SL)
 	// A wrapper's abbreviations stop at its command: the command's words are its own.
 	acceptedChanged(t, "ExecStartPre=/usr/bin/timeout 5 /usr/bin/grep --col=never x /etc/hostname", SL)
 }
@@ -208,11 +208,11 @@ func TestChangedModeledProgramsActOnlyOnTheNode(t *testing.T) {
 		refusedChanged(t, c.why, strings.Split(c.line, "\n")...)
 	}
 	for _, l := range []string{
-		"ExecStart=/usr/bin/rsync -a /etc/myapp/ /run/myapp/",
+		"ExecStart=/usr/bin/rsync -a --no-perms /etc/myapp/ /run/myapp/",
 		"ExecStart=/usr/bin/logger -p user.notice -t myapp hello",
 		"ExecStart=/usr/bin/gawk -F: -v x=1 '{print $1}' /etc/passwd",
-		"ExecStart=/usr/bin/tar -x -f /usr/share/myapp/a.tar -C /run/myapp",
-		"ExecStart=/usr/bin/tar -x --force-local -f /usr/share/my:app/a.tar -C /run/myapp",
+		"ExecStart=/usr/bin/tar -x --no-same-permissions -f /usr/share/myapp/a.tar -C /run/myapp",
+		"ExecStart=/usr/bin/tar -x --force-local --no-same-permissions -f /usr/share/my:app/a.tar -C /run/myapp",
 	} {
 		acceptedChanged(t, l)
 	}
