@@ -1,6 +1,9 @@
 package allowlist
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // A location's class decides who may ever write it.
 const (
@@ -66,6 +69,8 @@ var Audit = []Location{
 	{"/etc/dracut.conf*", Deny, "dracut", "the initramfs"},
 	{"/etc/grub*", Deny, "grub2-mkconfig, the boot loader", "grub.d scripts run as root; the boot menu and kernel arguments"},
 	{"/etc/zipl.conf", Deny, "zipl (s390x boot loader)", "the boot menu, kernel, initramfs and kernel arguments it installs"},
+	{"/etc/microcode_ctl", Deny, "microcode_ctl, dracut", "which CPU microcode the initramfs loads at boot"},
+	{"/etc/rpmrc", Deny, "rpm, rpm-ostree", "macros: %(shell) runs commands as root in package operations"},
 	{"/etc/rpm-ostree", Deny, "rpm-ostree", "origin.d: packages, overrides and kernel arguments layered into the next deployment"},
 	{"/etc/keys", Deny, "dracut (98integrity), the kernel (IMA, EVM)", "keys loaded into the .ima and .evm keyrings at boot: which binaries the kernel lets run"},
 	{"/etc/hwdb.d", Deny, "systemd-hwdb update (at boot), systemd-udevd", "device properties the udev rules act on (keymaps, device classes)"},
@@ -310,6 +315,12 @@ var Audit = []Location{
 	{"/etc/crypto-policies", Deny, "OpenSSL, GnuTLS, NSS, sshd", "protocol and cipher policy, configuration included by every TLS library"},
 	{"/etc/gnutls", Deny, "GnuTLS (every GnuTLS client)", "its priority override: protocols and ciphers"},
 	{"/etc/pki/nssdb", Deny, "NSS (every NSS client)", "pkcs11.txt loads modules: shared libraries"},
+	{"/var/lib/ipsec", Deny, "pluto (libreswan)", "nss: pkcs11.txt loads modules (shared libraries) into pluto as root; cert9.db is the CAs it trusts"},
+	{"/etc/unbound", Deny, "unbound", "unbound.conf: its python module runs code as root; name servers and trust anchors"},
+	{"/var/lib/unbound", NodeOnly, "unbound", "root.key: the DNSSEC trust anchor"},
+	{"/etc/samba", Deny, "smbd, winbindd", "smb.conf: add user script and the like run commands as root"},
+	{"/var/lib/samba", Deny, "smbd, winbindd", "private: secrets.tdb, the machine account's credentials"},
+	{"/etc/udisks2", Deny, "udisksd", "modules and mount options for every disk it mounts as root"},
 	// VPN, virtual switching and failover: root daemons that run scripts and hold keys.
 	{"/etc/ipsec*", Deny, "pluto (libreswan)", "ipsec.conf, ipsec.d: keys, certificates, updown scripts run as root"},
 	{"/etc/strongswan*", Deny, "charon (strongSwan)", "keys and updown scripts run as root"},
@@ -403,6 +414,12 @@ var Audit = []Location{
 	{"/etc/openldap", NodeOnly, "LDAP clients", "which LDAP servers and CAs are trusted"},
 	{"/etc/chrony*", NodeOnly, "chronyd", "the clock: certificate validity"},
 	{"/var/lib/chrony", NodeOnly, "chronyd", "its drift, NTS keys and cookies: the clock, certificate validity"},
+	{"/etc/timemaster.conf", Deny, "timemaster (linuxptp)", "path names the programs it runs as root; the clock"},
+	{"/etc/ptp4l*", NodeOnly, "ptp4l (linuxptp)", "the PTP clock source: certificate validity"},
+	{"/etc/ts2phc*", NodeOnly, "ts2phc (linuxptp)", "the clock source: certificate validity"},
+	{"/etc/phc2sys*", NodeOnly, "phc2sys (linuxptp)", "which clock sets the system clock: certificate validity"},
+	{"/etc/linuxptp", NodeOnly, "linuxptp's daemons", "the clock source: certificate validity"},
+	{"/etc/ntp*", NodeOnly, "ntpd, ntpdate", "ntp.conf and ntp/keys: the clock, certificate validity"},
 	{"/etc/adjtime", NodeOnly, "hwclock, systemd-timedated", "whether the hardware clock keeps local time: the clock at boot"},
 	{"/etc/localtime", NodeOnly, "glibc (every process), crond", "the time zone: when root's cron jobs run"},
 	{"/etc/locale.conf", NodeOnly, "systemd (LANG= and LC_*= for every unit), root's shells", "how every root process parses and sorts; glibc loads locale data only from the OS's locale directories (a name with / stays below them, .. is refused), so no code"},
@@ -443,6 +460,16 @@ func coveredLocation(prefix, class string) (Location, bool) {
 		}
 	}
 	return Location{}, false
+}
+
+// configMapNever returns the denied or node-policy-only location path lies under, if any: the
+// rows the ConfigMap never reaches. The broad denied roots a unit's own places live in (/run,
+// /var/run, /var/log) count only through a more specific row below them (/run/cdi, /run/nologin).
+func configMapNever(path string) (Location, bool) {
+	if l, ok := locationOf(path, Deny); ok && !slices.Contains([]string{"/run", "/var/run", "/var/log"}, l.Prefix) {
+		return l, true
+	}
+	return NodeOnlyUnder(path)
 }
 
 // NodeOnlyUnder returns the node-policy-only location path lies under, if any: the ConfigMap never

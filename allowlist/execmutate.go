@@ -655,6 +655,9 @@ func (j judge) ownMutation(who, w string) string {
 		if m.writes[c] || m.ownPlace(c) {
 			continue
 		}
+		if l, never := configMapNever(c); never {
+			return who + " changes " + c + ": " + m.rule() + "; " + l.Prefix + " is " + l.Class + " (" + l.Why + "), never a unit's own place"
+		}
 		return who + " changes " + c + ": " + m.rule()
 	}
 	return ""
@@ -692,6 +695,11 @@ func (m *unitPlaces) ownDir(c string) bool {
 		}
 	}
 	c = strings.TrimSuffix(c, "/")
+	// A unit's own places never include what the ConfigMap may never reach (denied or node policy
+	// only, whatever the unit: NetworkManager's /etc/NetworkManager, nftables' /etc/nftables).
+	if _, never := configMapNever(c); never {
+		return false
+	}
 	for _, d := range m.dirs {
 		if under(c, d) {
 			return true

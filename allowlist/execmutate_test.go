@@ -242,11 +242,16 @@ func TestUnchangedLinesMutateNoNodeCode(t *testing.T) {
 	} {
 		assert.NoError(t, strictUnit(t, false, l), l)
 	}
-	// As a changed line of kubelet.service, /var/lib/kubelet is kubelet's own place (but what the
-	// node's-code rule refuses there: its denied state, removed or written).
-	p := unitOfLines(t, true, `ExecStart=/bin/mkdir -p /var/lib/kubelet/x /run/kubelet`)
+	// As a changed line of kubelet.service, /run/kubelet is kubelet's own place; /var/lib/kubelet is
+	// denied (the audit), never a unit's own place, whatever the unit (round 8).
+	p := unitOfLines(t, true, `ExecStart=/bin/mkdir -p /run/kubelet`)
 	p.ID, p.Names = "kubelet.service", []string{"kubelet.service"}
 	assert.NoError(t, allowlist.JudgeUnit(p))
+	p = unitOfLines(t, true, `ExecStart=/bin/mkdir -p /var/lib/kubelet/x /run/kubelet`)
+	p.ID, p.Names = "kubelet.service", []string{"kubelet.service"}
+	if err := allowlist.JudgeUnit(p); assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "/var/lib/kubelet is denied")
+	}
 	p = unitOfLines(t, true, `ExecStart=/bin/mkdir -p /var/lib/kubelet/x`)
 	p.ID, p.Names = "kubelet-sweep.service", []string{"kubelet-sweep.service"}
 	assert.Error(t, allowlist.JudgeUnit(p), "another unit's place")
