@@ -1,6 +1,7 @@
 package allowlist
 
 import (
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,16 +28,112 @@ import (
 //     unknown (unknownDir): after them relative paths are refused. OLDPWD, PWD and CDPATH are
 //     never set by a unit or a script (wdVars).
 
-// hasDotDot says whether the path has a ".." component.
+// hasDotDot says whether the path has a ".." component, or one the shell may make "." or ".."
+// (round 8): RHCOS's bash 5.1 matches a pattern that starts with an explicit dot (.?, .*, .[.])
+// against "." and "..", so /tmp/.?/etc is /tmp/../etc; and brace expansion writes them
+// (/tmp/{.,}./etc). A pattern not starting with a dot never matches them (bash matches a leading
+// dot only explicitly, even with dotglob).
 func hasDotDot(p string) bool {
-	return p == ".." || strings.HasPrefix(p, "../") || strings.HasSuffix(p, "/..") || strings.Contains(p, "/../")
+	if p == ".." || strings.HasPrefix(p, "../") || strings.HasSuffix(p, "/..") || strings.Contains(p, "/../") {
+		return true
+	}
+	if !strings.ContainsAny(p, "*?[{\\") {
+		return false
+	}
+	for _, c := range strings.Split(p, "/") {
+		if mayBeDots(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayBeDots says whether the shell may turn the path component into "." or "..": by a pattern
+// starting with a dot (or a bracket or an escape, read as one), or by brace expansion. A brace
+// expression with too many alternatives to list counts as one.
+func mayBeDots(c string) bool {
+	words, ok := braceWords(c, 64)
+	if !ok {
+		return true
+	}
+	for _, w := range words {
+		w = strings.ReplaceAll(w, "\\.", ".")
+		if w == "." || w == ".." {
+			return true
+		}
+		if w == "" || !strings.ContainsAny(w, "*?[") || !strings.ContainsRune(".[", rune(w[0])) {
+			continue
+		}
+		// bash reads "]" first in a bracket as a member ([].]?); Go's path.Match wants it escaped.
+		// A pattern still malformed is text to bash.
+		w = strings.NewReplacer("[]", "[\\]", "[!]", "[!\\]", "[^]", "[^\\]").Replace(w)
+		if m, _ := path.Match(w, ".."); m {
+			return true
+		}
+		if m, _ := path.Match(w, "."); m {
+			return true
+		}
+	}
+	return false
+}
+
+// braceWords is the component after bash's brace expansion of {a,b} lists (sequences {x..y} are
+// left as text: they make letters and numbers, never a dot), at most max words.
+func braceWords(c string, max int) ([]string, bool) {
+	open := strings.IndexByte(c, '{')
+	if open < 0 {
+		return []string{c}, true
+	}
+	depth, commas := 0, []int{}
+	for i := open; i < len(c); i++ {
+		switch c[i] {
+		case '{':
+			depth++
+		case ',':
+			if depth == 1 {
+				commas = append(commas, i)
+			}
+		case '}':
+			depth--
+			if depth == 0 {
+				if len(commas) == 0 {
+					rest, ok := braceWords(c[i+1:], max)
+					out := make([]string, 0, len(rest))
+					for _, r := range rest {
+						out = append(out, c[:i+1]+r)
+					}
+					return out, ok
+				}
+				var out []string
+				start := open + 1
+				for _, k := range append(commas, i) {
+					alts, ok := braceWords(c[start:k]+c[i+1:], max)
+					if !ok {
+						return nil, false
+					}
+					for _, a := range alts {
+						out = append(out, c[:open]+a)
+					}
+					if len(out) > max {
+						return nil, false
+					}
+					start = k + 1
+				}
+				return out, true
+			}
+		}
+	}
+	return []string{c}, true // an unclosed brace is text
 }
 
 // dotDotIn is the first path in the word (itself, or a value after = : , or a space) with a ".."
 // component, or "".
 func dotDotIn(w string) string {
-	if !strings.Contains(w, "..") {
+	if !strings.Contains(w, "..") && !strings.ContainsAny(w, "*?[{\\") {
 		return ""
+	}
+	if strings.Contains(w, "{") && hasDotDot(w) {
+		return w // a brace expression's commas are its own, not a list's
 	}
 	for _, part := range strings.FieldsFunc(w, func(r rune) bool {
 		return r == '=' || r == ':' || r == ',' || r == ' ' || r == '\t' || r == '\n'
