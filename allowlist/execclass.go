@@ -629,6 +629,14 @@ func (j judge) judgeKill(args []string) string {
 // file descriptors or anything else are refused.
 func judgeNotify(args []string) string {
 	for _, a := range args {
+		// One argument with a newline is several assignments to the manager (round 8:
+		// "STATUS=x\nMAINPID=$(pidof kubelet)"); a value from an expansion may hold one.
+		if strings.ContainsAny(a, "\n\r") {
+			return "sends the manager " + short(a) + ", an argument with a newline (several assignments: only the service's own readiness, status and watchdog can be judged)"
+		}
+		if strings.ContainsAny(a, "$`") {
+			return "sends the manager " + short(a) + ", a value from an expansion the judge cannot see (it may hold a newline: several assignments)"
+		}
 		ok := slices.Contains([]string{"--ready", "--reloading", "--stopping", "--booted", "--no-block", "-q", "--quiet",
 			"READY=1", "RELOADING=1", "STOPPING=1", "WATCHDOG=1", "WATCHDOG=trigger"}, a)
 		for _, p := range []string{"--status=", "STATUS=", "ERRNO=", "BUSERROR=", "EXTEND_TIMEOUT_USEC=", "WATCHDOG_USEC=", "MONOTONIC_USEC="} {

@@ -121,6 +121,9 @@ func judgeExecution(p UnitProps) error {
 		if why == "" && j.strict {
 			why = netWords(argv) // execlocal.go
 		}
+		if why == "" && j.strict {
+			why = systemdPaste(argv, j.env) // execpaste.go
+		}
 		if why == "" {
 			why = j.argv(argv, 0)
 		}
