@@ -31,53 +31,56 @@ import (
 // hasDotDot says whether the path has a ".." component, or one the shell may make "." or ".."
 // (round 8): RHCOS's bash 5.1 matches a pattern that starts with an explicit dot (.?, .*, .[.])
 // against "." and "..", so /tmp/.?/etc is /tmp/../etc; and brace expansion writes them
-// (/tmp/{.,}./etc). A pattern not starting with a dot never matches them (bash matches a leading
-// dot only explicitly, even with dotglob).
+// (/tmp/{.,}./etc, /tmp/{a/..,b}/etc: expanded over the whole path, as a brace list may hold a
+// "/"). A pattern not starting with a dot never matches them (bash matches a leading dot only
+// explicitly, even with dotglob). A brace expression with too many words to list counts as one.
 func hasDotDot(p string) bool {
-	if p == ".." || strings.HasPrefix(p, "../") || strings.HasSuffix(p, "/..") || strings.Contains(p, "/../") {
-		return true
-	}
 	if !strings.ContainsAny(p, "*?[{\\") {
-		return false
+		return literalDotDot(p)
 	}
-	for _, c := range strings.Split(p, "/") {
-		if mayBeDots(c) {
-			return true
-		}
-	}
-	return false
-}
-
-// mayBeDots says whether the shell may turn the path component into "." or "..": by a pattern
-// starting with a dot (or a bracket or an escape, read as one), or by brace expansion. A brace
-// expression with too many alternatives to list counts as one.
-func mayBeDots(c string) bool {
-	words, ok := braceWords(c, 64)
+	words, ok := braceWords(p, 64)
 	if !ok {
 		return true
 	}
 	for _, w := range words {
-		w = strings.ReplaceAll(w, "\\.", ".")
-		if w == "." || w == ".." {
+		if literalDotDot(w) {
 			return true
 		}
-		if w == "" || !strings.ContainsAny(w, "*?[") || !strings.ContainsRune(".[", rune(w[0])) {
-			continue
-		}
-		// bash reads "]" first in a bracket as a member ([].]?); Go's path.Match wants it escaped.
-		// A pattern still malformed is text to bash.
-		w = strings.NewReplacer("[]", "[\\]", "[!]", "[!\\]", "[^]", "[^\\]").Replace(w)
-		if m, _ := path.Match(w, ".."); m {
-			return true
-		}
-		if m, _ := path.Match(w, "."); m {
-			return true
+		for _, c := range strings.Split(w, "/") {
+			if patternDots(c) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// braceWords is the component after bash's brace expansion of {a,b} lists (sequences {x..y} are
+// literalDotDot says whether the path, as written, has a ".." component.
+func literalDotDot(p string) bool {
+	return p == ".." || strings.HasPrefix(p, "../") || strings.HasSuffix(p, "/..") || strings.Contains(p, "/../")
+}
+
+// patternDots says whether the shell may match the (brace-expanded) path component against "."
+// or "..": an escaped dot is a dot, and a pattern starting with a dot or a bracket is matched.
+func patternDots(c string) bool {
+	c = strings.ReplaceAll(c, "\\.", ".")
+	if c == "." || c == ".." {
+		return true
+	}
+	if c == "" || !strings.ContainsAny(c, "*?[") || !strings.ContainsRune(".[", rune(c[0])) {
+		return false
+	}
+	// bash reads "]" first in a bracket as a member ([].]?); Go's path.Match wants it escaped.
+	// A pattern still malformed is text to bash.
+	c = strings.NewReplacer("[]", "[\\]", "[!]", "[!\\]", "[^]", "[^\\]").Replace(c)
+	if m, _ := path.Match(c, ".."); m {
+		return true
+	}
+	m, _ := path.Match(c, ".")
+	return m
+}
+
+// braceWords is the word after bash's brace expansion of {a,b} lists (sequences {x..y} are
 // left as text: they make letters and numbers, never a dot), at most max words.
 func braceWords(c string, max int) ([]string, bool) {
 	open := strings.IndexByte(c, '{')

@@ -28,6 +28,7 @@ func TestRound8GlobsThatClimb(t *testing.T) {
 		"ExecStartPre=/usr/bin/rm -rf /tmp/{.,}./etc",
 		"ExecStartPre=/usr/bin/rm -rf /tmp/.{.,x}/etc",
 		"ExecStartPre=/usr/bin/rm -rf /tmp/{a,{b,..}}/etc",
+		"ExecStartPre=/usr/bin/rm -rf /tmp/{a/..,b}/etc", // a brace list holding a "/": expanded over the whole path
 		`ExecStartPre=/bin/sh -c 'rm -rf /tmp/.?/etc/kubernetes'`,
 		`ExecStartPre=/bin/bash -c 'echo b > /tmp/.?/proc/sysrq-trigger'`,
 		`ExecStartPre=/bin/bash -c 'cd /tmp/.? && rm -rf etc'`,
@@ -46,7 +47,7 @@ func TestRound8GlobsThatClimb(t *testing.T) {
 		assert.NoError(t, strictUnit(t, true, l), l)
 	}
 	// In the node's own lines: as a program and a write target.
-	for _, l := range []string{"ExecStart=/usr/.?/bin/cat", `ExecStart=/bin/sh -c 'echo x > /srv/.?/etc/x'`} {
+	for _, l := range []string{"ExecStart=/usr/.?/bin/cat", "ExecStart=/usr/{bin/..,x}/cat", `ExecStart=/bin/sh -c 'echo x > /srv/.?/etc/x'`} {
 		require.Error(t, strictUnit(t, false, l), l)
 	}
 }
