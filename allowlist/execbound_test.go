@@ -66,6 +66,9 @@ func TestExecJudgeCostIsBounded(t *testing.T) {
 		"/bin/sh -c '" + strings.Repeat("env ", max*4) + "'":                          "too long or too deeply wrapped",
 		"/bin/sh -c '" + strings.Repeat("\"x y\" ", max*4) + "'":                      "",
 		"/usr/bin/env FOO=1 /usr/bin/nice -n 5 /usr/bin/myapp " + words(max-7, 0, ""): "",
+		// A modeled wrapper's command is judged once per level, not twice (the grammar's reading
+		// and the loose one): seven nested env with 60 arguments are judged, not too costly.
+		strings.Repeat("/usr/bin/env ", 7) + "/usr/bin/myapp" + strings.Repeat(" --flag=/run/myapp/x", 60): "",
 	}
 	for line, want := range costly {
 		err := judgeLine(t, line)

@@ -326,6 +326,7 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 			return line + ": " + why // after the models' own refusals, which name the place (execwriters.go)
 		}
 	}
+	judged := 0 // the suffix of argv judged as the wrapper's command, which wrapped need not judge again
 	if sure && modeledWrapper(argv[0]) {
 		if why := j.modeledWrapped(prog, argv, depth); why != "" {
 			return why
@@ -333,17 +334,21 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	} else if modeledWrapper(argv[0]) {
 		// In every line, where the grammar reads a modeled wrapper's command exactly, that command
 		// is judged as one, as it would be with no wrapper (the fuzzer's env X against X); the
-		// loose reading of wrapped below still judges every suffix.
+		// loose reading of wrapped below still judges every other suffix (that one's loose
+		// judgement is a part of this one: judging it again would double the cost per level).
 		if start, _, why := wrapperCommand(prog, argv[1:]); why == "" && 1+start < len(argv) {
 			if why := j.argv(argv[1+start:], depth+1); why != "" {
 				return why
+			}
+			if !j.strict {
+				judged = 1 + start // in a changed line the two readings differ (sure): both stay
 			}
 		}
 	}
 	if slices.Contains(wrappers, prog) {
 		// An own or granted wrapper the judge does not model: its command's position is not
 		// known, so the first program path among its words must be modeled, own or granted too.
-		return j.wrapped(prog, argv, depth, sure && !modeledWrapper(argv[0]) && j.ownProgram(argv[0]))
+		return j.wrapped(prog, argv, depth, sure && !modeledWrapper(argv[0]) && j.ownProgram(argv[0]), judged)
 	}
 	if sure && !modeledProgram(argv[0]) && !j.ownProgram(argv[0]) {
 		return "" // argv refuses it: no guessing at what an unmodeled program may run
@@ -389,7 +394,8 @@ func (j judge) modeledWrapped(prog string, argv []string, depth int) string {
 // suffixes; a string that is a script (su -c, flock -c, env -S, watch, sg, ssh) is judged as one.
 //
 // ruled: the wrapper is an own or granted one the judge does not model, in a changed line.
-func (j judge) wrapped(prog string, argv []string, depth int, ruled bool) string {
+// judged: the index of the suffix argvClass already judged as the command (0: none).
+func (j judge) wrapped(prog string, argv []string, depth int, ruled bool, judged int) string {
 	if why := j.replaceCommand(prog, argv); why != "" {
 		return why
 	}
@@ -507,6 +513,10 @@ func (j judge) wrapped(prog string, argv []string, depth int, ruled bool) string
 		program = program || strings.Contains(a, "/")
 		word = true
 		if !mayRun(a) {
+			continue
+		}
+		if i == judged {
+			program = true // judged as the command, with its arguments (argvClass)
 			continue
 		}
 		if why := jl.argv(argv[i:], depth+1); why != "" {
