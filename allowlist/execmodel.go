@@ -589,14 +589,6 @@ func modeOf(prog string, args []string) string {
 	return ""
 }
 
-// setID says whether a mode sets the set-user-ID or set-group-ID bit (4xxx, 2xxx; u+s, g=s).
-func setID(m string) bool {
-	if m == "" {
-		return false
-	}
-	return setIDClauses(m)
-}
-
 // metadataWrites judges the files chmod, chown, chgrp (after their mode or owner: first) or rm
 // name, in a changed line: changing or removing one changes the node's code or what it trusts, as
 // a write does (nodeWrite).

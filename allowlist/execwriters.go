@@ -101,7 +101,7 @@ func writerOptions(prog string, args []string) string {
 			return "rsync --link-dest, --copy-dest, --compare-dest or -H links or copies files of another directory (refused in a changed line)"
 		}
 		for _, v := range longValues(args, "--chmod") {
-			if slices.ContainsFunc(strings.Split(v, ","), func(c string) bool { return setIDClauses(strings.TrimLeft(c, "DF")) }) {
+			if slices.ContainsFunc(strings.Split(v, ","), func(c string) bool { return setID(strings.TrimLeft(c, "DF")) }) {
 				return "rsync --chmod=" + v + " sets the set-user-ID or set-group-ID bit (refused in a changed line)"
 			}
 		}
@@ -119,7 +119,7 @@ func writerOptions(prog string, args []string) string {
 			return "tar's --one-top-level, --transform, --keep-directory-symlink, --index-file, --volno-file, -g or --recursive-unlink chooses where it writes beyond -C (refused in a changed line)"
 		}
 		for _, v := range longValues(args, "--mode") {
-			if setIDClauses(v) {
+			if setID(v) {
 				return "tar --mode=" + v + " sets the set-user-ID or set-group-ID bit (refused in a changed line)"
 			}
 		}
@@ -144,9 +144,10 @@ func writerOptions(prog string, args []string) string {
 	return ""
 }
 
-// setIDClauses says whether a symbolic or octal mode sets the set-user-ID or set-group-ID bit: 4xxx,
-// 2xxx, 04755; u+s, +s, g=s, a+rs; +4000, =6755 (coreutils' operator followed by octal digits).
-func setIDClauses(m string) bool {
+// setID says whether a symbolic or octal mode sets the set-user-ID or set-group-ID bit: 4xxx,
+// 2xxx, 04755; u+s, +s, g=s, a+rs; +4000, =6755 (coreutils' operator followed by octal digits). An
+// empty mode (none given) sets nothing.
+func setID(m string) bool {
 	if n, err := strconv.ParseUint(m, 8, 32); err == nil {
 		return n&0o6000 != 0
 	}
