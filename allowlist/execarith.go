@@ -29,8 +29,8 @@ func plainName(w string) bool {
 	if w == "" || w[0] >= '0' && w[0] <= '9' {
 		return false
 	}
-	for _, c := range w {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+	for i := 0; i < len(w); i++ {
+		if !isNameByte(w[i]) {
 			return false
 		}
 	}
