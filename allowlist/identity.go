@@ -359,6 +359,12 @@ var unitTypes = []string{".service", ".socket", ".target", ".path", ".timer", ".
 // the manager itself, user.slice a cgroup, and neither says anything of init.service or user.service.
 var activators = []string{".socket", ".path", ".timer"}
 
+// IsUnitName says whether n is named like a unit: something before one of systemd's type suffixes.
+func IsUnitName(n string) bool {
+	s := unitStem(n)
+	return s != n && s != ""
+}
+
 // unitStem is the name without its type suffix (systemd-reboot.socket → systemd-reboot).
 func unitStem(n string) string {
 	for _, t := range unitTypes {

@@ -4,7 +4,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
+
+	"github.com/openshift/refresh-agent/allowlist"
 )
 
 // unitDirs are the directories systemd loads system units from whose links the judge reads (the
@@ -13,10 +14,6 @@ var unitDirs = []string{"/etc/systemd/system", "/run/systemd/system", "/usr/lib/
 
 // maxUnitDirEntries bounds the entries read of each unit directory.
 const maxUnitDirEntries = 20000
-
-// unitSuffixes are systemd's unit types.
-var unitSuffixes = []string{".service", ".socket", ".target", ".path", ".timer", ".device", ".mount",
-	".automount", ".swap", ".slice", ".scope"}
 
 // NodeUnitAliases reads the node's unit links under rootDir: every entry of a unit directory named
 // like a unit that is a symlink to a unit of another name (a mask, a link to /dev/null, is none). An
@@ -33,7 +30,7 @@ func NodeUnitAliases(rootDir string) map[string]string {
 		f.Close()
 		for _, e := range entries {
 			name := e.Name()
-			if e.Type()&os.ModeSymlink == 0 || !isUnitName(name) {
+			if e.Type()&os.ModeSymlink == 0 || !allowlist.IsUnitName(name) {
 				continue
 			}
 			target, err := os.Readlink(filepath.Join(dir, name))
@@ -41,7 +38,7 @@ func NodeUnitAliases(rootDir string) map[string]string {
 				continue
 			}
 			base := path.Base(filepath.ToSlash(target))
-			if base != name && isUnitName(base) {
+			if base != name && allowlist.IsUnitName(base) {
 				if _, seen := out[name]; !seen { // /etc before /run before /usr/lib, as systemd reads them
 					out[name] = base
 				}
@@ -49,13 +46,4 @@ func NodeUnitAliases(rootDir string) map[string]string {
 		}
 	}
 	return out
-}
-
-func isUnitName(n string) bool {
-	for _, s := range unitSuffixes {
-		if strings.HasSuffix(n, s) && len(n) > len(s) {
-			return true
-		}
-	}
-	return false
 }
