@@ -712,15 +712,8 @@ var followKeys = []string{"PartOf", "BindsTo", "StopPropagatedFrom"}
 // PartOf=dbus-org.freedesktop.login1.service, the alias of systemd-logind, passed a list of names).
 func followedWhy(unit, u string, pol *allowlist.Policy) string {
 	real, _ := pol.UnitAlias(u)
-	if ownUnit(unit, real) || strings.HasSuffix(real, ".target") {
+	if ownUnit(unit, real) || strings.HasSuffix(real, ".target") || ruledWithoutReboot(pol, u, real) {
 		return ""
-	}
-	if pol != nil {
-		for _, n := range []string{u, real} {
-			if r, ok := pol.UnitRule(n); ok && !r.Reboot {
-				return ""
-			}
-		}
 	}
 	return fmt.Sprintf("%s: the unit would stop or restart whenever %s does, a unit no unit rule names: a payload may tie it only to itself or to units a unit rule names", u, u)
 }

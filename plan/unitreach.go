@@ -26,10 +26,8 @@ import (
 // followerWhy says why the unit u may not follow the unit's jobs through key ("" when a unit rule
 // not saying Reboot names it).
 func followerWhy(key, u string, pol *allowlist.Policy) string {
-	if pol != nil {
-		if r, ok := pol.UnitRule(u); ok && !r.Reboot {
-			return ""
-		}
+	if ruledWithoutReboot(pol, u) {
+		return ""
 	}
 	what := "a unit no unit rule names"
 	if strings.HasSuffix(u, ".target") {
@@ -42,6 +40,19 @@ func followerWhy(key, u string, pol *allowlist.Policy) string {
 		return fmt.Sprintf("%s: the unit's stop would stop %s, %s", u, u, what)
 	}
 	return fmt.Sprintf("%s: once the unit is enabled, %s requires it, so the unit's restart or stop restarts or stops %s, %s", u, u, u, what)
+}
+
+// ruledWithoutReboot says whether a unit rule not saying Reboot names one of the names.
+func ruledWithoutReboot(pol *allowlist.Policy, names ...string) bool {
+	if pol == nil {
+		return false
+	}
+	for _, n := range names {
+		if r, ok := pol.UnitRule(n); ok && !r.Reboot {
+			return true
+		}
+	}
+	return false
 }
 
 // checkFollowers: an entry a payload adds to [Install] RequiredBy=/UpheldBy= or [Unit]
