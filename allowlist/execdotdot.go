@@ -392,6 +392,15 @@ func shellStateWhy(cmd []string) string {
 	return ""
 }
 
+// globShellOptions are bash's options that change what a pattern matches or what a word with one
+// becomes (round 8): extglob's @(…) and +(…), nocaseglob's /PROC/KCOR?, globstar's **, dotglob,
+// nullglob's and failglob's vanished words (cd with no directory is cd $HOME), globskipdots off
+// (bash 5.2's .? matches .. again). The judge reads patterns as bash's defaults make them.
+var globShellOptions = []string{"extglob", "nocaseglob", "globstar", "dotglob", "nullglob", "failglob",
+	"globasciiranges", "globskipdots", "nocasematch"}
+
+const globOptionsWhy = "the judge reads a pattern as bash's default options match it: extglob, nocaseglob, globstar, dotglob, nullglob, failglob and globskipdots are refused"
+
 // shellOptionsWhy refuses a shell started with allexport (sh -a, bash -o allexport): options
 // before its first operand.
 func shellOptionsWhy(args []string) string {
@@ -404,6 +413,9 @@ func shellOptionsWhy(args []string) string {
 		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
 			if a == "-o" && i+1 < len(args) && args[i+1] == "allexport" {
 				return "-o allexport exports every variable the script assigns (for, read: names the judge does not see exported)"
+			}
+			if (a == "-O" || a == "+O") && i+1 < len(args) && slices.Contains(globShellOptions, args[i+1]) {
+				return a + " " + args[i+1] + " changes what the shell's patterns match (" + globOptionsWhy + ")"
 			}
 			if a == "-o" && i+1 < len(args) && args[i+1] == "keyword" {
 				return "-o keyword puts NAME=VALUE arguments into commands' environments (BASH_ENV=, LD_PRELOAD= the judge reads as arguments)"

@@ -81,40 +81,136 @@ func pathsIn(w string) []string {
 }
 
 // reach says why the word (an argument, or with write a write target) reaches what no unit's
-// command may, or "".
+// command may, or "". The shell may make the word other words (round 8): its brace expansion
+// (/proc/sy{s,}rq-trigger, /s{y,}s/power/state) is judged word by word, and a pattern component
+// names every name it may match, names the judge cannot list among them (/proc/s*q-t* is
+// /proc/sysrq-trigger, /pr?c/kcore is /proc/kcore, /proc/1/r*/ is /proc/1/root/).
 func (j judge) reach(w string, write bool) string {
-	if strings.Contains(w, "sysrq") || strings.ContainsAny(w, "SYRQ") && strings.Contains(strings.ToLower(w), "sysrq") {
-		return "reaches the kernel's SysRq trigger"
-	}
-	if !strings.ContainsAny(w, "/$") {
-		return ""
+	if why := sysrqWhy(w); why != "" || !strings.ContainsAny(w, "/$") {
+		return why
 	}
 	x := w
 	if strings.ContainsRune(w, '$') {
 		x, _ = j.expand(w)
 	}
-	for _, p := range pathsIn(x) {
-		if hasDotDot(p) {
-			// /var/run/../proc is /proc: the kernel resolves ".." after the links (execdotdot.go).
-			return dotDotWhy("reaches", p)
+	words := []string{x}
+	if strings.ContainsRune(x, '{') {
+		bw, ok := braceWords(x, 64)
+		if !ok {
+			return "reaches " + w + ": a brace expansion with more words than the judge lists (cannot be judged)"
 		}
-		c := cleanPath(p)
-		for _, d := range reachDenied {
-			if under(c, d) {
-				return "reaches " + c + " (the kernel's switches, the machine's watchdog or memory, or the manager's or the bus's sockets and units)"
+		if j.charge(len(bw)) {
+			return tooCostly
+		}
+		words = append(words, bw...)
+	}
+	for _, bw := range words {
+		for _, p := range pathsIn(bw) {
+			if why := reachPath(p, write); why != "" {
+				return why
 			}
 		}
-		parts := strings.Split(strings.TrimPrefix(c, "/"), "/")
-		if len(parts) >= 3 && parts[0] == "proc" && slices.Contains(procEscapes, parts[2]) {
-			return "reaches " + c + " (another process's root, files or memory through /proc)"
+		if why := sysrqWhy(bw); why != "" {
+			return why
 		}
-		if write {
-			if why := writeTarget(c); why != "" {
-				return why
+	}
+	return ""
+}
+
+func sysrqWhy(w string) string {
+	if strings.Contains(w, "sysrq") || strings.ContainsAny(w, "SYRQ") && strings.Contains(strings.ToLower(w), "sysrq") {
+		return "reaches the kernel's SysRq trigger"
+	}
+	return ""
+}
+
+// reachPath says why the absolute path (a pattern's components read as every name they may match)
+// reaches what no unit's command may, or "".
+func reachPath(p string, write bool) string {
+	if hasDotDot(p) {
+		// /var/run/../proc is /proc: the kernel resolves ".." after the links (execdotdot.go).
+		return dotDotWhy("reaches", p)
+	}
+	c := cleanPath(p)
+	pattern := strings.ContainsAny(c, "*?[")
+	may := func(d string) string {
+		if !pattern {
+			return ""
+		}
+		return ": the pattern may match " + d
+	}
+	for _, alias := range patternAliases(c) {
+		for _, d := range reachDenied {
+			if mayBeUnder(alias, d) {
+				return "reaches " + c + may(d) + " (the kernel's switches, the machine's watchdog or memory, or the manager's or the bus's sockets and units)"
+			}
+		}
+		parts := strings.Split(strings.TrimPrefix(alias, "/"), "/")
+		if len(parts) >= 3 && componentMayBe(parts[0], "proc") {
+			for _, e := range procEscapes {
+				if componentMayBe(parts[2], e) {
+					return "reaches " + c + may("/proc/"+parts[1]+"/"+e) + " (another process's root, files or memory through /proc)"
+				}
+			}
+		}
+		if write && !pattern {
+			return writeTarget(c)
+		}
+		for _, k := range []string{"/proc", "/sys", "/dev"} {
+			if write && mayBeUnder(alias, k) {
+				return "writes " + c + ": the pattern may match a name under " + k + " (the kernel's state or a device: never a write target)"
 			}
 		}
 	}
 	return ""
+}
+
+// patternAliases are the (clean) pattern path and, when its first components may be /var/run,
+// the same below /run (cleanPath folds only the literal /var/run).
+func patternAliases(c string) []string {
+	parts := strings.Split(strings.TrimPrefix(c, "/"), "/")
+	if len(parts) >= 2 && componentMayBe(parts[0], "var") && componentMayBe(parts[1], "run") {
+		return []string{c, "/run/" + strings.Join(parts[2:], "/")}
+	}
+	return []string{c}
+}
+
+// mayBeUnder says whether the path p, whose components may be shell patterns, may name d (a
+// literal path) or a path below it: each of d's components may be matched by p's at its place (a
+// pattern never matches a "/").
+func mayBeUnder(p, d string) bool {
+	pc := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	dc := strings.Split(strings.TrimPrefix(strings.TrimSuffix(d, "/"), "/"), "/")
+	if len(pc) < len(dc) {
+		return false
+	}
+	for i, n := range dc {
+		if !componentMayBe(pc[i], n) {
+			return false
+		}
+	}
+	return true
+}
+
+// componentMayBe says whether the path component, perhaps a shell pattern, may be the name. It
+// errs toward a match: Go's path.Match lets * and ? match a leading dot, which bash does not; a
+// bracket form it does not read ([[:alpha:]], [[=a=]], [[.a.]]) and a pattern it finds malformed
+// (text to bash) count as matching; an extglob form (@(…), +(…)) matches anything.
+func componentMayBe(pc, name string) bool {
+	if !strings.ContainsAny(pc, "*?[") {
+		return pc == name
+	}
+	if strings.Contains(pc, "[:") || strings.Contains(pc, "[=") || strings.Contains(pc, "[.") || strings.Contains(pc, "(") {
+		return true
+	}
+	m, err := path.Match(goPattern(pc), name)
+	return m || err != nil
+}
+
+// goPattern is a bash pattern as Go's path.Match reads it: [!…] is [^…], and a "]" first in a
+// bracket is a member.
+func goPattern(p string) string {
+	return strings.NewReplacer("[!]", "[^\\]", "[^]", "[^\\]", "[]", "[\\]", "[!", "[^").Replace(p)
 }
 
 // writeTarget says why a command may not write to the (clean, absolute) path.

@@ -196,6 +196,9 @@ func judgeBuiltin(cmd, expands []string, j judge, depth int) string {
 	case "alias", "unalias", "enable", "fc", "bind", "complete", "compgen", "function", "hash", "select", "shopt", "set", "declare", "typeset", "readonly", "local", "let":
 		if n == "set" || n == "declare" || n == "typeset" || n == "readonly" || n == "local" || n == "let" || n == "shopt" {
 			for _, a := range cmd[1:] {
+				if n == "shopt" && slices.Contains(globShellOptions, a) {
+					return line + ": shopt " + a + " changes what the shell's patterns match (" + globOptionsWhy + ")"
+				}
 				k := strings.SplitN(strings.TrimLeft(a, "-+"), "=", 2)[0]
 				if codeVar(k) || assignmentWhy(strings.TrimLeft(a, "-+")) != "" || strings.ContainsAny(a, "[$`") || a == "-f" || a == "-F" || a == "-T" || a == "functrace" ||
 					a == "expand_aliases" || a == "extdebug" || a == "-o" && n == "set" {
