@@ -50,12 +50,26 @@ func SplitExec(v string) ([][]string, error) {
 // execWords reads words up to a lone ";" (the rest is returned) as systemd's extract_first_word
 // with unquoting and C unescaping does.
 func execWords(v string) (words []string, rest string, err error) {
+	return readWords(v, true)
+}
+
+// readWords reads words as systemd's extract_first_word with unquoting does: for an Exec line
+// (exec) C-unescaping, up to a lone ";", an unterminated quote an error; else as systemd splits a
+// whole-word $NAME's value (EXTRACT_RELAX, execpaste.go): a backslash takes the next byte as it
+// is, an unterminated quote ends with the value, ";" is a word.
+func readWords(v string, exec bool) (words []string, rest string, err error) {
 	var w strings.Builder
 	inWord := false
 	var quote byte
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		switch {
+		case c == '\\' && !exec:
+			if i+1 < len(v) {
+				i++
+			}
+			w.WriteByte(v[i])
+			inWord = true
 		case c == '\\':
 			if i+1 >= len(v) {
 				return nil, "", fmt.Errorf("exec line ends in a backslash")
@@ -77,7 +91,7 @@ func execWords(v string) (words []string, rest string, err error) {
 			quote, inWord = c, true
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			if inWord {
-				if w.String() == ";" {
+				if exec && w.String() == ";" {
 					return words, v[i:], nil
 				}
 				words = append(words, w.String())
@@ -89,10 +103,10 @@ func execWords(v string) (words []string, rest string, err error) {
 			inWord = true
 		}
 	}
-	if quote != 0 {
+	if quote != 0 && exec {
 		return nil, "", fmt.Errorf("exec line has an unterminated %c quote", quote)
 	}
-	if inWord && w.String() != ";" {
+	if inWord && (!exec || w.String() != ";") {
 		words = append(words, w.String())
 	}
 	return words, "", nil

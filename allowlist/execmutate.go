@@ -74,7 +74,8 @@ func OwnWrites(p UnitProps) []string {
 	}
 	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{},
 		programs: OwnPrograms(p.Exec), strict: true, mut: &unitPlaces{collect: &out}}
-	for _, argv := range p.Exec {
+	for _, line := range p.Exec {
+		argv, _ := systemdArgv(line, j.env) // the words the program gets (execpaste.go)
 		j.argv(argv, 0)
 	}
 	return out

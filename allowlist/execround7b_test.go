@@ -132,8 +132,8 @@ func TestChangedSedScriptsParseAsModeledCommands(t *testing.T) {
 		"ExecStart=/usr/bin/sed -n '1~2p;0,/re/s//X/p;3,+2p;4,~4p' /etc/myapp/app.conf",
 		"ExecStart=/usr/bin/sed 'y/abc/xyz/;q5' /etc/myapp/app.conf",
 		"ExecStart=/usr/bin/sed '/x/I,/y/M !{h;G;x;P;D}' /etc/myapp/app.conf",
-		"ExecStart=/usr/bin/sed -e '$a\\\\' -e 'last' /etc/myapp/app.conf",
-		"ExecStart=/usr/bin/sed '1i header; e reboot' /etc/myapp/app.conf", // text, not a command
+		"ExecStart=/usr/bin/sed -e '$$a\\\\' -e 'last' /etc/myapp/app.conf", // $$: systemd drops a word $a\\ (execpaste.go)
+		"ExecStart=/usr/bin/sed '1i header; e reboot' /etc/myapp/app.conf",  // text, not a command
 		"ExecStart=/usr/bin/sed -s -n --sandbox 's/[[:space:]]*$//;l 40;=;z;Q' /etc/myapp/app.conf",
 		"ExecStart=/usr/bin/sed '\\\\,x,d; # a comment; e' /etc/myapp/app.conf",
 		"ExecStart=/usr/bin/sed 's/[]x]/y/;tdone;s/a/b/;:done' /etc/myapp/app.conf",

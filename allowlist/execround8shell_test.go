@@ -63,7 +63,7 @@ func TestRound8ShellDataAsCode(t *testing.T) {
 	}
 	for _, line := range []string{
 		`ExecStart=/bin/bash -c 'echo $((1+2)) > /run/myapp/n'`,
-		`ExecStart=/bin/bash -c 'a[1]=x; echo ${a[1]} ${a[@]} ${#a[@]} ${!a[@]}'`,
+		`ExecStart=/bin/bash -c 'a[1]=x; echo $${a[1]} $${a[@]} $${#a[@]} $${!a[@]}'`, // $$: systemd pastes "" for ${a[1]} (execpaste.go)
 		`ExecStart=/bin/bash -c 's=abc; echo ${s:1:2} ${s:-d} ${s: -1}'`,
 		`ExecStart=/bin/bash -c 'read -r n < /etc/myapp/n; test -v n && echo "$n"'`,
 		`ExecStart=/bin/bash -c 'printf -v n %s x; echo "$n"'`,

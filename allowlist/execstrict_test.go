@@ -66,6 +66,8 @@ func unitOfLines(t *testing.T, changed bool, lines ...string) allowlist.UnitProp
 			}
 		case k == "Environment":
 			p.Environment = append(p.Environment, v)
+		case k == "UnsetEnvironment":
+			p.UnsetEnvironment = append(p.UnsetEnvironment, v)
 		case k == "WorkingDirectory":
 			p.WorkingDirectory = v
 		default:

@@ -108,24 +108,30 @@ func judgeExecution(p UnitProps) error {
 		wd = append(wd, cleanPath(d))
 	}
 	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{}, programs: p.Programs, mut: placesOf(p)}
-	for i, argv := range p.Exec {
+	for i, line := range p.Exec {
 		j.strict = i < len(p.ExecChanged) && p.ExecChanged[i]
 		j.key = ""
 		if i < len(p.ExecKeys) {
 			j.key = p.ExecKeys[i]
 		}
+		// The judges read the words the program gets: systemd's substitution of the unit's
+		// variables done (execpaste.go).
+		argv, unknown := systemdArgv(line, j.env)
 		why := ""
 		if j.strict {
+			why = notifySocket(line)
+		}
+		if why == "" && j.strict {
 			why = notifySocket(argv)
 		}
 		if why == "" && j.strict {
 			why = netWords(argv) // execlocal.go
 		}
-		if why == "" && j.strict {
-			why = systemdPaste(argv, j.env) // execpaste.go
-		}
 		if why == "" {
 			why = j.argv(argv, 0)
+		}
+		if why == "" && j.strict {
+			why = j.pasteWhy(argv, unknown) // execpaste.go (after: a command's own refusal says more)
 		}
 		for _, w := range j.written(argv) {
 			j.made[w] = true
@@ -135,8 +141,12 @@ func judgeExecution(p UnitProps) error {
 			if i < len(p.ExecKeys) {
 				key = p.ExecKeys[i]
 			}
-			if line := short(strings.Join(argv, " ")); !strings.HasPrefix(why, line) {
-				why = line + ": " + why
+			l, a := short(strings.Join(line, " ")), short(strings.Join(argv, " "))
+			if !slices.Equal(line, argv) {
+				// Name the line as written and as systemd runs it (execpaste.go).
+				why = l + " (as systemd runs it, the unit's variables substituted: " + a + "): " + strings.TrimPrefix(why, a+": ")
+			} else if !strings.HasPrefix(why, l) {
+				why = l + ": " + why
 			}
 			return fmt.Errorf("%s=%s", key, strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(why))
 		}
@@ -184,11 +194,23 @@ func unitEnv(e Execution) map[string]string {
 	}
 	for _, a := range e.Environment {
 		k, v, ok := strings.Cut(a, "=")
-		if !ok || strings.ContainsAny(v, "%$`") {
+		// A manager's variable (MAINPID=) is refused by judgeEnvironment: unknown here, so that
+		// kill $MAINPID is judged as the manager's, and the refusal names the assignment.
+		if !ok || strings.ContainsAny(v, "%$`") || managerVar(k) && !slices.Contains(wdVars, strings.ToUpper(k)) {
 			delete(env, k)
 			continue
 		}
 		env[k] = v
+	}
+	// UnsetEnvironment= applies last, after every other source (systemd.exec(5)): NAME removes the
+	// variable, NAME=VALUE the assignment with that value. systemd pastes an unset ${NAME} as ""
+	// and drops an unset whole-word $NAME, as an empty value; the shell expands it as "" too.
+	// (Environment=D=run/myapp/x with UnsetEnvironment=D makes rm -rf /${D}etc rm -rf /etc.)
+	for _, a := range e.UnsetEnvironment {
+		k, v, hasValue := strings.Cut(a, "=")
+		if old, known := env[k]; !hasValue || known && old == v {
+			env[k] = ""
+		}
 	}
 	return env
 }
