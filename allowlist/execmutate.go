@@ -32,6 +32,7 @@ type unitPlaces struct {
 	stem    string          // S: the unit's name without its type, a template's prefix
 	dirs    []string        // the *Directory= settings' directories
 	writes  map[string]bool // Execution.OwnWrites
+	never   []string        // Execution.NeverOwn: the agent's state dirs
 	collect *[]string       // OwnWrites: record instead of judging
 }
 
@@ -58,6 +59,7 @@ func placesOf(p UnitProps) *unitPlaces {
 	for _, w := range p.OwnWrites {
 		m.writes[w] = true
 	}
+	m.never = p.NeverOwn
 	return m
 }
 
@@ -656,6 +658,9 @@ func (j judge) ownMutation(who, w string) string {
 		if m.writes[c] || m.ownPlace(c) {
 			continue
 		}
+		if d := m.stateDir(c); d != "" {
+			return who + " changes " + c + ": " + m.rule() + "; " + d + " is the agent's state dir (its journal, record and payloads), never a unit's own place"
+		}
 		if l, never := configMapNever(c); never {
 			return who + " changes " + c + ": " + m.rule() + "; " + l.Prefix + " is " + l.Class + " (" + l.Why + "), never a unit's own place"
 		}
@@ -690,6 +695,9 @@ func (m *unitPlaces) ownPlace(c string) bool {
 
 // ownDir says whether c (a path, or a directory ending in /: every name below it) is the unit's own.
 func (m *unitPlaces) ownDir(c string) bool {
+	if m.stateDir(c) != "" {
+		return false
+	}
 	for _, t := range []string{"/tmp/", "/var/tmp/"} {
 		if strings.HasPrefix(c, t) && len(c) > len(t) || c == t {
 			return true
@@ -720,6 +728,18 @@ func (m *unitPlaces) ownDir(c string) bool {
 		}
 	}
 	return false
+}
+
+// stateDir returns the agent's state dir c (a path, or a directory ending in /) lies in or is an
+// ancestor of, or "": a write there forges the journal recovery acts on, or takes its place.
+func (m *unitPlaces) stateDir(c string) string {
+	c = strings.TrimSuffix(c, "/")
+	for _, d := range m.never {
+		if under(c, d) || c != "" && under(d, c) {
+			return d
+		}
+	}
+	return ""
 }
 
 func (m *unitPlaces) rule() string {

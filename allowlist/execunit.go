@@ -23,6 +23,9 @@ type Execution struct {
 	// OwnWrites are the paths the node's current definition of the unit mutates (OwnWrites):
 	// besides the unit's own places, the only ones a changed line may change (execmutate.go).
 	OwnWrites []string
+	// NeverOwn are the agent's state dirs (Policy.StateDirs, wherever --state-dir puts them): never
+	// a unit's own place, even one named after it or under /tmp (execmutate.go).
+	NeverOwn []string
 	// The job mode of the jobs OnFailure=/OnSuccess= start ("" is replace).
 	OnFailureJobMode, OnSuccessJobMode string
 	// StandardInput/Output/Error: file:PATH, append:PATH, truncate:PATH, journal, tty, …; over

@@ -172,6 +172,9 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy) string 
 	p.ExecChanged = execChanged(p.ExecKeys, p.Exec, changed)
 	p.Programs = unitPrograms(u.Name, old, pol)
 	p.OwnWrites = unitWrites(old)
+	if pol != nil {
+		p.NeverOwn = pol.StateDirs()
+	}
 	if err := allowlist.JudgeUnit(p); err != nil {
 		return fmt.Sprintf("unit %s: %v", u.Name, err)
 	}
