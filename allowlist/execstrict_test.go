@@ -67,7 +67,7 @@ func unitOfLines(t *testing.T, changed bool, lines ...string) allowlist.UnitProp
 		case k == "Environment":
 			p.Environment = append(p.Environment, v)
 		case k == "UnsetEnvironment":
-			p.UnsetEnvironment = append(p.UnsetEnvironment, v)
+			p.UnsetEnvironment = append(p.UnsetEnvironment, strings.Fields(v)...) // as the plan reads it
 		case k == "WorkingDirectory":
 			p.WorkingDirectory = v
 		default:
