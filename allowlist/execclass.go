@@ -325,6 +325,9 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 		if why := writerOptions(prog, argv[1:]); why != "" {
 			return line + ": " + why // after the models' own refusals, which name the place (execwriters.go)
 		}
+		if why := copiedLinks(prog, argv[1:]); why != "" {
+			return line + ": " + why // execlinks.go
+		}
 	}
 	judged := 0 // the suffix of argv judged as the wrapper's command, which wrapped need not judge again
 	if sure && modeledWrapper(argv[0]) {

@@ -228,7 +228,7 @@ func TestChangedLinesRunOnlyModeledOwnOrGrantedPrograms(t *testing.T) {
 		`ExecStartPre=/usr/bin/chown -R myapp:myapp /var/lib/myapp`,
 		`ExecStartPre=/usr/bin/chmod -R u+rwX,go-w /var/lib/myapp`,
 		`ExecStartPre=/usr/bin/tar -czf /var/lib/myapp/backup.tgz /etc/myapp`,
-		`ExecStartPre=/usr/bin/tar -xzf /etc/myapp/a.tgz --no-same-permissions -C /var/lib/myapp`,
+		`ExecStartPre=/usr/bin/tar -xzf /usr/share/myapp/a.tgz --no-same-permissions -C /var/lib/myapp`,
 		`ExecStartPre=/usr/bin/date +%s`,
 		`ExecStartPre=/usr/bin/hostname -f`,
 		`ExecStartPre=/usr/bin/logger -t myapp starting`,

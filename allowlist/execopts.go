@@ -54,6 +54,9 @@ var judgedLongOptions = []string{
 	"--rmt-command", "--force-local", "--checkpoint", "--multi-volume", "--tape-length", "--files-from", "--to-stdout",
 	"--transform", "--xform", "--index-file", "--one-top-level", "--overwrite", "--unlink-first", "--same-owner",
 	"--preserve-permissions", "--make-directories", "--delete",
+	// cp's and rsync's links (execlinks.go).
+	"--dereference", "--no-dereference", "--recursive", "--links", "--no-links", "--copy-links", "--safe-links",
+	"--copy-unsafe-links", "--munge-links", "--keep-dirlinks", "--no-l", "--times",
 	// install.
 	"--strip", "--strip-program", "--owner", "--backup", "--suffix", "--compare", "--preserve-timestamps", "--context",
 	// rsync (its operands and the options that name a host, a command or a file it reads).

@@ -46,7 +46,7 @@ func TestAbbreviatedLongOptionsAreTheirOptions(t *testing.T) {
 		{"ExecStart=/usr/bin/gawk --lo=/etc/myapp/app.conf 'BEGIN{}'", "/etc/myapp/app.conf"},
 		{"ExecStart=/usr/bin/gawk -f /etc/myapp/app.conf", "/etc/myapp/app.conf"},
 		// The shortest prefix ("--x"), and one of several options (--to is --to-command and --to-stdout).
-		{"ExecStartPre=/usr/bin/tar -x --no-same-permissions --to=reboot -f /etc/myapp/app.conf -C /run/myapp", "to-command"},
+		{"ExecStartPre=/usr/bin/tar -x --no-same-permissions --to=reboot -f /usr/share/myapp/a.tar -C /run/myapp", "to-command"},
 		{"ExecStartPre=/usr/bin/sed --f=/etc/myapp/app.conf /etc/hostname", "sed"},
 		{"ExecStartPre=/usr/bin/env --sp='/usr/sbin/reboot' /usr/bin/true", "split-string"},
 		{"ExecStartPre=/usr/bin/nice --adj=-5 /usr/bin/true", "nice --adjustment -5"},
@@ -208,7 +208,7 @@ func TestChangedModeledProgramsActOnlyOnTheNode(t *testing.T) {
 		refusedChanged(t, c.why, strings.Split(c.line, "\n")...)
 	}
 	for _, l := range []string{
-		"ExecStart=/usr/bin/rsync -a --no-perms /etc/myapp/ /run/myapp/",
+		"ExecStart=/usr/bin/rsync -a --no-perms -L /etc/myapp/ /run/myapp/",
 		"ExecStart=/usr/bin/logger -p user.notice -t myapp hello",
 		"ExecStart=/usr/bin/gawk -F: -v x=1 '{print $1}' /etc/passwd",
 		"ExecStart=/usr/bin/tar -x --no-same-permissions -f /usr/share/myapp/a.tar -C /run/myapp",

@@ -154,7 +154,7 @@ func TestChangedLinesRunOnlyReadOnlyOSContent(t *testing.T) {
 		{"@ argv0 picks a multi-call applet", []string{`ExecStart=@/usr/bin/kmod insmod /etc/myapp/app.conf`}, "insmod"},
 		{"@ argv0 modprobe -C", []string{`ExecStart=@/usr/bin/kmod modprobe -C /etc/myapp/app.conf dummy`}, "modprobe"},
 		{"TAR_OPTIONS", []string{`Environment=TAR_OPTIONS=--checkpoint=1 --checkpoint-action=exec=sh`, `ExecStart=/usr/bin/tar -tf /run/myapp/a.tar`}, "TAR_OPTIONS"},
-		{"RSYNC_RSH", []string{`Environment=RSYNC_RSH=sh /etc/myapp/app.conf`, `ExecStart=/usr/bin/rsync -a --no-perms /etc/hostname /run/myapp/`}, "RSYNC_RSH"},
+		{"RSYNC_RSH", []string{`Environment=RSYNC_RSH=sh /etc/myapp/app.conf`, `ExecStart=/usr/bin/rsync -aL --no-perms /etc/hostname /run/myapp/`}, "RSYNC_RSH"},
 		{"MODPROBE_OPTIONS", []string{`Environment=MODPROBE_OPTIONS=-C /etc/myapp/app.conf`, `ExecStart=/usr/sbin/modprobe dummy`}, "MODPROBE_OPTIONS"},
 		{"podman exec", []string{`ExecStart=/usr/bin/podman exec myapp sh -c true`}, "podman exec"},
 		{"podman create", []string{`ExecStart=/usr/bin/podman --log-level=info create --name x quay.io/x`}, "podman create"},

@@ -76,11 +76,11 @@ func TestWritersOptionsAreJudged(t *testing.T) {
 	}
 	for _, l := range []string{
 		"ExecStartPre=/usr/bin/cp /etc/myapp/app.conf /run/myapp/x",
-		"ExecStartPre=/usr/bin/cp -r --no-preserve=mode /etc/myapp/ /run/myapp/x",
-		"ExecStartPre=/usr/bin/cp -a --no-preserve=all /etc/myapp/ /run/myapp/x",
+		"ExecStartPre=/usr/bin/cp -rL --no-preserve=mode /etc/myapp/ /run/myapp/x",
+		"ExecStartPre=/usr/bin/cp -a -L --no-preserve=all /etc/myapp/ /run/myapp/x",
 		"ExecStartPre=/usr/bin/cp -S .bak -f /etc/myapp/app.conf /run/myapp/x",
-		"ExecStartPre=/usr/bin/rsync -a --no-perms /etc/myapp/ /run/myapp/",
-		"ExecStartPre=/usr/bin/tar -xf /etc/myapp/a.tar --no-same-permissions --strip-components=1 -C /run/myapp",
+		"ExecStartPre=/usr/bin/rsync -a --no-perms --safe-links /etc/myapp/ /run/myapp/",
+		"ExecStartPre=/usr/bin/tar -xf /usr/share/myapp/a.tar --no-same-permissions --strip-components=1 -C /run/myapp",
 		"ExecStartPre=/usr/bin/install -Dm0644 /etc/myapp/app.conf /run/myapp/x",
 		"ExecStartPre=/usr/bin/mkdir -pm 0755 /run/myapp/d",
 		"ExecStartPre=/usr/bin/chmod u+x,go-w /run/myapp/x",
