@@ -1,6 +1,10 @@
 package apply
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"github.com/vincent-petithory/dataurl"
 
@@ -21,8 +25,12 @@ const maxBaselineFile = 4 << 20
 // MachineConfig, so without this every one would read as an addition and the first refresh of a
 // freshly provisioned node would act on, or refuse, files that did not change. The bytes on disk
 // are the truth for them: a file whose bytes, mode and owner on disk equal the desired ones is no
-// change; one that differs is a change, judged by the policy like any other; one missing on disk (or
-// unreadable, or behind a symlink: the transaction refuses those) stays an addition.
+// change; one that differs is a change, judged by the policy like any other; one missing on disk
+// stays an addition. One that exists but is not read (larger than maxBaselineFile, or unreadable, or
+// behind a symlink: the transaction refuses those) is a change from contents the plan does not know
+// (diff.UnreadSource, its mode and owner from the disk when known): a modification, never an
+// addition, so that a rule that judges the old contents (registries.conf: removing a registry drains)
+// judges it as unknown (a drain), not as a file that was not there.
 func withDiskBaseline(root *actions.Root, cur, des *diff.Payload) *diff.Payload {
 	have := make(map[string]bool, len(cur.Config.Storage.Files))
 	for _, f := range cur.Config.Storage.Files {
@@ -36,17 +44,28 @@ func withDiskBaseline(root *actions.Root, cur, des *diff.Payload) *diff.Payload 
 		// Bounded: a payload may name any path, and reading a multi-gigabyte file to compare it
 		// would take the agent's memory; such a file stays an addition (judged by the policy).
 		data, fi, err := root.ReadFileUpTo(f.Path, maxBaselineFile)
-		if err != nil {
+		var src string
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			continue
+		case errors.Is(err, actions.ErrTooLarge):
+			src = diff.UnreadSource(fmt.Sprintf("%d bytes on the node, more than the %d the baseline reads", fi.Size(), maxBaselineFile))
+		case err != nil:
+			src = diff.UnreadSource("unreadable on the node: " + err.Error())
+		default:
+			src = dataurl.EncodeBytes(data)
 		}
 		// What the disk holds (contents, mode, owner) comes from the disk; what has no trace on disk
 		// (overwrite, append, and how the contents were fetched) is taken as the desired entry says.
-		mode := int(fi.Mode().Perm())
-		src := dataurl.EncodeBytes(data)
 		entry := f
-		entry.Mode = &mode
 		entry.Contents = types.Resource{Source: &src}
+		if fi == nil {
+			added = append(added, entry) // mode and owner unknown too: taken as the desired entry's
+			continue
+		}
 		entry.User, entry.Group = types.NodeUser{}, types.NodeGroup{}
+		mode := int(fi.Mode().Perm())
+		entry.Mode = &mode
 		if uid, gid := ownerOf(fi); uid != 0 || gid != 0 {
 			entry.User.ID, entry.Group.ID = &uid, &gid
 			if uid == 0 {

@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -381,7 +382,8 @@ func TestApplyCreatesParentsUpToVar(t *testing.T) {
 }
 
 // The disk baseline never reads a file larger than its bound: a payload naming a huge file on the
-// node (or a device) gets an addition judged by the policy, not a read of the whole file.
+// node (or a device) gets a change from unknown contents judged by the policy (a modification: the
+// file is there), not a read of the whole file.
 func TestFirstRefreshBaselineIsBounded(t *testing.T) {
 	base := mcs.Base()
 	n := provision(t, base)
@@ -397,7 +399,45 @@ func TestFirstRefreshBaselineIsBounded(t *testing.T) {
 	assert.Equal(t, api.OutcomeRefused, res.Outcome)
 	require.Len(t, res.Refused, 1)
 	assert.Equal(t, "/var/lib/containers/storage/blob", res.Refused[0].Path)
-	assert.Equal(t, "add", string(res.Changes[len(res.Changes)-1].Op))
+	assert.Equal(t, "modify", string(res.Changes[len(res.Changes)-1].Op))
+}
+
+// Round 9 (core 07): on a first refresh whose MachineConfig lacks registries.conf, the node's own
+// file is the baseline; one too large to read (a 5 MB comment) was an addition, judged as a file that
+// was not there: removing a registry needed no drain. A node file the baseline does not read is a
+// modification from unknown contents, which the registries.conf rule drains for, as it does for a
+// current file over its own 1 MiB bound, and for one it reads whole.
+func TestFirstRefreshLargeNodeRegistriesConfDrains(t *testing.T) {
+	node := string(mcs.Base().Files[mcs.RegistriesConf].Data) // with a digest-only mirror
+	for _, pad := range []int{0, 1_100_000, 5_000_000, 9 << 20} {
+		t.Run(fmt.Sprint(pad), func(t *testing.T) {
+			base := mcs.Base()
+			delete(base.Files, mcs.RegistriesConf)
+			n := provision(t, base)
+			full := filepath.Join(n.dir, mcs.RegistriesConf)
+			require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+			require.NoError(t, os.WriteFile(full, []byte(node+"#"+strings.Repeat("x", pad)+"\n"), 0o644))
+			next := base.Clone()
+			// The registry without its mirror: removing a mirror needs a drain.
+			next.Files[mcs.RegistriesConf] = mcs.File{Data: []byte("unqualified-search-registries = [\"registry.access.redhat.com\", \"docker.io\"]\n" +
+				"short-name-mode = \"\"\n\n[[registry]]\n  prefix = \"\"\n  location = \"registry.product.example.org/ocp/release\"\n"), Mode: 0o644}
+			res, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: mcs.ConfigMapValue(next.Served()), Hash: "P2", DryRun: true})
+			require.NoError(t, err)
+			require.Equal(t, api.OutcomePlanned, res.Outcome, "%s %+v", res.Reason, res.Refused)
+			var ops []string
+			for _, c := range res.Changes {
+				if c.Path == mcs.RegistriesConf {
+					ops = append(ops, string(c.Op))
+				}
+			}
+			assert.Equal(t, []string{"modify"}, ops)
+			assert.True(t, res.Drain, "%v", res.Plan.DrainReasons)
+			require.Len(t, res.Plan.DrainReasons, 1)
+			if pad > 4<<20 {
+				assert.Contains(t, res.Plan.DrainReasons[0], "current file not judged: the node's file was not read")
+			}
+		})
+	}
 }
 
 // The plan is the whole truth: a dry run resolves every write against the node (owners, the keys

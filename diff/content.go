@@ -19,6 +19,29 @@ import (
 // ErrRemoteSource marks file contents that would have to be fetched over the network.
 var ErrRemoteSource = errors.New("contents come from a remote source")
 
+// ErrUnread marks the contents of a baseline entry for a file that exists on the node but was not
+// read (too large to compare, or unreadable): UnreadSource. The file is there, so a desired entry
+// for its path is a modification, never an addition, and whatever judges the old contents (the
+// registries.conf drain rule) gets this error: the change is judged as one whose current side is
+// unknown.
+var ErrUnread = errors.New("the node's file was not read")
+
+// unreadScheme is the source scheme of UnreadSource: no payload's (Ignition accepts only data,
+// http(s), tftp, s3, gs, arn and none), never fetched.
+const unreadScheme = "refresh-agent-unread"
+
+// UnreadSource is the contents source of a baseline entry for a node file that exists but was not
+// read, why saying why ("5000251 bytes, more than the 4194304 the baseline reads"). The diff counts
+// such contents as changed (as a remote source: never equal to the desired ones); FileContents and
+// every reader of them return ErrUnread with why.
+func UnreadSource(why string) string { return unreadScheme + ":" + url.PathEscape(why) }
+
+// unreadError is the error FileContents gives for an UnreadSource.
+func unreadError(source *string) error {
+	why, _ := url.PathUnescape(strings.TrimPrefix(*source, unreadScheme+":"))
+	return fmt.Errorf("%w (%s)", ErrUnread, why)
+}
+
 // SourceScheme returns the URL scheme of a file's contents ("data" when inline, "" when none).
 func SourceScheme(f types.File) string { return sourceScheme(f.Contents.Source) }
 
@@ -47,6 +70,8 @@ func FileContents(f types.File) ([]byte, error) {
 		if data, err = resourceData(f.Contents, MaxPayloadSize); err != nil {
 			return nil, err
 		}
+	case unreadScheme:
+		return nil, unreadError(f.Contents.Source)
 	default:
 		return nil, ErrRemoteSource
 	}
