@@ -77,6 +77,7 @@ func TestWideCeilingNeverReachesRootOrTrust(t *testing.T) {
 	}
 	paths = append(paths, round4bPaths...)
 	paths = append(paths, round7aPaths...)
+	paths = append(paths, round9MCOPaths...)
 	for _, p := range paths {
 		for _, entry := range []string{p, p[:strings.LastIndex(p, "/")+1]} {
 			rules := mustRules(t, fmt.Sprintf(`[{"path": %q, "action": "None"}]`, entry))
@@ -243,6 +244,19 @@ var round4bPaths = []string{
 // of root-run scripts, programs' plugin and module paths, boot-time and firmware configuration,
 // container runtimes' binaries, operators' host state, DNSSEC trust and the node's identity; each
 // line names a reader, written from the readers' documentation, not from the table.
+// round9MCOPaths are files the machine-config operator's own code reads as root that no row
+// covered (round 9, units/04): the MCD's kernel-argument tuning file (UpdateTuningArgs runs
+// rpm-ostree kargs for each line), the MTU migration's files sourced as shell by mtu-migration.sh
+// and its NetworkManager dispatcher, the first boot's record, the internal release image
+// registry's, and the two-node-with-fencing and on-prem masters' root daemons (pacemaker's alert
+// scripts, pcsd, corosync, haproxy).
+var round9MCOPaths = []string{
+	"/etc/pivot/kernel-args", "/etc/cno/mtu-migration/config", "/etc/cno/mtu-migration/mtu/br-ex",
+	"/etc/.ignition-result.json", "/etc/iri-registry/config.yml", "/var/lib/iri-registry/docker/x",
+	"/etc/haproxy/haproxy.cfg", "/var/lib/haproxy/run/haproxy.sock", "/var/lib/pacemaker/alerts/tnf-taint-alert.sh",
+	"/var/lib/pcsd/known-hosts", "/etc/corosync/corosync.conf", "/var/lib/corosync/x",
+}
+
 var round7aPaths = []string{
 	"/etc/terminfo/x/xterm-256color", "/etc/terminfo/78/xterm", "/etc/termcap", "/root/.terminfo/x/xterm", "/var/roothome/.terminfo/x/xterm",
 	"/etc/e2scrub.conf", "/etc/kdump.conf", "/etc/kdump/post.d/x", "/etc/sysconfig/kdump", "/etc/sysconfig/irqbalance", "/etc/irqbalance.env",
