@@ -213,6 +213,11 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	if strings.ContainsAny(argv[0], "$%`") {
 		return line + " (a program named by a variable, specifier or substitution cannot be judged)"
 	}
+	if j.found && strings.Contains(argv[0], "{}") {
+		// find's -exec command, through a wrapper or a shell (-exec env {} ;): the program is
+		// what find finds (/usr/sbin/reboot), which the judge does not see (every line).
+		return line + ": runs {}, a file find finds, as the program: cannot be judged"
+	}
 	if j.made[cleanPath(argv[0])] {
 		return line + ": runs a file the unit's own commands wrote (its code cannot be judged)"
 	}
@@ -227,6 +232,9 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	}
 	prog := cmdName(argv[0])
 	args := argv[1:]
+	if why := j.engineUnshare(prog, args, depth); why != "" {
+		return why
+	}
 	if why := j.judgeImages(prog, args); why != "" {
 		return line + ": " + why
 	}
@@ -489,6 +497,11 @@ func (j judge) wrapped(prog string, argv []string, depth int, ruled bool, judged
 		operands++
 		if prog == "flock" && operands == 1 {
 			continue // the lock file it opens
+		}
+		if j.found && !program && strings.Contains(a, "{}") {
+			// find -exec catchsegv {} ;: before a program is seen, a word of a wrapper the
+			// grammar does not read may be its command: the program would be what find finds.
+			return short(strings.Join(argv, " ")) + ": " + a + ": a file find finds may be the program " + prog + " runs: cannot be judged"
 		}
 		if !program && hasDotDot(a) && !slices.Contains(wrapperPathValues, last) {
 			// ".." alone has no "/" but is no name either: execvp runs $PATH/.. (the fuzzer's

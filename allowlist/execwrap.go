@@ -7,8 +7,10 @@ import (
 
 // Round-5 adversary F1, F5: a program the judge has no class for may be a wrapper (setarch x86_64
 // /usr/sbin/reboot, choom -n 0 -- reboot, ssh-agent bash F). A list of wrappers is never complete,
-// so in a changed line every program the judge does not model is judged as a possible wrapper:
-// each later word that could start a command is judged as the command its suffix would be.
+// so in every line (round 9: the node's own too, catchsegv systemctl --user exit) every program
+// the judge does not model is judged as a possible wrapper: each later word that could start a
+// command is judged as the command its suffix would be, by the classes of the line (a changed
+// line's, or every line's).
 //
 // Which words could start a command (unknownProgram):
 //   - an absolute path whose name is of one of the judge's classes (mayRun: /usr/sbin/reboot,
@@ -21,10 +23,13 @@ import (
 //
 // The mayRun filter keeps the cost linear in the words (the budget, j.charge, bounds the rest).
 
-// moreWrappers are the wrappers the round-5 adversary found outside the list: judged as wrappers
-// in every line, changed or not.
+// moreWrappers are the wrappers the adversaries found outside the list (rounds 5 and 9): judged as
+// wrappers in every line, changed or not (their command's program file too: catchsegv /tmp/x).
 var moreWrappers = []string{"setarch", "linux32", "linux64", "i386", "x86_64", "uname26", "choom",
-	"dbus-run-session", "dbus-launch", "keyctl", "gpg-agent", "chronic", "ssh-agent", "ifne"}
+	"dbus-run-session", "dbus-launch", "keyctl", "gpg-agent", "chronic", "ssh-agent", "ifne",
+	"catchsegv", "pkexec", "fakeroot", "fakechroot", "eatmydata", "unbuffer", "nocache", "trickle",
+	"systemd-socket-activate", "xvfb-run", "sshpass", "proxychains4", "tsocks", "torify", "schedtool",
+	"cpulimit", "lckdo", "rootlesskit"}
 
 func init() { wrappers = append(wrappers, moreWrappers...) }
 
@@ -40,18 +45,19 @@ func modeled(prog string) bool {
 	return mayRun(prog) || slices.Contains(inertPrograms, prog)
 }
 
-// unknownProgram judges, in a changed line, the later words of a program the judge does not
-// model that could start a command, each as the command argv[i:] would be.
+// unknownProgram judges, in every line, the later words of a program the judge does not model
+// that could start a command, each as the command argv[i:] would be.
 func (j judge) unknownProgram(prog string, argv []string, depth int) string {
 	if why := j.judgeSocketSender(prog, argv[1:]); why != "" {
 		return short(strings.Join(argv, " ")) + ": " + why
 	}
-	if !j.strict || modeled(prog) {
+	if modeled(prog) {
 		return ""
 	}
 	for i := 1; i < len(argv); i++ {
 		a, prev := argv[i], argv[i-1]
-		if j.charge(1) {
+		if j.strict && j.charge(1) {
+			// (In every line the words were charged by argvClass, which called this once.)
 			return tooCostly
 		}
 		cmd := argv[i:]
@@ -142,20 +148,20 @@ func notifySocket(argv []string) string {
 	return ""
 }
 
-// replaceCommand says why, in a changed line, xargs or find runs a command whose words come from
-// their input (the payload's file): xargs's replace string (-I R, -iR, --replace[=R]) as the
-// program or in a shell's or interpreter's words, xargs -a F feeding a shell or an interpreter, and
-// find's {} as the program of -exec, -execdir, -ok, -okdir.
+// replaceCommand says why, in every line (round 9: the node's own lines too, as the executor
+// judges them), xargs or find runs a command whose words come from their input or what they find
+// (a payload's file, /usr/bin/systemctl): xargs's replace string (-I R, -iR, --replace[=R]) as the
+// program or in a shell's or interpreter's words, xargs -a F feeding a shell or an interpreter,
+// xargs feeding a wrapper, and find's {} as the program of -exec, -execdir, -ok, -okdir (find
+// /usr/bin -name systemctl -exec {} --user exit ;). A {} where a wrapper or a shell of find's
+// command runs a program is refused by argvClass (found).
 func (j judge) replaceCommand(prog string, argv []string) string {
-	if !j.strict {
-		return ""
-	}
 	line := short(strings.Join(argv, " "))
 	switch prog {
 	case "find":
 		for i, a := range argv {
 			if (a == "-exec" || a == "-execdir" || a == "-ok" || a == "-okdir") && i+1 < len(argv) && strings.Contains(argv[i+1], "{}") {
-				return line + ": find " + a + " runs the files it finds as the program (refused in a changed line)"
+				return line + ": find " + a + " runs the files it finds as the program (find /usr/bin -name systemctl -exec {} … runs systemctl): cannot be judged"
 			}
 		}
 	case "xargs":
@@ -199,22 +205,38 @@ func (j judge) replaceCommand(prog string, argv []string) string {
 		p := cmdName(cmd[0])
 		runsCode := slices.Contains(shells, p) || interpreterName(p) != "" || slices.Contains([]string{"awk", "gawk", "mawk", "nawk", "sed", "eval", "source", "."}, p)
 		if repl != "" && strings.Contains(cmd[0], repl) {
-			return line + ": xargs's replace string " + repl + " is the program: it runs what its input names (refused in a changed line)"
+			return line + ": xargs's replace string " + repl + " is the program: it runs what its input names (refused in every line)"
 		}
 		if repl != "" && runsCode {
 			for _, w := range cmd[1:] {
 				if strings.Contains(w, repl) {
-					return line + ": xargs's replace string " + repl + " is code for " + p + ": it runs its input (refused in a changed line)"
+					return line + ": xargs's replace string " + repl + " is code for " + p + ": it runs its input (refused in every line)"
 				}
 			}
 		}
 		if file && runsCode {
-			return line + ": xargs -a hands the words of a file to " + p + " (refused in a changed line)"
+			return line + ": xargs -a hands the words of a file to " + p + " (refused in every line)"
 		}
 		if runsCode || slices.Contains(wrappers, p) || p == "xargs" || p == "sudo" {
 			// Its input (a payload file, a pipe) becomes p's words: a wrapper runs them as the
 			// command, a shell or interpreter as its script (round-6 adversary F2: xargs -a F env).
-			return line + ": xargs hands the words of its input to " + p + ", which runs them as a command or code (refused in a changed line)"
+			return line + ": xargs hands the words of its input to " + p + ", which runs them as a command or code (refused in every line)"
+		}
+	}
+	return ""
+}
+
+// engineUnshare judges, in every line, the command a container engine's unshare subcommand runs
+// on the host (podman unshare CMD, buildah unshare CMD: the caller's namespaces but a user one,
+// as root the same): as a wrapper's, every word that may start it (round 9: podman unshare
+// systemctl --user exit). Its options' values are not known, so every "unshare" word counts.
+func (j judge) engineUnshare(prog string, args []string, depth int) string {
+	if prog != "podman" && prog != "buildah" {
+		return ""
+	}
+	for i, a := range args {
+		if a == "unshare" {
+			return j.wrapped(prog+"-unshare", append([]string{prog + "-unshare"}, args[i+1:]...), depth, false, 0)
 		}
 	}
 	return ""
