@@ -261,8 +261,8 @@ var Audit = []Location{
 	{"/etc/skel", Deny, "useradd", "copied into new homes (their shell startup files)"},
 	{"/root", Deny, "root's shells, sshd", "root's home: .bashrc, .ssh/authorized_keys"},
 	{"/var/roothome", Deny, "root's shells, sshd", "RHCOS's /root"},
-	{"/home", Deny, "users' shells, sshd", "homes (core's SSH keys have their own path)"},
-	{"/var/home", Deny, "users' shells, sshd", "RHCOS's /home (core's SSH keys have their own path)"},
+	{"/home", Deny, "users' shells, sshd", "homes (core's SSH keys have their own path; the agent writes them from the payload, so no judge reads a home as the node's)"},
+	{"/var/home", Deny, "users' shells, sshd", "RHCOS's /home (core's SSH keys have their own path; the agent writes them from the payload, so no judge reads a home as the node's)"},
 	// Shells.
 	{"/etc/profile*", Deny, "every login shell, root's included", "profile and profile.d are sourced"},
 	{"/etc/bashrc", Deny, "every interactive bash", "sourced"},

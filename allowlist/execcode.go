@@ -141,8 +141,8 @@ func (j judge) codeFile(prog, opt, f, what string) string {
 	if !strings.HasPrefix(x, "/") {
 		return named + " " + f + ": reads " + what + " from a relative path (the unit's or a script's working directory) the judge does not pin to the node's own files"
 	}
-	if !payloadCannotWrite(x) {
-		return named + " " + f + ": reads " + what + " from " + cleanPath(x) + ", a file the payload may write"
+	if !nodeContent(x, j.never()) {
+		return named + " " + f + ": reads " + what + " from " + cleanPath(x) + ", " + codeFileWhy(x)
 	}
 	return ""
 }

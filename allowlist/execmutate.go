@@ -704,6 +704,11 @@ func (m *unitPlaces) ownDir(c string) bool {
 		}
 	}
 	c = strings.TrimSuffix(c, "/")
+	if provisioningRuntime(c) {
+		// A provisioning unit's runtime directory is the node's (kubens.service's /run/kubens/env,
+		// kubelet's and crio's EnvironmentFile=): no other unit's (kubens@x.service's) own place.
+		return false
+	}
 	// A unit's own places never include what the ConfigMap may never reach (denied or node policy
 	// only, whatever the unit: NetworkManager's /etc/NetworkManager, nftables' /etc/nftables).
 	if _, never := configMapNever(c); never {

@@ -380,7 +380,7 @@ func (j judge) judgeMount(prog string, args []string) string {
 			under(c, "/sysroot") || under(c, "/boot") || under(c, "/usr") {
 			return prog + " " + c + ": the node's system mounts stay"
 		}
-		if nc := nodePath(c); nodeCode(nc) || prog == "mount" && aboveNodeCode(nc) {
+		if nc := nodePath(c); noCommandWrites(nc) || prog == "mount" && aboveNodeCode(nc) {
 			return prog + " " + c + ": mounts over where the node runs its programs or reads its code"
 		}
 	}

@@ -40,9 +40,17 @@ func codeVar(name string) bool {
 }
 
 // payloadCannotWrite says whether the file at p is read-only OS content (/usr) or a path no policy
-// may ever grant (denied by the audit): code read from there is the node's. Every other path the
+// may ever grant (denied by the audit) that the agent does not write from the payload itself
+// (payloadWritten): code and configuration read from there are the node's. Every other path the
 // policy reaches may be the payload's, so its contents cannot be judged.
 func payloadCannotWrite(p string) bool {
+	return osOrDenied(p) && !payloadWritten(nodePath(p))
+}
+
+// osOrDenied says whether p is read-only OS content, RHCOS's /usr/local program dirs, or a path the
+// audit denies: no policy grants it to the payload's files. (The write rule, nodeWrite, protects
+// these from every command; the read rules also need payloadWritten's exclusions.)
+func osOrDenied(p string) bool {
 	if !plainPath(p) {
 		return false
 	}
@@ -57,6 +65,79 @@ func payloadCannotWrite(p string) bool {
 		return denied || under(c, "/usr/local/bin") || under(c, "/usr/local/sbin") || under(c, "/usr/local/libexec")
 	}
 	return denied
+}
+
+// payloadWrittenTrees are the places below denied prefixes that the agent itself writes from the
+// payload, outside the policy's file rules (round 9): core's SSH keys (sshAuthorizedKeys, written to
+// <home>/.ssh/authorized_keys.d/ignition for a home under /home or /var/home, apply.SSHKeysFile,
+// and the whole home is core's, who logs in with the payload's keys), the units and dropins a unit
+// rule writes (plan.UnitDir), the machine-config daemon's baseline (the payload's MachineConfig,
+// apply.MCDCurrentConfig) and the agent's own state dir (its journal and the backups of the files
+// it replaced). With the denied files the built-in rules write (deniedExceptions: the containers
+// GPG key, the pull secret, the API server proxy, the kubelet dropin) they are the payload's: an
+// EnvironmentFile=, a code operand (systemd-tmpfiles F, logrotate F, modprobe -C F) or a script
+// naming one runs what the payload wrote (core's key line BASH_ENV=… or MAINPID=1).
+// apply TestAgentWritesArePayloadWritten keeps the list equal to what the agent writes.
+var payloadWrittenTrees = []string{"/home", "/var/home", "/etc/systemd/system", "/etc/mcd-currentconfig.json", "/var/lib/refresh-agent"}
+
+// payloadWritten says whether the agent writes the (node) path c from the payload although the
+// audit denies it (payloadWrittenTrees, deniedExceptions).
+func payloadWritten(c string) bool {
+	if slices.Contains(deniedExceptions, c) {
+		return true
+	}
+	for _, t := range payloadWrittenTrees {
+		if under(c, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// PayloadWritten says whether the path is one the payload may write for the exec judge's read rules
+// (EnvironmentFile=, code operands, scripts): not read-only OS content, not denied, or written by
+// the agent itself from the payload (payloadWrittenTrees). For the apply package's test.
+func PayloadWritten(p string) bool { return !payloadCannotWrite(p) }
+
+// nodeContent says whether configuration read from p (an EnvironmentFile=, a code operand, an
+// image or hooks dir) is the node's: a file the payload cannot write (payloadCannotWrite), not in a
+// tree units write as they run (unitWritten: a changed line of some unit of the payload writes its
+// own /run/S, /tmp, /var/tmp, and systemd reads an EnvironmentFile= before each command, after the
+// one before it wrote the file), nor in the agent's state dirs (never); a provisioning unit's
+// runtime directory is the node's (kubens.service's /run/kubens/env, which the MCO's kubelet and
+// crio read): no changed line's own place (ownDir).
+func nodeContent(p string, never []string) bool {
+	if !payloadCannotWrite(p) {
+		return false
+	}
+	c := nodePath(p)
+	for _, d := range never {
+		if under(c, d) {
+			return false
+		}
+	}
+	return !unitWritten(c) || provisioningRuntime(c)
+}
+
+// unitWritten are the trees units write as they run (unitState), and their /var spellings (links
+// into /run).
+func unitWritten(c string) bool {
+	return unitState(c) || under(c, "/var/run") || under(c, "/var/lock")
+}
+
+// provisioningRuntime says whether c lies in a provisioning unit's own runtime directory
+// (/run/kubens for kubens.service): a unit a refresh never runs nor changes (UnitIdentity), so no
+// changed line writes there (ownDir refuses it to every other unit, kubens@x.service's included).
+func provisioningRuntime(c string) bool {
+	if rest, ok := strings.CutPrefix(c, "/var/run/"); ok {
+		c = "/run/" + rest
+	}
+	rest, ok := strings.CutPrefix(c, "/run/")
+	if !ok {
+		return false
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	return first != "" && !strings.ContainsAny(first, "@*?[{$%`") && ProvisioningUnit(first+".service")
 }
 
 // judgeEnvironment refuses variables that load code (Environment=, PassEnvironment=,
@@ -83,11 +164,42 @@ func judgeEnvironment(e Execution) error {
 	}
 	for _, f := range e.EnvironmentFiles {
 		p := strings.TrimPrefix(f, "-")
-		if !payloadCannotWrite(p) {
-			return fmt.Errorf("EnvironmentFile=%s: a file the payload may write (its variables cannot be judged; only /usr and paths no policy grants)", f)
+		if !nodeContent(p, e.NeverOwn) {
+			return fmt.Errorf("EnvironmentFile=%s: %s", f, envFileWhy(p))
 		}
 	}
 	return nil
+}
+
+// envFileWhy says why an EnvironmentFile= is not the node's own file.
+func envFileWhy(p string) string {
+	// Its lines override every variable (BASH_ENV=, LD_PRELOAD=, MAINPID=1 for kill $MAINPID).
+	return codeFileWhy(p) + ": its variables cannot be judged (they override the manager's, MAINPID= among them); only /usr and paths no policy grants"
+}
+
+// codeFileWhy says why configuration read from p is not the node's own (nodeContent).
+func codeFileWhy(p string) string {
+	why := "a file the payload may write"
+	switch c := nodePath(p); {
+	case !plainPath(p):
+		why = "a path the judge cannot place"
+	case payloadWritten(c):
+		why = "a file the agent writes from the payload (core's SSH keys and home, the units and dropins, the built-in rules' files, its own state)"
+	case !osOrDenied(p):
+	case unitWritten(c):
+		why = "a file units write as they run (/run, /tmp, /var/tmp, /var/log, /dev: a changed line of the payload's units may write it)"
+	default:
+		why = "a file in the agent's state dir (its journal and backups hold the payload's files)"
+	}
+	return why
+}
+
+// never are the agent's state dirs (Execution.NeverOwn), for the read rules (nodeContent).
+func (j judge) never() []string {
+	if j.mut == nil {
+		return nil
+	}
+	return j.mut.never
 }
 
 // programFile judges a program named by its path (a program file is code as a script is).

@@ -174,7 +174,7 @@ func (j judge) judgeImages(prog string, args []string) string {
 			continue
 		}
 		for _, p := range pathsIn(val) {
-			if j.strict && !readOnlyOS(p) || !payloadCannotWrite(p) {
+			if j.strict && !readOnlyOS(p) || !nodeContent(p, j.never()) {
 				return prog + " " + name + " " + val + ": runs code from " + p + ", a file or tree the payload may write"
 			}
 		}
@@ -212,10 +212,19 @@ func (j judge) judgeImages(prog string, args []string) string {
 	return ""
 }
 
-// nodeCode says whether the path is where the judge trusts the node's code: a path the payload
-// cannot write (payloadCannotWrite) that is not the state units write as they run (unitState).
+// nodeCode says whether the path is where the judge trusts the node's code (a program, a script, a
+// directory code is read from): a path the payload cannot write (payloadCannotWrite) that is not the
+// state units write as they run (unitWritten).
 func nodeCode(p string) bool {
-	return payloadCannotWrite(p) && !unitState(nodePath(p))
+	return payloadCannotWrite(p) && !unitWritten(nodePath(p))
+}
+
+// noCommandWrites says whether no command may write the (node) path: read-only OS content, the
+// node's program dirs and every path the audit denies (osOrDenied), the files the agent writes from
+// the payload there included (core's keys, the units: their writer is the agent, never a unit's
+// command), but the state units write as they run (unitState).
+func noCommandWrites(c string) bool {
+	return osOrDenied(c) && !unitState(c)
 }
 
 // unitState are the denied trees that units write as they run (runtime files, logs, devices): no
@@ -347,7 +356,7 @@ func (j judge) writesNodeCode(prog string, args []string) string {
 	if prog == "ln" {
 		// A symbolic link to the node's code (or above it) is a name through which later writes land there.
 		for _, s := range srcs {
-			if x, ok := j.expand(s); ok && strings.HasPrefix(x, "/") && !readOnlyOS(x) && (nodeCode(nodePath(x)) || aboveNodeCode(nodePath(x))) {
+			if x, ok := j.expand(s); ok && strings.HasPrefix(x, "/") && !readOnlyOS(x) && (noCommandWrites(nodePath(x)) || aboveNodeCode(nodePath(x))) {
 				return "links to " + x + ", the node's code: writes through the link would land there"
 			}
 		}
@@ -402,7 +411,7 @@ func (j judge) nodeWrite(w string, above bool) string {
 	}
 	for _, d := range dirs {
 		c := nodePath(d + "/" + x)
-		if nodeCode(c) {
+		if noCommandWrites(c) {
 			return "writes " + c + ", where the node runs its programs or reads its code (no command may write there)"
 		}
 		if above && aboveNodeCode(c) {
@@ -482,7 +491,7 @@ func assignmentWhy(a string) string {
 			}
 		}
 	case slices.Contains(writeDirVars, u):
-		if c := nodePath(v); strings.HasPrefix(v, "/") && (nodeCode(c) || aboveNodeCode(c)) {
+		if c := nodePath(v); strings.HasPrefix(v, "/") && (noCommandWrites(c) || aboveNodeCode(c)) {
 			return k + "=" + short(v) + " makes programs write their files where the node runs its programs"
 		}
 	}

@@ -1,0 +1,126 @@
+package allowlist_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openshift/refresh-agent/allowlist"
+)
+
+// r9Unit is unitOfLines with the environment and directory settings round 9 needs
+// (EnvironmentFile=, PassEnvironment=, RuntimeDirectory=, StateDirectory=); own makes the lines
+// the unit's own programs (the payload changed only their words); id names the unit.
+func r9Unit(t *testing.T, id string, changed, own bool, lines ...string) allowlist.UnitProps {
+	t.Helper()
+	var rest []string
+	var envFiles, pass, rt, st []string
+	for _, l := range lines {
+		k, v, _ := strings.Cut(l, "=")
+		switch k {
+		case "EnvironmentFile":
+			envFiles = append(envFiles, v)
+		case "PassEnvironment":
+			pass = append(pass, strings.Fields(v)...)
+		case "RuntimeDirectory":
+			rt = append(rt, v)
+		case "StateDirectory":
+			st = append(st, v)
+		default:
+			rest = append(rest, l)
+		}
+	}
+	p := unitOfLines(t, changed, rest...)
+	if id != "" {
+		p.ID, p.Names = id, []string{id}
+	}
+	p.EnvironmentFiles, p.PassEnvironment, p.RuntimeDirectory, p.StateDirectory = envFiles, pass, rt, st
+	if own {
+		p.Programs = allowlist.OwnPrograms(p.Exec)
+	}
+	return p
+}
+
+// Round 9, findings 01, 02, 06: the files the agent itself writes from the payload below denied
+// prefixes (core's SSH keys and home, the units and dropins, the built-in rules' files, the
+// machine-config daemon's baseline, the agent's state dir), and the trees units write as they run,
+// are not the node's: no EnvironmentFile=, code operand or script may name one, in any line. Core's
+// key line BASH_ENV=… made bash source the keys as root; MAINPID=1 made the reload idiom
+// kill -s SIGRTMIN+15 $MAINPID systemd's reboot; systemd-tmpfiles read the keys as tmpfiles.d.
+func TestRound9PayloadWrittenFilesAreNotTheNodes(t *testing.T) {
+	keys := "/var/home/core/.ssh/authorized_keys.d/ignition"
+	payloadFiles := []string{keys, "/home/core/.ssh/authorized_keys.d/ignition", "/var/home/core/.ssh/authorized_keys",
+		"/var/home/core/.bashrc", "/home/core/env", "/var/lib/kubelet/config.json",
+		"/etc/machine-config-daemon/no-reboot/containers-gpg.pub", "/etc/kubernetes/manifests/kube-apiserver-proxy.yaml",
+		"/etc/systemd/system/myapp.service", "/etc/systemd/system/myapp.service.d/10-x.conf",
+		"/etc/systemd/system/kubelet.service.d/40-kubelet-crio-image-credential-provider.conf",
+		"/etc/mcd-currentconfig.json", "/var/lib/refresh-agent/journal",
+		// the trees units write as they run: a changed line of the payload's units writes its own
+		// /run/S, /tmp, /var/tmp
+		"/run/myapp/env", "/var/run/myapp/env", "/tmp/env", "/var/tmp/env", "/var/log/myapp/env", "/dev/shm/env"}
+	for _, f := range payloadFiles {
+		for _, changed := range []bool{true, false} {
+			for _, lines := range [][]string{
+				{"EnvironmentFile=" + f, "ExecStart=/usr/bin/bash -c 'echo ok'"},
+				{"EnvironmentFile=-" + f, "ExecStart=/usr/bin/sleep infinity", "ExecStop=/usr/bin/kill -s SIGRTMIN+15 $MAINPID"},
+			} {
+				err := allowlist.JudgeUnit(r9Unit(t, "", changed, false, lines...))
+				require.Error(t, err, "%v %q", changed, lines)
+				assert.Contains(t, err.Error(), "EnvironmentFile=", "%q", lines)
+				assert.Contains(t, err.Error(), f, "%q", lines)
+			}
+			// Code operands: the unit's own programs pointed at the file (finding 02).
+			for _, l := range []string{
+				"ExecStart=/usr/bin/systemd-tmpfiles --create " + f, "ExecStart=/usr/lib/systemd/systemd-sysctl " + f,
+				"ExecStart=/usr/sbin/logrotate " + f, "ExecStart=/usr/sbin/modprobe -C " + f + " dummy",
+				"ExecStart=/usr/sbin/modprobe --config=" + f + " dummy", "ExecStart=/usr/bin/systemd-sysusers " + f,
+			} {
+				err := allowlist.JudgeUnit(r9Unit(t, "", changed, true, l))
+				require.Error(t, err, "%v %s", changed, l)
+				assert.Contains(t, err.Error(), f, l)
+			}
+		}
+	}
+	// A variable that moves where programs read code may not lead into core's home either.
+	for _, l := range []string{"Environment=XDG_CONFIG_HOME=/var/home/core/.config", "Environment=PYTHONUSERBASE=/var/home/core"} {
+		err := allowlist.JudgeUnit(r9Unit(t, "", false, false, l, "ExecStart=/usr/bin/sleep 1"))
+		require.Error(t, err, l)
+	}
+	// A program or script from there, in the node's own (unchanged) lines too.
+	for _, l := range []string{"ExecStart=/var/home/core/bin/x", "ExecStart=/usr/bin/bash /var/home/core/x.sh",
+		"ExecStart=/usr/bin/bash /etc/systemd/system/myapp.service.d/x.sh"} {
+		err := allowlist.JudgeUnit(r9Unit(t, "", false, false, l))
+		require.Error(t, err, l)
+	}
+	// The node's own files stay the node's: the MCO's kubelet and crio read kubens.service's
+	// /run/kubens/env (a provisioning unit's runtime dir), the kubelet its /etc/kubernetes env files.
+	for _, lines := range [][]string{
+		{"EnvironmentFile=-/run/kubens/env", "ExecStart=/usr/bin/sleep infinity", "ExecReload=/bin/kill -HUP $MAINPID"},
+		{"EnvironmentFile=/etc/os-release", "EnvironmentFile=-/etc/kubernetes/kubelet-workaround", "EnvironmentFile=-/etc/kubernetes/kubelet-env", "ExecStart=/usr/bin/sleep infinity"},
+		{"EnvironmentFile=-/usr/lib/myapp/env", "ExecStart=/usr/bin/bash -c 'echo ok'"},
+		{"EnvironmentFile=/etc/node-sizing-enabled.env", "ExecStart=/usr/bin/sleep infinity"},
+	} {
+		for _, changed := range []bool{true, false} {
+			assert.NoError(t, allowlist.JudgeUnit(r9Unit(t, "", changed, false, lines...)), "%v %q", changed, lines)
+		}
+	}
+	assert.NoError(t, allowlist.JudgeUnit(r9Unit(t, "", true, true, "ExecStart=/usr/bin/systemd-tmpfiles --create /usr/lib/tmpfiles.d/myapp.conf")))
+	// No other unit's changed line writes a provisioning unit's runtime dir: kubens@x.service's
+	// own /run/kubens is not its own (kubelet's EnvironmentFile= reads /run/kubens/env).
+	for _, l := range []string{"ExecStart=/usr/bin/sh -c 'echo MAINPID=1 > /run/kubens/env'", "ExecStart=/usr/bin/touch /run/kubens/env"} {
+		for _, lines := range [][]string{{l}, {"RuntimeDirectory=kubens", l}} {
+			err := allowlist.JudgeUnit(r9Unit(t, "kubens@x.service", true, false, lines...))
+			require.Error(t, err, "%q", lines)
+			assert.Contains(t, err.Error(), "/run/kubens/env", "%q", lines)
+		}
+	}
+	assert.NoError(t, allowlist.JudgeUnit(r9Unit(t, "kubens-x.service", true, false, "ExecStart=/usr/bin/touch /run/kubens-x/env")))
+	// The agent's state dir, wherever --state-dir puts it (Execution.NeverOwn), is not the node's.
+	p := r9Unit(t, "", false, false, "EnvironmentFile=/var/lib/kubelet/agent/x", "ExecStart=/usr/bin/sleep 1")
+	p.NeverOwn = []string{"/var/lib/kubelet/agent"}
+	err := allowlist.JudgeUnit(p)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "state dir")
+}
