@@ -11,7 +11,10 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/openshift/refresh-agent/plan"
 )
@@ -85,10 +88,14 @@ type opChecker struct {
 	sides map[string]string // side file → the target it is beside
 	dirs  map[string]string // a parent directory of a write's path → that path
 	files map[string]bool   // the paths written or removed
+	// ids names each path a write reaches by the directory it is in on the node (device and inode
+	// of its nearest existing ancestor) and the rest of the path below it: two paths with one id are
+	// one file (or one directory to create) under two names, a directory bind-mounted at two places.
+	ids map[string][2]string // → the path and the op's path it is for
 }
 
 func newOpChecker(root *Root) *opChecker {
-	return &opChecker{root: root, seen: map[string]bool{}, sides: map[string]string{}, dirs: map[string]string{}, files: map[string]bool{}}
+	return &opChecker{root: root, seen: map[string]bool{}, sides: map[string]string{}, dirs: map[string]string{}, files: map[string]bool{}, ids: map[string][2]string{}}
 }
 
 // check refuses an op whose path leaves the root, passes through a symlink, names something other
@@ -135,6 +142,11 @@ func (c *opChecker) check(op Op) ([]string, error) {
 	if other, ok := c.dirs[op.Path]; ok {
 		return nil, fmt.Errorf("%s: %w: it is a parent directory of %s, which another operation writes", op.Path, ErrUnwritable, other)
 	}
+	if !op.Remove || len(missing) == 0 {
+		if err := c.alias(op.Path, missing); err != nil {
+			return nil, err
+		}
+	}
 	c.files[op.Path] = true
 	c.seen[op.Path] = true
 	for _, k := range sideKinds {
@@ -154,6 +166,11 @@ func (c *opChecker) check(op Op) ([]string, error) {
 			return nil, fmt.Errorf("%s: %s file %s: %w", op.Path, k, s, err)
 		case !fi.Mode().IsRegular():
 			return nil, fmt.Errorf("%s: %w: %s is a %s", op.Path, ErrSideTaken, s, kind(fi.Mode()))
+		case c.root.blocked(rp) != "":
+			// The transaction unlinks a stale side file before it makes its own (and a restore's
+			// name after): an immutable or append-only one fails that unlink (EPERM) half way.
+			return nil, fmt.Errorf("%s: %w: its %s file %s %s: left from an earlier transaction (the agent never sets these flags), it cannot be removed; inspect it, then chattr -i -a it and remove it by hand",
+				op.Path, ErrUnwritable, k, s, c.root.blocked(rp))
 		case c.root.isMountRoot(rp):
 			return nil, mountError(op.Path, s, op.Remove)
 		case k != sideTemp && !c.root.secondName(op.Path, rp, fi):
@@ -163,6 +180,56 @@ func (c *opChecker) check(op Op) ([]string, error) {
 		}
 	}
 	return missing, nil
+}
+
+// alias refuses p when it, or a directory its write creates (missing), is a path another op of the
+// transaction reaches under another name: the same directory on the node (device and inode) reached
+// through two paths, as a bind mount makes. Their side files, named by the base name in that
+// directory, would be one file for both, and the transaction would fail half way (or create one
+// directory twice).
+func (c *opChecker) alias(p string, missing []string) error {
+	anchor, ar := writeDir(p, missing)
+	fi, err := c.root.root.Lstat(ar)
+	if err != nil {
+		return nil // refused elsewhere, or nothing to alias
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	for _, q := range append(slices.Clone(missing), p) {
+		below := strings.TrimPrefix(q, strings.TrimSuffix(anchor, "/")+"/")
+		id := fmt.Sprintf("%d:%d/%s", st.Dev, st.Ino, below)
+		if other, ok := c.ids[id]; ok && other[0] != q {
+			what := other[0]
+			if other[0] != other[1] {
+				what += " (a directory " + other[1] + " needs)"
+			}
+			return fmt.Errorf("%s: %w: %s is %s under another name: the directories %s and %s are one on the node (the same device and inode: a bind mount?), so the two writes would share their side files and fail half way; write it under one name",
+				p, ErrName, q, what, anchor, aliasOf(other[0], below))
+		}
+		c.ids[id] = [2]string{q, p}
+	}
+	return nil
+}
+
+// aliasOf is the directory of other that below is below.
+func aliasOf(other, below string) string {
+	d := other
+	for range strings.Count(below, "/") + 1 {
+		d = path.Dir(d)
+	}
+	return d
+}
+
+// blocked says why the regular file rp cannot be unlinked or replaced (immutable, append-only), or "".
+func (r *Root) blocked(rp string) string {
+	f, err := r.root.OpenFile(rp, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	return flagBlocker(f)
 }
 
 // SideFiles returns the temp, backup and restore file names the transaction uses beside p.
@@ -256,6 +323,10 @@ func SweepSides(root *Root, paths []string) (kept []string, err error) {
 			rp, _ := rel(p)
 			fi, err := root.root.Lstat(rp)
 			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			if why := root.blocked(rp); why != "" {
+				kept = append(kept, p+" is left from an earlier transaction and "+why+": it cannot be removed (the plan refuses its target until it is); inspect it, then chattr -i -a it and remove it by hand")
 				continue
 			}
 			if kind != sideTemp && (target == "" || !root.secondName(target, rp, fi)) {

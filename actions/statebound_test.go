@@ -75,9 +75,14 @@ func TestPrepareRefusesAJournalOverTheBound(t *testing.T) {
 	for i := 0; i < 1500; i++ {
 		ops = append(ops, actions.Op{Path: fmt.Sprintf("/etc/containers/%s%04d", long, i), Data: []byte("x"), Mode: 0o644})
 	}
+	// The dry run (Check) refuses it as Prepare does, with the same reason (adversary round 9
+	// core 01: apply --dry-run said planned what the real run refused).
+	dryErr := actions.Check(r, ops, actions.Meta{Hash: "h"})
+	require.ErrorIs(t, dryErr, actions.ErrJournalTooLarge)
 	_, err := actions.Prepare(r, state, ops, actions.Meta{Hash: "h"})
 	require.ErrorIs(t, err, actions.ErrJournalTooLarge)
 	assert.True(t, actions.IsRefusal(err))
+	assert.Equal(t, dryErr.Error(), err.Error())
 	_, err = os.Stat(state)
 	assert.True(t, os.IsNotExist(err), "nothing written")
 	_, err = os.Stat(filepath.Join(dir, "etc/containers/dddd"))

@@ -62,16 +62,14 @@ func Peek(stateDir string) (Phase, Meta, error) {
 	return j.Phase, j.Meta, nil
 }
 
-// Check runs Prepare's checks on ops without writing anything (checkOp): the dry run makes every
-// node check the real run makes. Prepare checks again (the node may change in between).
-func Check(root *Root, ops []Op) error {
-	c := newOpChecker(root)
-	for _, op := range ops {
-		if _, err := c.check(op); err != nil {
-			return err
-		}
-	}
-	return nil
+// Check runs Prepare's checks on ops without writing anything: the dry run makes every node check
+// the real run makes, through the same code (planTxn: every path, its side files, the directories
+// its writes share under two names, and the journal's bound with meta). Prepare checks again (the
+// node may change in between). meta is the journal's as far as the dry run knows it: a unit action's
+// undo and the verify baseline come later, and journalBound charges them at their widest.
+func Check(root *Root, ops []Op, meta Meta) error {
+	_, _, _, err := planTxn(root, ops, meta)
+	return err
 }
 
 // Prepare stages ops: it checks every path, writes the journal, creates missing parent directories,
@@ -85,35 +83,11 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 	} else if j != nil {
 		return nil, fmt.Errorf("state dir %s: %w (phase %s): recover first", stateDir, ErrUnfinished, j.Phase)
 	}
-	t := &Txn{root: root, stateDir: stateDir, j: journal{Version: journalVersion, Phase: PhasePreparing, Meta: meta}}
-	dirs := map[string]Op{}
-	var kept []Op
-	c := newOpChecker(root)
-	for _, op := range ops {
-		missing, err := c.check(op)
-		if err != nil {
-			return nil, err
-		}
-		if op.Remove && len(missing) > 0 {
-			continue
-		}
-		for _, d := range missing {
-			if _, ok := dirs[d]; !ok {
-				dirs[d] = op
-				t.j.CreatedDirs = append(t.j.CreatedDirs, d)
-			}
-		}
-		e := Entry{Path: op.Path, Remove: op.Remove, Backup: sideName(op.Path, sideBackup)}
-		if !op.Remove {
-			e.Temp = sideName(op.Path, sideTemp)
-		}
-		t.j.Entries = append(t.j.Entries, e)
-		kept = append(kept, op)
+	j, kept, dirs, err := planTxn(root, ops, meta)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortFunc(t.j.CreatedDirs, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
-	if n := journalBound(&t.j); n > MaxJournalBytes {
-		return nil, fmt.Errorf("%w: %d files would make a journal of up to %d bytes, over the %d a recovery reads: split the change", ErrJournalTooLarge, len(t.j.Entries), n, MaxJournalBytes)
-	}
+	t := &Txn{root: root, stateDir: stateDir, j: j}
 	// Only now, with every path checked, does anything get written (a refusal writes nothing).
 	if err := EnsureStateDir(stateDir); err != nil {
 		return nil, err
@@ -138,6 +112,43 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 	return t, nil
 }
 
+// planTxn makes every node check of ops (opChecker) and builds the journal Prepare writes first,
+// refusing one that could grow over MaxJournalBytes: what Prepare and Check (the dry run) share.
+// It writes nothing. It returns the ops kept (a removal under a missing parent is dropped) and, for
+// each directory the transaction creates, the op it is created for.
+func planTxn(root *Root, ops []Op, meta Meta) (journal, []Op, map[string]Op, error) {
+	j := journal{Version: journalVersion, Phase: PhasePreparing, Meta: meta}
+	dirs := map[string]Op{}
+	var kept []Op
+	c := newOpChecker(root)
+	for _, op := range ops {
+		missing, err := c.check(op)
+		if err != nil {
+			return journal{}, nil, nil, err
+		}
+		if op.Remove && len(missing) > 0 {
+			continue
+		}
+		for _, d := range missing {
+			if _, ok := dirs[d]; !ok {
+				dirs[d] = op
+				j.CreatedDirs = append(j.CreatedDirs, d)
+			}
+		}
+		e := Entry{Path: op.Path, Remove: op.Remove, Backup: sideName(op.Path, sideBackup)}
+		if !op.Remove {
+			e.Temp = sideName(op.Path, sideTemp)
+		}
+		j.Entries = append(j.Entries, e)
+		kept = append(kept, op)
+	}
+	slices.SortFunc(j.CreatedDirs, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
+	if n := journalBound(&j); n > MaxJournalBytes {
+		return journal{}, nil, nil, fmt.Errorf("%w: %d files would make a journal of up to %d bytes, over the %d a recovery reads: split the change", ErrJournalTooLarge, len(j.Entries), n, MaxJournalBytes)
+	}
+	return j, kept, dirs, nil
+}
+
 // ErrJournalTooLarge marks a plan whose journal could grow over MaxJournalBytes: refused before
 // anything is written (recovery refuses a journal over it as not the agent's).
 var ErrJournalTooLarge = errors.New("the transaction's journal would be larger than recovery reads")
@@ -148,13 +159,25 @@ var ErrJournalTooLarge = errors.New("the transaction's journal would be larger t
 // finishing fields.
 const entrySlack, journalSlack = 352, 128
 
-// journalBound is the most j's journal can take on disk in any phase.
+// undoSlack is what a unit action's undo (set after the dry run, from the unit's state) can add:
+// ,"undo":"Unmask" at its widest, rounded up.
+const undoSlack = 32
+
+// journalBound is the most j's journal can take on disk in any phase. It is the same whether the
+// unit actions' undos are set or not (the dry run's meta has none yet): each action is charged its
+// widest undo. The verify keys are charged as meta has them (the dry run passes every key a
+// baseline could keep: at least what the real run's baseline keeps).
 func journalBound(j *journal) int64 {
-	data, err := json.Marshal(j)
+	c := *j
+	c.Meta.Actions = slices.Clone(j.Meta.Actions)
+	for i := range c.Meta.Actions {
+		c.Meta.Actions[i].Undo = ""
+	}
+	data, err := json.Marshal(&c)
 	if err != nil {
 		return math.MaxInt64
 	}
-	return int64(len(data)) + int64(len(j.Entries))*entrySlack + journalSlack
+	return int64(len(data)) + int64(len(j.Entries))*entrySlack + int64(len(j.Meta.Actions))*undoSlack + journalSlack
 }
 
 func (t *Txn) stage(ops []Op, dirs map[string]Op) error {
@@ -358,6 +381,13 @@ func (t *Txn) Finish() error {
 			rp, _ := rel(p)
 			if fi, err := t.root.root.Lstat(rp); err == nil && !fi.Mode().IsRegular() {
 				continue // not one the transaction made: left alone
+			}
+			if t.root.blocked(rp) != "" {
+				// Immutable or append-only: the agent never sets these flags, so it is not one the
+				// transaction made (a stale file it failed to remove first), and no unlink can
+				// take it. Left alone, it must not keep the journal (and every later refresh)
+				// pending: the plan refuses its target, naming it, until it is removed by hand.
+				continue
 			}
 			if err := t.root.removeRegular(rp); err != nil {
 				errs = append(errs, fmt.Errorf("removing %s: %w", p, err))

@@ -24,13 +24,8 @@ const (
 
 // writeBlocker says why f (what: "the file", "its directory") cannot be written, or "".
 func writeBlocker(f *os.File) string {
-	if flags, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS); err == nil {
-		switch {
-		case flags&fsImmutableFL != 0:
-			return "is immutable (chattr +i; lsattr shows it)"
-		case flags&fsAppendFL != 0:
-			return "is append-only (chattr +a; lsattr shows it)"
-		}
+	if why := flagBlocker(f); why != "" {
+		return why
 	}
 	var st unix.Statfs_t
 	if err := unix.Fstatfs(int(f.Fd()), &st); err == nil && st.Flags&unix.ST_RDONLY != 0 {
@@ -39,18 +34,53 @@ func writeBlocker(f *os.File) string {
 	return ""
 }
 
+// flagBlocker says why f cannot be unlinked, renamed over or written by its inode flags
+// (immutable, append-only), or "".
+func flagBlocker(f *os.File) string {
+	if flags, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS); err == nil {
+		switch {
+		case flags&fsImmutableFL != 0:
+			return "is immutable (chattr +i; lsattr shows it)"
+		case flags&fsAppendFL != 0:
+			return "is append-only (chattr +a; lsattr shows it)"
+		}
+	}
+	return ""
+}
+
+// Blocked says why the regular file p (a state-dir file; never followed through a symlink at its
+// last component) cannot be unlinked or replaced (immutable, append-only), or "" (absent too).
+func Blocked(p string) string {
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return flagBlocker(f)
+}
+
+// writeDir is the directory p's write happens in (its parent, or the nearest existing ancestor when
+// parents are missing: where they are created), and its path relative to the root.
+func writeDir(p string, missing []string) (dir, rp string) {
+	dir = path.Dir(p)
+	if len(missing) > 0 {
+		dir = path.Dir(missing[0])
+	}
+	rp = "."
+	if dir != "/" {
+		rp, _ = rel(dir)
+	}
+	return dir, rp
+}
+
 // checkWritable refuses op's write when the directory it writes in (its parent, or the nearest
 // existing ancestor when parents are missing: where they are created) or the target itself cannot
 // take it.
 func (r *Root) checkWritable(p string, missing []string) error {
-	dir := path.Dir(p)
-	if len(missing) > 0 {
-		dir = path.Dir(missing[0])
-	}
-	dr := "."
-	if dir != "/" {
-		dr, _ = rel(dir)
-	}
+	dir, dr := writeDir(p, missing)
 	if d, err := r.root.Open(dr); err == nil {
 		why := writeBlocker(d)
 		d.Close()

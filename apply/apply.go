@@ -474,6 +474,20 @@ func (h Host) baseline(ctx context.Context, acts []plan.UnitAction) []string {
 	return keys
 }
 
+// baselineBound is every key baseline could return for acts: what the dry run charges the journal
+// with before a baseline is asked.
+func (h Host) baselineBound(acts []plan.UnitAction) []string {
+	checks, _ := h.checks(acts)
+	if h.Verify.Window <= 0 || len(acts) == 0 {
+		return nil
+	}
+	var keys []string
+	for _, c := range checks {
+		keys = append(keys, c.Key())
+	}
+	return append(keys, verify.NodeKey)
+}
+
 // verify runs, for the verification window, the checks of acts that the baseline kept (keys).
 func (h Host) verify(ctx context.Context, acts []plan.UnitAction, keys []string) error {
 	checks, _ := h.checks(acts)

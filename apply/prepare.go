@@ -153,7 +153,9 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	p.ops = ops
 	res.Writes = writesOf(built, ops)
 	// A symlinked component or a reserved name is a refusal, shown by --dry-run as by a real run.
-	err = actions.Check(h.Root, ops)
+	// The journal the real run writes is bounded as it would be: the same entries, with every
+	// verify key a baseline could keep (the real run's baseline keeps at most these).
+	err = actions.Check(h.Root, ops, actions.Meta{Hash: p.hash, PayloadFile: payloadName(req.Desired), Actions: built.Actions, Verify: h.baselineBound(built.Actions)})
 	if err == nil {
 		err = actions.CheckStateWritable(h.StateDir)
 	}

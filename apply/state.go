@@ -312,8 +312,8 @@ func (h Host) sweepSides(cur *diff.Payload) []string {
 }
 
 // checkStateNames refuses a refresh whose state-dir writes would fail on what holds their names
-// now (a directory, a symlink, a device, a mount point where the agent writes its journal, record,
-// payload or their temp files): the dry run makes this check as the real run does, so that neither
+// now (a directory, a symlink, a device, a mount point, an immutable or append-only file where the
+// agent writes its journal, record, payload or their temp files): the dry run makes this check as the real run does, so that neither
 // says planned what then fails with the node half way. Nothing here is removed: a state dir entry
 // the agent did not make is the operator's to inspect (refresh-agent never removes what it did not
 // create); the refusal names it.
@@ -353,6 +353,20 @@ func checkStateNames(stateDir string, raw []byte, drains bool) error {
 			}
 			return fmt.Errorf("%w: %s is a %s, not %s the agent writes: the refresh would fail there; inspect it and remove it by hand",
 				actions.ErrStateTaken, p, actions.Kind(fi.Mode()), want)
+		case !c.dir && fi.Mode().IsRegular():
+			why := actions.Blocked(p)
+			if why == "" {
+				break
+			}
+			if c.rel == filepath.Join(payloadsDir, name) {
+				if saved, err := actions.ReadStateFile(stateDir, c.rel); err == nil && PayloadHash(saved) == name {
+					break // the payload saved already: kept as it is, never rewritten
+				}
+			}
+			// The agent unlinks a temp name before it writes there and renames over the others:
+			// an immutable or append-only file fails either (EPERM), after the node changed.
+			return fmt.Errorf("%w: %s %s: the agent replaces it, which these flags refuse (it never sets them); inspect it, then chattr -i -a it and remove it by hand",
+				actions.ErrUnwritable, p, why)
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package apply_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -11,23 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/api"
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/test/fixture"
 )
-
-func chattr(t *testing.T, flag, p string) {
-	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("chattr needs root")
-	}
-	out, err := exec.Command("chattr", flag, p).CombinedOutput()
-	if err != nil {
-		t.Skipf("chattr %s %s: %v %s", flag, p, err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("chattr", "-i", "-a", p).Run() })
-}
 
 // What the real run would fail on half way, the dry run refuses first (issue 27 item 7, adversary
 // F5 and adv20 #8): a target that is a directory or a FIFO, a target or its directory immutable or
@@ -50,21 +38,33 @@ func TestDryRunRefusesWhatTheWriteWouldFailOn(t *testing.T) {
 			require.NoError(t, os.Remove(filepath.Join(n.dir, registries)))
 			require.NoError(t, syscall.Mkfifo(filepath.Join(n.dir, registries), 0o644))
 		}, registries},
-		{"target immutable", v2(), func(t *testing.T, n *node) { chattr(t, "+i", filepath.Join(n.dir, pullSecret)) }, pullSecret},
-		{"target append-only", v2(), func(t *testing.T, n *node) { chattr(t, "+a", filepath.Join(n.dir, pullSecret)) }, pullSecret},
-		{"target dir immutable", v2(), func(t *testing.T, n *node) { chattr(t, "+i", filepath.Join(n.dir, "etc/containers")) }, registries},
+		{"target immutable", v2(), func(t *testing.T, n *node) { fixture.Chattr(t, "+i", filepath.Join(n.dir, pullSecret)) }, pullSecret},
+		{"target append-only", v2(), func(t *testing.T, n *node) { fixture.Chattr(t, "+a", filepath.Join(n.dir, pullSecret)) }, pullSecret},
+		{"target dir immutable", v2(), func(t *testing.T, n *node) { fixture.Chattr(t, "+i", filepath.Join(n.dir, "etc/containers")) }, registries},
 		{"ancestor immutable", v2().File(newConf, []byte("x"), 0o644), func(t *testing.T, n *node) {
-			chattr(t, "+i", filepath.Join(n.dir, "etc/containers"))
+			fixture.Chattr(t, "+i", filepath.Join(n.dir, "etc/containers"))
 		}, "/etc/containers"},
-		{"state dir immutable", v2(), func(t *testing.T, n *node) { chattr(t, "+i", n.StateDir) }, "var/lib/refresh-agent"},
+		{"state dir immutable", v2(), func(t *testing.T, n *node) { fixture.Chattr(t, "+i", n.StateDir) }, "var/lib/refresh-agent"},
 		{"state dir immutable, no lock file yet", v2(), func(t *testing.T, n *node) {
 			require.NoError(t, os.Remove(filepath.Join(n.StateDir, "lock")))
-			chattr(t, "+i", n.StateDir)
+			fixture.Chattr(t, "+i", n.StateDir)
 		}, "var/lib/refresh-agent"},
 		{"var/lib immutable, no state dir", v2(), func(t *testing.T, n *node) {
 			n.StateDir = filepath.Join(n.dir, "var/lib/refresh-agent-new")
-			chattr(t, "+i", filepath.Join(n.dir, "var/lib"))
+			fixture.Chattr(t, "+i", filepath.Join(n.dir, "var/lib"))
 		}, "var/lib"},
+		// Adversary round 9 core 03: a stale side file beside a target, immutable or append-only:
+		// the transaction's unlink of it fails (EPERM) half way, leaving a journal.
+		{"stale temp immutable", v2(), staleSide(pullSecret, "tmp", "+i", false), "tmp"},
+		{"stale temp append-only", v2(), staleSide(pullSecret, "tmp", "+a", false), "tmp"},
+		{"stale backup (the target's copy) immutable", v2(), staleSide(pullSecret, "backup", "+i", true), "backup"},
+		{"stale restore (the target's copy) immutable", v2(), staleSide(pullSecret, "restore", "+i", true), "restore"},
+		// Adversary round 9 core 04: the state dir's own names taken by an immutable regular file.
+		{".journal.json.tmp immutable", v2(), stateName(".journal.json.tmp", "+i", nil), ".journal.json.tmp"},
+		{".current.json.tmp immutable", v2(), stateName(".current.json.tmp", "+i", nil), ".current.json.tmp"},
+		{".current.json.tmp append-only", v2(), stateName(".current.json.tmp", "+a", nil), ".current.json.tmp"},
+		{"payloads/<sha256> of other bytes immutable", v2(), stateName("payloads/"+apply.PayloadHash(v2().JSON()), "+i", []byte("WRONG")), apply.PayloadHash(v2().JSON())},
+		{"payloads/.<sha256>.tmp immutable", v2(), stateName("payloads/."+apply.PayloadHash(v2().JSON())+".tmp", "+i", nil), ".tmp"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newNode(t)
@@ -108,4 +108,67 @@ func TestDaemonRecordTakenIsARefusal(t *testing.T) {
 	assert.Equal(t, api.OutcomeRefused, res.Outcome, res.Reason)
 	assert.Equal(t, dry.Reason, res.Reason)
 	assert.Contains(t, res.Reason, apply.MCDCurrentConfig)
+}
+
+// staleSide leaves a regular file at p's side file name of kind (the target's own copy when copy:
+// same bytes, mode and owner, which the plan would remove as harmless), with flag set on it.
+func staleSide(p, kind, flag string, copy bool) func(t *testing.T, n *node) {
+	return func(t *testing.T, n *node) {
+		temp, backup, restore := actions.SideFiles(p)
+		side := map[string]string{"tmp": temp, "backup": backup, "restore": restore}[kind]
+		data := []byte("STALE")
+		mode := os.FileMode(0o600)
+		if copy {
+			fi, err := os.Stat(filepath.Join(n.dir, p))
+			require.NoError(t, err)
+			data, err = os.ReadFile(filepath.Join(n.dir, p))
+			require.NoError(t, err)
+			mode = fi.Mode().Perm()
+		}
+		f := filepath.Join(n.dir, side)
+		require.NoError(t, os.WriteFile(f, data, mode))
+		require.NoError(t, os.Chmod(f, mode))
+		fixture.Chattr(t, flag, f)
+	}
+}
+
+// stateName leaves a regular file at name in the state dir (data, or "X"), with flag set on it.
+func stateName(name, flag string, data []byte) func(t *testing.T, n *node) {
+	return func(t *testing.T, n *node) {
+		if data == nil {
+			data = []byte("X")
+		}
+		f := filepath.Join(n.StateDir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o700))
+		require.NoError(t, os.WriteFile(f, data, 0o600))
+		fixture.Chattr(t, flag, f)
+	}
+}
+
+// The neighbours the refusals above must not catch: the payload saved already (its bytes hash to
+// its name) immutable is kept as it is, never rewritten, and the refresh applies; a stale regular
+// temp file (no flag) is removed and the refresh applies, in the dry run as in the real run.
+func TestImmutableSavedPayloadAndPlainStaleTempApply(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, n *node)
+	}{
+		{"saved payload immutable", stateName("payloads/"+apply.PayloadHash(v2().JSON()), "+i", v2().JSON())},
+		{"stale temp, no flag", func(t *testing.T, n *node) {
+			temp, _, _ := actions.SideFiles(pullSecret)
+			require.NoError(t, os.WriteFile(filepath.Join(n.dir, temp), []byte("STALE"), 0o600))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNode(t)
+			tc.setup(t, n)
+			dry, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: v2().JSON(), Hash: "v2", DryRun: true})
+			require.NoError(t, err)
+			assert.Equal(t, api.OutcomePlanned, dry.Outcome, dry.Reason)
+			res := n.run(t, v2().JSON(), "v2")
+			assert.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
+			assert.False(t, res.CleanupPending, res.Reason)
+			assert.Equal(t, `{"auths":{"v2":{}}}`, n.read(t, pullSecret))
+		})
+	}
 }
