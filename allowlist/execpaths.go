@@ -23,7 +23,14 @@ var reachDenied = []string{
 	"/run/systemd/ask-password", "/run/systemd/reboot-param", "/run/systemd/reboot-to-firmware-setup",
 	"/etc/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system", "/etc/systemd/system.conf",
 	"/run/systemd/system.conf.d", "/etc/systemd/system.conf.d", "/etc/systemd/logind.conf",
+	// /dev/char/MAJ:MIN names every character device by number: /dev/char/10:130 is /dev/watchdog.
+	"/dev/char",
 }
+
+// reachDeniedNames are names no argument may reach by a name they begin (a file of the directory
+// whose name starts so, and below it): the kernel's watchdog devices are watchdog, watchdog0,
+// watchdog1, …, and opening any of them arms the machine's reset (round 9).
+var reachDeniedNames = []struct{ dir, prefix string }{{"/dev", "watchdog"}}
 
 // procEscapes are the entries of /proc/<pid>/ that reach another process's files, memory or the
 // host's root (/proc/1/root/proc/sysrq-trigger).
@@ -145,6 +152,11 @@ func reachPath(p string, write bool) string {
 				return "reaches " + c + may(d) + " (the kernel's switches, the machine's watchdog or memory, or the manager's or the bus's sockets and units)"
 			}
 		}
+		for _, n := range reachDeniedNames {
+			if d, ok := mayBeNamed(alias, n.dir, n.prefix); ok {
+				return "reaches " + c + may(d) + " (the kernel's switches, the machine's watchdog or memory, or the manager's or the bus's sockets and units)"
+			}
+		}
 		parts := strings.Split(strings.TrimPrefix(alias, "/"), "/")
 		if len(parts) >= 3 && componentMayBe(parts[0], "proc") {
 			for _, e := range procEscapes {
@@ -190,6 +202,89 @@ func mayBeUnder(p, d string) bool {
 		}
 	}
 	return true
+}
+
+// mayBeNamed says whether the path p (perhaps a pattern) may lie in dir under a name that starts
+// with prefix (or below one), and which name.
+func mayBeNamed(p, dir, prefix string) (string, bool) {
+	if !mayBeUnder(p, dir) {
+		return "", false
+	}
+	pc := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	k := len(strings.Split(strings.TrimPrefix(dir, "/"), "/"))
+	if len(pc) <= k {
+		return "", false
+	}
+	return dir + "/" + pc[k], patternMayStartWith(pc[k], prefix)
+}
+
+// patternMayStartWith says whether the component, perhaps a shell pattern, may match a name that
+// begins with prefix: the pattern read as an automaton over prefix's bytes (*, ?, brackets,
+// literals) keeps a live state after the last one. A form it does not read matches (as
+// componentMayBe errs).
+func patternMayStartWith(pc, prefix string) bool {
+	if !strings.ContainsAny(pc, "*?[") {
+		return strings.HasPrefix(pc, prefix)
+	}
+	if strings.Contains(pc, "[:") || strings.Contains(pc, "[=") || strings.Contains(pc, "[.") || strings.Contains(pc, "(") {
+		return true
+	}
+	var toks []string // "*", "?", "[…]" or one byte
+	for i := 0; i < len(pc); i++ {
+		switch {
+		case pc[i] == '\\' && i+1 < len(pc):
+			toks = append(toks, pc[i+1:i+2])
+			i++
+		case pc[i] == '[':
+			e := i + 1
+			if e < len(pc) && (pc[e] == '!' || pc[e] == '^') {
+				e++
+			}
+			if e < len(pc) && pc[e] == ']' {
+				e++ // a "]" first is a member
+			}
+			for e < len(pc) && pc[e] != ']' {
+				e++
+			}
+			if e >= len(pc) {
+				toks = append(toks, "[") // no closing bracket: a literal "["
+				continue
+			}
+			toks = append(toks, pc[i:e+1])
+			i = e
+		default:
+			toks = append(toks, pc[i:i+1])
+		}
+	}
+	closure := func(set map[int]bool) map[int]bool {
+		for i := 0; i < len(toks); i++ {
+			if set[i] && toks[i] == "*" {
+				set[i+1] = true
+			}
+		}
+		return set
+	}
+	set := closure(map[int]bool{0: true})
+	for b := 0; b < len(prefix) && len(set) > 0; b++ {
+		next := map[int]bool{}
+		for i := range set {
+			if i >= len(toks) {
+				continue
+			}
+			switch t := toks[i]; {
+			case t == "*":
+				next[i] = true
+			case t == "?" || t == prefix[b:b+1]:
+				next[i+1] = true
+			case len(t) > 1 && t[0] == '[':
+				if m, err := path.Match(goPattern(t), prefix[b:b+1]); m || err != nil {
+					next[i+1] = true
+				}
+			}
+		}
+		set = closure(next)
+	}
+	return len(set) > 0
 }
 
 // componentMayBe says whether the path component, perhaps a shell pattern, may be the name. It

@@ -12,6 +12,7 @@ import (
 type shCmd struct {
 	words   []string
 	targets []string
+	inputs  []string // the files its input redirections read (<, 3<)
 	strict  bool
 	subst   bool // a command substitution or a process substitution stands in command position
 	// expands are the words the shell would expand into other words (an unquoted pattern, brace
@@ -43,6 +44,12 @@ func (j judge) script(s string, depth int, strict bool) string {
 		written = map[string]bool{}
 	}
 	for _, c := range cmds {
+		for _, in := range c.inputs {
+			x, _ := j.expand(in)
+			if why := j.reach(x, false); why != "" {
+				return why
+			}
+		}
 		for _, t := range c.targets {
 			if why := j.target(t); why != "" {
 				return why
@@ -413,15 +420,14 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 			cur.words = append(cur.words, "<<")
 		case c == '<':
 			endWord()
+			cur.words = dropDescriptor(cur.words, s, i)
 			redirect = false
 			cur.words = append(cur.words, "<")
-			// The next word is an input file: read, not run (a shell reading it is judged by its operand).
+			// The next word is an input file: read, not run (a shell reading it is judged by its
+			// operand), but reached: opening /dev/watchdog0 for reading arms the watchdog.
 		case c == '>':
 			endWord()
-			// A descriptor number right before it (2>) is not a word.
-			if n := len(cur.words); n > 0 && isFD(cur.words[n-1]) && i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
-				cur.words = cur.words[:n-1]
-			}
+			cur.words = dropDescriptor(cur.words, s, i)
 			if i+1 < len(s) && (s[i+1] == '>' || s[i+1] == '|') {
 				i++
 			}
@@ -469,12 +475,15 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 	}
 	endCmd(strict)
 	// Drop the input-redirection markers: "<" and "<<" are not words of the command; the word
-	// after "<" is a file read; after "<<" the delimiter.
+	// after "<" is a file read (kept as an input, judged by reach); after "<<" the delimiter.
 	for k := range cmds {
 		var ws []string
 		words := cmds[k].words
 		for i := 0; i < len(words); i++ {
 			if words[i] == "<" || words[i] == "<<" {
+				if words[i] == "<" && i+1 < len(words) {
+					cmds[k].inputs = append(cmds[k].inputs, words[i+1])
+				}
 				i++
 				continue
 			}
@@ -505,6 +514,21 @@ func arithmetic(s string) int {
 		}
 	}
 	return 0
+}
+
+// dropDescriptor drops the descriptor a redirection at s[i] names right before it, which is not a
+// word of the command: 2> and 3< (digits), {fd}> and {fd}< (bash's variable-allocated descriptor).
+func dropDescriptor(words []string, s string, i int) []string {
+	n := len(words)
+	if n == 0 || i == 0 {
+		return words
+	}
+	w := words[n-1]
+	if isFD(w) && s[i-1] >= '0' && s[i-1] <= '9' ||
+		s[i-1] == '}' && len(w) > 2 && w[0] == '{' && w[len(w)-1] == '}' && plainName(w[1:len(w)-1]) {
+		return words[:n-1]
+	}
+	return words
 }
 
 func isFD(w string) bool {
