@@ -70,10 +70,7 @@ func placesOf(p UnitProps) *unitPlaces {
 func OwnWrites(p UnitProps) []string {
 	var out []string
 	left := execBudget(p.Exec)
-	wd := []string{}
-	if d := strings.TrimLeft(p.WorkingDirectory, "-!~"); strings.HasPrefix(d, "/") {
-		wd = append(wd, cleanPath(d))
-	}
+	wd := unitWorkingDirs(p.WorkingDirectory) // both readings of WorkingDirectory=-DIR: the node's unit may write from either
 	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{},
 		programs: OwnPrograms(p.Exec), strict: true, mut: &unitPlaces{collect: &out}}
 	for _, line := range p.Exec {

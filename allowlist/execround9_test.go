@@ -124,3 +124,40 @@ func TestRound9PayloadWrittenFilesAreNotTheNodes(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "state dir")
 }
+
+// Round 9, finding 03: WorkingDirectory=-DIR (the unit file's "-", the manager's "!" over D-Bus)
+// runs the command in "/" when DIR is missing: a relative path is judged from both. "~" is User='s
+// home (unknown); a value that is no absolute path is "/".
+func TestRound9WorkingDirectoryMayBeRoot(t *testing.T) {
+	for _, wd := range []string{"-/tmp/missing", "!/tmp/missing", "-!/tmp/missing", "-/var/lib/myapp", "!/run/myapp", " -/tmp/x"} {
+		for _, l := range []string{"ExecStart=/usr/bin/rm -rf etc", "ExecStart=/usr/bin/chmod -R 0777 etc",
+			"ExecStart=/usr/bin/bash -c 'echo 10.6.6.6 quay.io >> etc/hosts'", "ExecStart=/usr/bin/sed -i s/x/y/ etc/hosts",
+			"ExecStart=/usr/bin/rm -rf etc/kubernetes", "ExecStart=/usr/bin/touch etc/x", "ExecStart=/usr/bin/cp /etc/myapp/app.conf etc/hosts"} {
+			err := strictUnit(t, true, "WorkingDirectory="+wd, l)
+			require.Error(t, err, "%s %s", wd, l)
+			assert.Contains(t, err.Error(), "/etc", "%s %s", wd, l)
+		}
+	}
+	// "~" is the home of User=: relative paths there cannot be placed.
+	for _, wd := range []string{"~", "-~"} {
+		err := strictUnit(t, true, "WorkingDirectory="+wd, "ExecStart=/usr/bin/touch x")
+		require.Error(t, err, wd)
+		assert.Contains(t, err.Error(), "relative to a working directory the judge cannot know", wd)
+	}
+	// Not an absolute path: systemd ignores it ("-") or fails the unit: "/".
+	err := strictUnit(t, true, "WorkingDirectory=-tmp/x", "ExecStart=/usr/bin/rm -rf etc")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rm changes /etc")
+	// A relative write own from both readings stays accepted; so does a directory that must exist.
+	for _, lines := range [][]string{
+		{"WorkingDirectory=-/tmp/missing", "ExecStart=/usr/bin/touch tmp/marker"},
+		{"WorkingDirectory=-/run/myapp", "ExecStart=/usr/bin/rm -f /run/myapp/x.pid"},
+		{"WorkingDirectory=/tmp/x", "ExecStart=/usr/bin/rm -rf etc"},
+		{"WorkingDirectory=/run/myapp", "ExecStart=/usr/bin/touch x"},
+	} {
+		assert.NoError(t, strictUnit(t, true, lines...), "%q", lines)
+	}
+	// The node's own unit's writes (OwnWrites) are read from both directories too.
+	p := unitOfLines(t, false, "WorkingDirectory=-/run/myapp", "ExecStart=/usr/bin/rm -f x")
+	assert.ElementsMatch(t, []string{"/run/myapp/x", "/x"}, allowlist.OwnWrites(p))
+}

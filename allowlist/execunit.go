@@ -103,13 +103,7 @@ func judgeExecution(p UnitProps) error {
 		return fmt.Errorf("runs commands of %d words (at most %d): too long to judge", n, MaxExecWords)
 	}
 	left := execBudget(p.Exec)
-	wd := []string{}
-	if d := strings.TrimLeft(p.WorkingDirectory, "-!~"); strings.HasPrefix(d, "/") {
-		if hasDotDot(d) {
-			d = unknownDir // resolved after the links before it (execdotdot.go)
-		}
-		wd = append(wd, cleanPath(d))
-	}
+	wd := unitWorkingDirs(p.WorkingDirectory)
 	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{}, programs: p.Programs, mut: placesOf(p)}
 	for i, line := range p.Exec {
 		j.strict = i < len(p.ExecChanged) && p.ExecChanged[i]
@@ -167,6 +161,38 @@ func judgeExecution(p UnitProps) error {
 	}
 	// After the commands: a command's own refusal says more than the environment's.
 	return judgeEnvironment(p.Execution)
+}
+
+// unitWorkingDirs are the directories the unit's commands may start in, as systemd reads
+// WorkingDirectory= (systemd.exec(5); load-fragment.c config_parse_working_directory, exec-invoke.c
+// apply_working_directory), or none for the default (the system manager's "/", placeDirs). A
+// leading "-" (the unit file's spelling) or "!" (the manager's over D-Bus) makes a missing
+// directory not fatal: chdir fails and the command runs where the manager runs, "/", so both are
+// read (round 9: WorkingDirectory=-/tmp/missing made rm -rf etc remove /etc). "~" is the home of
+// User=, which the judge does not read: unknown, so relative paths are refused (execdotdot.go), as
+// after a ".." (resolved after the links before it). Any other value that is not an absolute path
+// is ignored with "-" and fails the unit without it: "/".
+func unitWorkingDirs(v string) []string {
+	v = strings.TrimSpace(v)
+	missingOK := false
+	for strings.HasPrefix(v, "-") || strings.HasPrefix(v, "!") {
+		v, missingOK = v[1:], true
+	}
+	var wd []string
+	switch {
+	case v == "~" || strings.HasPrefix(v, "~"):
+		wd = []string{unknownDir}
+	case !strings.HasPrefix(v, "/"):
+		return []string{}
+	case hasDotDot(v):
+		wd = []string{unknownDir}
+	default:
+		wd = []string{cleanPath(v)}
+	}
+	if missingOK && wd[0] != "/" {
+		wd = append(wd, "/")
+	}
+	return wd
 }
 
 func jobModeEffect(m string) string {
