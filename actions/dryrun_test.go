@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,5 +32,33 @@ func TestJournalBoundIsTheSameWithTheUndo(t *testing.T) {
 	// The widest undo fits the slack charged for it.
 	for _, a := range []allowlist.Action{allowlist.ActionEnable, allowlist.ActionDisable, allowlist.ActionMask, allowlist.ActionUnmask, allowlist.ActionStop} {
 		assert.LessOrEqual(t, len(`,"undo":"`+string(a)+`"`), undoSlack, a)
+	}
+}
+
+// The plan's journal floor (plan.JournalFloor, what `diff` refuses by off the node) is never over
+// the transaction's bound for the same writes: the plan refuses only what the transaction would,
+// on any node (paths with bytes JSON escapes, removals, missing parents among them).
+func TestThePlansJournalFloorIsUnderTheBound(t *testing.T) {
+	dir := t.TempDir()
+	r, err := OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	names := []string{"a.conf", `q"uote.conf`, "<html>&.conf", "ü.conf", "back\\slash", strings.Repeat("n", 255)}
+	var ops []Op
+	var files []plan.FileOp
+	for i, n := range names {
+		for _, d := range []string{"/etc/containers", "/etc/containers/new/deeper"} {
+			p := d + "/" + n
+			rm := i%3 == 2
+			ops = append(ops, Op{Path: p, Remove: rm, Data: []byte("x"), Mode: 0o644})
+			files = append(files, plan.FileOp{Path: p, Remove: rm})
+			j, _, _, err := planTxn(r, ops, Meta{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			assert.LessOrEqual(t, plan.JournalFloor(files), journalBound(&j), p)
+		}
 	}
 }

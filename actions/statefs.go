@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openshift/refresh-agent/diff"
+	"github.com/openshift/refresh-agent/plan"
 )
 
 // Every state-file read is bounded (adversary round 4 F6: a 400 MB journal cost 3.3 GB and 30 s
@@ -28,7 +29,7 @@ import (
 //     payload is read with (--max-payload-bytes).
 //   - current.json and anything else: maxRecordBytes (a record is a hash and a file name).
 const (
-	MaxJournalBytes = 16 << 20
+	MaxJournalBytes = plan.MaxJournalBytes
 	maxRecordBytes  = 64 << 10
 )
 

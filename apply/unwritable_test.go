@@ -2,8 +2,10 @@ package apply_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -171,4 +173,30 @@ func TestImmutableSavedPayloadAndPlainStaleTempApply(t *testing.T) {
 			assert.Equal(t, `{"auths":{"v2":{}}}`, n.read(t, pullSecret))
 		})
 	}
+}
+
+// Adversary round 9 core 01, its second shape: 900 files (a 3.4 MB payload) each under 15 new
+// 250-byte directories: the plan's floor cannot see the directories (the node may have them), but
+// the journal lists every one it creates. The dry run builds the journal the real run would (the same
+// entries and created directories, actions.Check) and refuses it with the same reason; before, it
+// said planned and the real run refused.
+func TestDryRunRefusesAJournalOverTheBound(t *testing.T) {
+	n := newNode(t)
+	des := v1()
+	for i := 0; i < 900; i++ {
+		p := "/etc/docker/certs.d"
+		for j := 0; len(p)+256+60 < 4000; j++ {
+			p += "/" + (fmt.Sprintf("%05d_%02d_", i, j) + strings.Repeat("d", 246))[:250]
+		}
+		des.File(p+"/ca.crt", []byte("x"), 0o644)
+	}
+	before := n.treeHash(t)
+	dry, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: des.JSON(), Hash: "big", DryRun: true})
+	require.NoError(t, err)
+	res := n.run(t, des.JSON(), "big")
+	assert.Equal(t, api.OutcomeRefused, dry.Outcome, dry.Reason)
+	assert.Equal(t, api.OutcomeRefused, res.Outcome, res.Reason)
+	assert.Equal(t, dry.Reason, res.Reason, "the same reason")
+	assert.Contains(t, res.Reason, "journal would be larger than recovery reads")
+	assert.Equal(t, before, n.treeHash(t), "nothing written")
 }

@@ -214,6 +214,7 @@ func Build(in Inputs) (*Plan, error) {
 	p.checkNesting()
 	p.checkActedUnits(in.Current, in.Desired, pol)
 	p.checkStops(in.Current, pol)
+	p.checkJournal()
 	p.Eligible = len(p.Refused) == 0
 	if p.Eligible {
 		p.Actions = p.orderActions()
