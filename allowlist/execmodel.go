@@ -352,6 +352,10 @@ func (j judge) ownOf(argv []string, depth int, out *[]string) {
 				return
 			}
 		}
+	case isAwk(prog):
+		for _, f := range awkOwnFiles(argv[1:]) {
+			j.ownOf([]string{f}, depth+1, out) // its program files: scripts (judgeAwk)
+		}
 	case interpreterName(prog) != "":
 		for _, a := range argv[1:] {
 			if !strings.HasPrefix(a, "-") {

@@ -23,6 +23,9 @@ var codeVars = []string{"LD_*", "BASH_ENV", "ENV", "BASH_FUNC_*", "SHELLOPTS", "
 	"OPENSSL_ENGINES", "OPENSSL_MODULES", "SSLKEYLOGFILE", "KRB5_CONFIG", "CURL_HOME",
 	"WGETRC", "ZDOTDIR", "INPUTRC", "MAILCAP*", "LIBVA_*", "GST_PLUGIN_*",
 	"GIO_*", "GTK_*", "QT_*", "LUA_INIT*",
+	// gawk: where -f/-i/@include and -l/@load find their files; GAWK_PERSIST_FILE loads a heap of
+	// stored functions and variables (execawk.go).
+	"AWKPATH", "AWKLIBPATH", "GAWK_*",
 	// Options given by the environment, the refused command-line options' other spelling (round-6
 	// adversary: TAR_OPTIONS=--to-command=…, RSYNC_RSH=, ZIPOPT=-TT, MODPROBE_OPTIONS=-C F).
 	"TAR_OPTIONS", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "ZIPOPT", "ZIP", "UNZIP", "UNZIPOPT", "MODPROBE_OPTIONS",
@@ -213,7 +216,7 @@ func programFile(p string) string {
 // scriptFile judges a script or program file an interpreter reads (in a changed line, strictly).
 func (j judge) scriptFile(prog, f string) string {
 	if j.strict {
-		if why := strictScript(prog, f); why != "" || !j.sure || prog == "awk" {
+		if why := strictScript(prog, f); why != "" || !j.sure {
 			return why
 		}
 		// A script is a program: in a changed line's command, only the unit's own or a granted
