@@ -33,6 +33,7 @@ type unitPlaces struct {
 	dirs    []string        // the *Directory= settings' directories
 	writes  map[string]bool // Execution.OwnWrites
 	never   []string        // Execution.NeverOwn: the agent's state dirs
+	managed []string        // Execution.Managed: the node policy's rule paths
 	collect *[]string       // OwnWrites: record instead of judging
 }
 
@@ -59,7 +60,7 @@ func placesOf(p UnitProps) *unitPlaces {
 	for _, w := range p.OwnWrites {
 		m.writes[w] = true
 	}
-	m.never = p.NeverOwn
+	m.never, m.managed = p.NeverOwn, p.Managed
 	return m
 }
 
@@ -658,6 +659,9 @@ func (j judge) ownMutation(who, w string) string {
 		if d := m.stateDir(c); d != "" {
 			return who + " changes " + c + ": " + m.rule() + "; " + d + " is the agent's state dir (its journal, record and payloads), never a unit's own place"
 		}
+		if d := inOrAbove(c, m.managed); d != "" {
+			return who + " changes " + c + ": " + m.rule() + "; the node policy manages " + d + " (its mode and owner are the policy's: a unit may not change them), never a unit's own place"
+		}
 		if l, never := configMapNever(c); never {
 			return who + " changes " + c + ": " + m.rule() + "; " + l.Prefix + " is " + l.Class + " (" + l.Why + "), never a unit's own place"
 		}
@@ -692,7 +696,7 @@ func (m *unitPlaces) ownPlace(c string) bool {
 
 // ownDir says whether c (a path, or a directory ending in /: every name below it) is the unit's own.
 func (m *unitPlaces) ownDir(c string) bool {
-	if m.stateDir(c) != "" {
+	if m.stateDir(c) != "" || inOrAbove(c, m.managed) != "" {
 		return false
 	}
 	for _, t := range []string{"/tmp/", "/var/tmp/"} {
@@ -734,10 +738,14 @@ func (m *unitPlaces) ownDir(c string) bool {
 
 // stateDir returns the agent's state dir c (a path, or a directory ending in /) lies in or is an
 // ancestor of, or "": a write there forges the journal recovery acts on, or takes its place.
-func (m *unitPlaces) stateDir(c string) string {
+func (m *unitPlaces) stateDir(c string) string { return inOrAbove(c, m.never) }
+
+// inOrAbove returns the path of dirs (paths, or prefixes ending in "/") that c (a path, or a
+// directory ending in /) lies in, is, or is an ancestor of, or "".
+func inOrAbove(c string, dirs []string) string {
 	c = strings.TrimSuffix(c, "/")
-	for _, d := range m.never {
-		if under(c, d) || c != "" && under(d, c) {
+	for _, d := range dirs {
+		if t := strings.TrimSuffix(d, "/"); under(c, t) || c != "" && under(t, c) {
 			return d
 		}
 	}

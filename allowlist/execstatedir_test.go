@@ -48,3 +48,40 @@ func TestStateDirIsNeverAUnitsOwnPlace(t *testing.T) {
 	// Without state dirs (the executor's D-Bus view) the same line is the unit's.
 	assert.NoError(t, allowlist.JudgeUnit(unitOfLines(t, true, `ExecStart=/usr/bin/touch /var/lib/myapp-agent/x`)))
 }
+
+// Round 9 (adversary exec/13): a file the node policy manages (a rule's path, or a ConfigMap
+// entry the plan resolved) is never a unit's own place: its mode and owner are the policy's, so a
+// changed line of myapp.service may not chmod 0666 or chown core /etc/myapp/api-token (a 0600
+// root rule), nor change a directory holding it (chmod -R, a pattern); asking the agent for 0666
+// is refused, and so is asking the unit.
+func TestManagedFilesAreNeverAUnitsOwnPlace(t *testing.T) {
+	managed := []string{"/etc/myapp/api-token", "/var/lib/myapp/certs/"}
+	judge := func(line string) error {
+		p := unitOfLines(t, true, line)
+		p.Managed = managed
+		return allowlist.JudgeUnit(p)
+	}
+	for _, line := range []string{
+		`ExecStart=/usr/bin/chmod 0666 /etc/myapp/api-token`,
+		`ExecStart=/usr/bin/chown core /etc/myapp/api-token`,
+		`ExecStart=/usr/bin/chmod -R a+rwX /etc/myapp`,
+		`ExecStart=/bin/sh -c 'chmod 666 /etc/myapp/*'`,
+		`ExecStart=/bin/sh -c 'echo x > /etc/myapp/api-token'`,
+		`ExecStart=/usr/bin/install -m 0666 /etc/myapp/x /etc/myapp/api-token`,
+		`ExecStart=/usr/bin/rm -f /etc/myapp/api-token`,
+		`ExecStart=/usr/bin/chmod 0644 /var/lib/myapp/certs/tls.key`,
+		`ExecStart=/usr/bin/chown -R core /var/lib/myapp`,
+	} {
+		err := judge(line)
+		if assert.Error(t, err, line) {
+			assert.Contains(t, err.Error(), "the node policy manages", line)
+		}
+	}
+	for _, line := range []string{
+		`ExecStart=/usr/bin/touch /etc/myapp/other`,
+		`ExecStart=/usr/bin/chmod 0600 /var/lib/myapp/data`,
+		`ExecStart=/usr/bin/rm -rf /var/lib/myapp/cache`,
+	} {
+		assert.NoError(t, judge(line), line)
+	}
+}

@@ -26,6 +26,9 @@ type Execution struct {
 	// NeverOwn are the agent's state dirs (Policy.StateDirs, wherever --state-dir puts them): never
 	// a unit's own place, even one named after it or under /tmp (execmutate.go).
 	NeverOwn []string
+	// Managed are the paths the node policy's rules manage (Policy.Rules, a prefix rule ending in
+	// "/"): their mode and owner are the policy's, so never a unit's own place either (round 9).
+	Managed []string
 	// The job mode of the jobs OnFailure=/OnSuccess= start ("" is replace).
 	OnFailureJobMode, OnSuccessJobMode string
 	// StandardInput/Output/Error: file:PATH, append:PATH, truncate:PATH, journal, tty, …; over

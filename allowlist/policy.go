@@ -61,6 +61,8 @@ type Policy struct {
 	UnitPrograms map[string][]string
 	// stateDirs are the agent's state dirs on the node (WithStateDir): refused to every rule.
 	stateDirs []string
+	// managed are the paths a plan's ConfigMap entries manage besides the rules (WithManaged).
+	managed []string
 	// nodeAliases are the node's unit links (WithUnitAliases): canonical name → the unit linked to.
 	nodeAliases map[string]string
 }

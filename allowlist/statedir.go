@@ -67,3 +67,22 @@ func (p *Policy) stateDirReason(rulePath string) string {
 	}
 	return "path is in the agent's state dir " + d + " (its journal, record and payloads): no rule or ceiling reaches it"
 }
+
+// WithManaged returns a copy of p whose ManagedPaths also hold paths (a plan's ConfigMap entries
+// within the ceiling, Extra's rules).
+func (p *Policy) WithManaged(paths ...string) *Policy {
+	q := *p
+	q.managed = append(slices.Clone(p.managed), paths...)
+	return &q
+}
+
+// ManagedPaths are the paths whose mode and owner the policy bounds: every rule's path (a prefix
+// rule's ending in "/") and those WithManaged added. No unit's command may change them
+// (Execution.Managed).
+func (p *Policy) ManagedPaths() []string {
+	out := slices.Clone(p.managed)
+	for _, r := range p.Rules {
+		out = append(out, r.Path)
+	}
+	return out
+}

@@ -197,6 +197,9 @@ func Build(in Inputs) (*Plan, error) {
 		return nil, err
 	}
 	extra, warnings := pol.Extra(in.NoRebootPaths)
+	for _, r := range extra {
+		pol = pol.WithManaged(r.Path) // a unit's command may not change them either (unit judge)
+	}
 	p := &Plan{Changes: []Change{}, Actions: []UnitAction{}, Refused: []Refusal{}, Warnings: append([]string{}, warnings...),
 		corePassword: corePassword(in.Desired)}
 	for i := range changes {

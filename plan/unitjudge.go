@@ -174,6 +174,7 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy) string 
 	p.OwnWrites = unitWrites(old)
 	if pol != nil {
 		p.NeverOwn = pol.StateDirs()
+		p.Managed = pol.ManagedPaths()
 	}
 	if err := allowlist.JudgeUnit(p); err != nil {
 		return fmt.Sprintf("unit %s: %v", u.Name, err)

@@ -42,7 +42,7 @@ func TestCLIRefusesUnitsWhoseCommandsMakeTheirCode(t *testing.T) {
 		{`ExecStart=/usr/lib/systemd/systemd-sysctl /etc/myapp/app.conf`, "systemd-sysctl /etc/myapp/app.conf"},
 		{`ExecStart=/usr/bin/systemd-tmpfiles --create /etc/myapp/app.conf`, "a file the payload may write"},
 		{`ExecStart=/usr/bin/python3 -m pdb /etc/myapp/app.conf`, "python3 -m pdb"},
-		{"ExecStartPre=/usr/bin/chmod 755 /etc/myapp/app.conf\nExecStart=/usr/bin/run-parts /etc/myapp", "run-parts /etc/myapp"},
+		{"ExecStartPre=/usr/bin/chmod 755 /etc/myapp/hook\nExecStart=/usr/bin/run-parts /etc/myapp", "run-parts /etc/myapp"}, // round 9: app.conf, a rule's file, is not the unit's to chmod
 		{"ExecStartPre=/usr/bin/sort -o /usr/local/bin/ok /etc/myapp/app.conf\nExecStart=/usr/local/bin/ok", "names the node's program dir /usr/local/bin/ok as an operand of sort"},
 		{`ExecStart=/usr/bin/sed -i '2i /usr/bin/bash /etc/myapp/app.conf' /usr/local/bin/kubenswrapper`, "operand of sed"},
 		{`ExecStart=/usr/bin/setfacl -m u:core:rwx /usr/local/bin`, "operand of setfacl"},
