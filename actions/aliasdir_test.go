@@ -114,3 +114,31 @@ func TestAnImmutableSideFileDoesNotKeepTheJournal(t *testing.T) {
 		})
 	}
 }
+
+// A variant of adversary round 9 core 04: the state dir's backup/ (a version 1 journal's, never
+// written since) holding an immutable entry, or immutable itself: the clean-up of a later
+// transaction removes what it can there and finishes, never keeping its journal (and every later
+// refresh) pending on what is not its own.
+func TestAnImmutableOldBackupDirDoesNotKeepTheJournal(t *testing.T) {
+	for _, inside := range []bool{false, true} {
+		r, dir := newRoot(t)
+		p := "/etc/containers/registries.conf"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte("old"), 0o644))
+		state := filepath.Join(t.TempDir(), "state")
+		require.NoError(t, os.MkdirAll(filepath.Join(state, "backup"), 0o700))
+		target := filepath.Join(state, "backup")
+		if inside {
+			target = filepath.Join(state, "backup", "0")
+			require.NoError(t, os.WriteFile(target, []byte("x"), 0o600))
+		}
+		fixture.Chattr(t, "+i", target)
+		txn, err := actions.Prepare(r, state, []actions.Op{{Path: p, Data: []byte("new"), Mode: 0o644}}, actions.Meta{Hash: "h"})
+		require.NoError(t, err)
+		require.NoError(t, txn.Commit())
+		require.NoError(t, txn.MarkDone())
+		require.NoError(t, txn.Finish())
+		phase, err := actions.Pending(state)
+		require.NoError(t, err)
+		assert.Empty(t, phase, "no journal left pending (inside: %v)", inside)
+	}
+}

@@ -401,7 +401,11 @@ func (t *Txn) Finish() error {
 	if err := errors.Join(errs...); err != nil {
 		return err // the journal stays: the next recovery removes the rest
 	}
-	if err := os.RemoveAll(filepath.Join(t.stateDir, backupDir)); err != nil {
+	// The state dir's backup/ held a version 1 journal's backups: that journal's own, to remove. A
+	// later transaction never writes there; what an old agent left there (copies of originals) goes
+	// too, as far as it can: an immutable or append-only entry there, not this transaction's, must
+	// not keep the journal, and every later refresh, pending (adversary round 9 core, a variant of 04).
+	if err := os.RemoveAll(filepath.Join(t.stateDir, backupDir)); err != nil && t.legacy() {
 		return err
 	}
 	if err := RemoveStateFile(t.stateDir, journalFile, true); err != nil {
