@@ -168,6 +168,9 @@ func chmodMode(a string) bool {
 // mutated are the words the command mutates, by its program's model, or why the paths it mutates
 // cannot be read from its words (they are its input's or an archive's): refused in a changed line.
 func (j judge) mutated(prog string, args []string) (words []string, why string) {
+	if o := followedTraversal(prog, args); o != "" && prog != "find" {
+		return nil, prog + " " + o + ": it follows the symbolic links it meets as it walks its operands' trees: what it changes may lie outside them, where a link points (refused in a changed line)"
+	}
 	switch prog {
 	case "chmod":
 		var rest []string
@@ -191,7 +194,12 @@ func (j judge) mutated(prog string, args []string) (words []string, why string) 
 		}
 		return words, ""
 	case "sed", "gsed":
-		return sedInPlace(args), ""
+		files := sedInPlace(args)
+		if len(files) > 0 && slices.Contains(args, "--follow-symlinks") {
+			// sed -i replaces a link with the edited file; --follow-symlinks edits where it points.
+			return nil, prog + " -i --follow-symlinks edits the file a symbolic link points to, wherever that is (refused in a changed line)"
+		}
+		return files, ""
 	case "rsync":
 		return j.rsyncMutates(args)
 	case "tar", "cpio", "unzip":
@@ -501,7 +509,7 @@ func tarValues(args []string, letter byte, long string) []string {
 // reader) mutate the start paths and below.
 func (j judge) findMutates(args []string) ([]string, string) {
 	var starts, out []string
-	i := 0
+	i := findOptionsEnd(args)
 	for ; i < len(args); i++ {
 		a := args[i]
 		if strings.HasPrefix(a, "-") || a == "(" || a == "!" || a == "," {
@@ -552,6 +560,15 @@ func (j judge) findMutates(args []string) ([]string, string) {
 		}
 	}
 	if below {
+		o := followedTraversal("find", args)
+		if o == "" {
+			o = trailingSlash(starts)
+		}
+		if o != "" {
+			// Only a find that changes what it finds (-delete, a command that mutates {}): a
+			// reader's -exec cat {} reads what -print would.
+			return nil, "find " + o + ": it follows the symbolic links it meets as it walks its start paths' trees: what it changes may lie outside them, where a link points (refused in a changed line)"
+		}
 		for _, s := range starts {
 			out = append(out, s, strings.TrimSuffix(s, "/")+"/*") // the start path and every file below it
 		}
@@ -790,4 +807,119 @@ func systemState(prog string, args []string) string {
 func (j judge) inFind() judge {
 	j.found = true
 	return j
+}
+
+// Round 9 (exec/08): a traversal that follows symbolic links leaves its start. find -L, -H or
+// -follow, and chown, chgrp, chmod, chcon -R with -L or -H (the last of -H, -L, -P counts), and
+// setfacl -R -L (--logical), walk into whatever a link below the start (or the start itself)
+// points at: find /tmp/x -follow -delete, chown -R -L nobody /tmp/x with /tmp/x/vr -> /run. In a
+// changed line such a mutating traversal is refused (mutated). Traversals that do not follow
+// links (rm -r, restorecon -R, the default -P), and reading ones (cp -L's and rsync -L's sources,
+// du, ls), stay as they are.
+
+// followedTraversal is the option that makes the mutating traversal of the command follow
+// symbolic links (find's -L, -H, -follow; -R's -L, -H, --logical), or "".
+func followedTraversal(prog string, args []string) string {
+	switch prog {
+	case "find":
+		follow := ""
+		end := findOptionsEnd(args)
+		for _, a := range args[:end] {
+			switch a {
+			case "-L", "-H":
+				follow = a
+			case "-P":
+				follow = ""
+			}
+		}
+		for _, a := range args[end:] {
+			if a == "-follow" {
+				follow = a
+			}
+		}
+		return follow // refused by findMutates when find changes what it finds
+	case "chown", "chgrp", "chmod", "chcon", "setfacl", "rm":
+	default:
+		return ""
+	}
+	values := mutModels[prog].short // options whose value follows: their letters end a cluster
+	recursive, follow := false, ""
+	mode := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			i = len(args)
+		case a == "--recursive":
+			recursive = true
+		case a == "--logical" && prog == "setfacl":
+			follow = a
+		case a == "--physical" && prog == "setfacl":
+			follow = ""
+		case strings.HasPrefix(a, "--"):
+			if n, _, has := strings.Cut(a, "="); !has && slices.Contains(mutModels[prog].long, n) {
+				i++ // --reference F, --from O
+			}
+		case prog == "chmod" && !mode && chmodMode(a):
+			mode = true // -w is chmod's mode
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			for k := 1; k < len(a); k++ {
+				c := a[k]
+				if strings.IndexByte(values, c) >= 0 {
+					if k+1 == len(a) {
+						i++
+					}
+					break
+				}
+				switch c {
+				case 'R':
+					recursive = true
+				case 'r':
+					recursive = recursive || prog == "rm"
+				case 'L', 'H':
+					follow = "-" + string(c)
+				case 'P':
+					follow = ""
+				}
+			}
+		}
+	}
+	if !recursive {
+		return ""
+	}
+	if follow == "" {
+		ops, _ := readOpts(args, mutModels[prog])
+		return trailingSlash(ops)
+	}
+	return follow
+}
+
+// trailingSlash is the first operand of a walker that ends in "/" or "/." (rm -rf /tmp/x/link/):
+// the kernel resolves its last name, a symbolic link perhaps, and the walk starts where it points.
+func trailingSlash(ops []string) string {
+	for _, o := range ops {
+		if len(o) > 1 && (strings.HasSuffix(o, "/") || strings.HasSuffix(o, "/.")) {
+			return o + " (a trailing / or /. resolves its last name, which may be a symbolic link)"
+		}
+	}
+	return ""
+}
+
+// findOptionsEnd is the index of find's first word after its leading options (-H, -L, -P, -D
+// DEBUGOPTS, -O LEVEL): where its start paths begin.
+func findOptionsEnd(args []string) int {
+	i := 0
+	for i < len(args) {
+		switch a := args[i]; {
+		case a == "-H" || a == "-L" || a == "-P" || strings.HasPrefix(a, "-O"):
+			i++
+		case a == "-D":
+			i += 2
+		case strings.HasPrefix(a, "-D") && len(a) > 2:
+			i++
+		default:
+			return min(i, len(args))
+		}
+	}
+	return min(i, len(args))
 }

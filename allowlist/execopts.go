@@ -73,8 +73,9 @@ var judgedLongOptions = []string{
 	// logger.
 	"--tcp", "--udp", "--rfc3164", "--rfc5424", "--socket-errors", "--journald", "--id", "--msgid", "--priority",
 	"--tag", "--stderr", "--size", "--octet-count", "--prio-prefix", "--sd-id", "--sd-param", "--skip-empty", "--no-act",
-	// chmod, chown (--reference=FILE takes its mode or owner from another file).
-	"--reference",
+	// chmod, chown (--reference=FILE takes its mode or owner from another file); setfacl's
+	// traversal (execmutate.go: followedTraversal).
+	"--reference", "--logical", "--physical",
 	// round 8's writers' options (execwriters.go).
 	"--link", "--symbolic-link", "--preserve", "--hard-links", "--perms", "--no-perms", "--executability",
 	"--keep-directory-symlink", "--volno-file", "--incremental", "--overwrite-dir", "--recursive-unlink",

@@ -386,7 +386,7 @@ func (j judge) writes(prog string, args []string) string {
 // judgeFind refuses a find whose starting point is in the kernel's state (/proc, /sys, /dev): with
 // -exec or -fprint it reaches what no argument may name (find /proc -name 'sys?q*' -exec ln -s …).
 func judgeFind(args []string) string {
-	for _, a := range args {
+	for _, a := range args[findOptionsEnd(args):] { // find -L /proc …: after its leading options
 		if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
 			break
 		}
