@@ -693,6 +693,10 @@ func (j judge) judgeRun(argv []string, depth int) string {
 		}
 	}
 	i := 1
+	// The transient unit runs in the manager's / unless told otherwise (systemd-run(1): --same-dir
+	// runs it in the caller's directory; --working-directory= in that one): not in the calling
+	// unit's WorkingDirectory=.
+	ownDir := false
 	for ; i < len(argv); i++ {
 		a := argv[i]
 		if a == "--" {
@@ -705,6 +709,9 @@ func (j judge) judgeRun(argv []string, depth int) string {
 		name, val, hasVal := strings.Cut(a, "=")
 		if !strings.HasPrefix(a, "--") && len(a) > 2 {
 			name, val, hasVal = a[:2], a[2:], true // -uNAME
+		}
+		if name == "-d" || name == "--same-dir" || name == "--working-directory" {
+			ownDir = true
 		}
 		switch {
 		case slices.Contains(runFlags, name) && !hasVal:
@@ -737,6 +744,11 @@ func (j judge) judgeRun(argv []string, depth int) string {
 	}
 	if i >= len(argv) {
 		return ""
+	}
+	if !ownDir {
+		if why := j.changeDir("/"); why != "" {
+			return why // its command's relative paths are judged from / too
+		}
 	}
 	return j.argv(argv[i:], depth+1)
 }
