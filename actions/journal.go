@@ -151,7 +151,11 @@ func readJournal(stateDir string) (*journal, error) {
 //  7. a created directory is clean, absolute, named once, and a parent of some entry's path;
 //  8. the payload file is payloads/<sha256>; the hash is printable ASCII of at most 253 bytes;
 //  9. finishing is set only once the outcome was settled (done, rolled back, or abandoned while
-//     preparing), and committed is set in the committed and done phases.
+//     preparing), and committed is set in the committed and done phases;
+//  18. the unit actions are of the form a plan journals (plan.JournaledForm): daemon-reloads, reloads
+//     and restarts of units, restarts of static pods, and Enable, Disable, Mask, Unmask or Stop of a
+//     unit with no undo or its inverse (never Start, never an unknown kind, never ifLoaded), each
+//     once. Which units and pods the node's policy lets them name is Trust's (plan.Journaled).
 //
 // Against the node, before anything is touched (consistent, from Recover):
 //
@@ -204,7 +208,10 @@ func readJournal(stateDir string) (*journal, error) {
 //     place, as a rollback does; what a forged journal alone can name, a file "with no original",
 //     is deleted only by rule 13's proof.)
 //
-// Beyond these, Recover checks the paths and unit actions against the node's policy (Trust).
+// Beyond these, Recover checks the paths and unit actions against the node's policy (Trust): only
+// what a plan under that policy could have journaled (plan.Journaled: a state action only on a unit
+// a unit rule names, a reload or restart only of a unit a rule asks it of, a pod restart only of a
+// pod a rule names).
 func (j *journal) check() error {
 	if j.Version < 1 || j.Version > journalVersion {
 		return fmt.Errorf("version %d", j.Version)
@@ -277,7 +284,7 @@ func (j *journal) check() error {
 	if j.Version >= 3 && (j.Phase == PhaseCommitted || j.Phase == PhaseDone) && !j.Committed {
 		return fmt.Errorf("phase %s without committed", j.Phase)
 	}
-	return nil
+	return plan.JournaledForm(j.Meta.Actions) // rule 18
 }
 
 // consistent checks the journal against the node before recovery touches anything (rules 10 and 11
@@ -455,8 +462,10 @@ var (
 // naming anything else (an entry for /etc/passwd with "no original" would have recovery delete it)
 // is refused whole, touching nothing.
 type Trust struct {
-	Path   func(p string) error
-	Action func(a plan.UnitAction) error
+	Path func(p string) error
+	// Actions says why no refresh could have journaled the unit actions (plan.Journaled under the
+	// node's policy), naming the one: recovery runs them again, and their undos on a rollback.
+	Actions func(list []plan.UnitAction) error
 }
 
 // ErrHostile marks a journal recovery refuses: it names what no refresh could have planned, or
@@ -472,12 +481,9 @@ func (j *journal) trusted(tr Trust) error {
 			return fmt.Errorf("%w: entry %d, %s: %v", ErrHostile, i, e.Path, err)
 		}
 	}
-	for _, a := range j.Meta.Actions {
-		if tr.Action == nil {
-			break
-		}
-		if err := tr.Action(a); err != nil {
-			return fmt.Errorf("%w: unit action %s %s: %v", ErrHostile, a.Action, a.Unit+a.Pod, err)
+	if tr.Actions != nil {
+		if err := tr.Actions(j.Meta.Actions); err != nil {
+			return fmt.Errorf("%w: %v", ErrHostile, err)
 		}
 	}
 	return nil

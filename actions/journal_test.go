@@ -49,7 +49,7 @@ func TestHostileJournalIsNotFollowed(t *testing.T) {
 	}
 }
 
-// Each validity rule of the journal (journal.go, rules 1 to 11) has a journal that breaks it, and
+// Each validity rule of the journal (journal.go, rules 1 to 11, 15, 16 and 18) has a journal that breaks it, and
 // recovery refuses every one whole: no file is changed, removed or added, the journal stays. The
 // node holds registries.conf ("live") and, beside it, its backup's name holding the only other copy
 // of an original ("only copy").
@@ -83,6 +83,11 @@ func TestJournalValidityRules(t *testing.T) {
 		{"8 hash", `{"version":3,"phase":"prepared","meta":{"hash":"x y"},"entries":[]}`},
 		{"9 finishing while prepared", j("prepared", e(`,"hadOriginal":true`), `,"finishing":true`)},
 		{"9 committed phase, not committed", j("committed", e(`,"hadOriginal":true`), "")},
+		{"18 unknown action kind", `{"version":3,"phase":"prepared","meta":{"hash":"x","actions":[{"unit":"crio.service","action":"Frobnicate"}]},"entries":[]}`},
+		{"18 a start", `{"version":3,"phase":"prepared","meta":{"hash":"x","actions":[{"unit":"crio.service","action":"Start"}]},"entries":[]}`},
+		{"18 an undo not the inverse", `{"version":3,"phase":"prepared","meta":{"hash":"x","actions":[{"unit":"a.service","action":"Stop","undo":"Mask"}]},"entries":[]}`},
+		{"18 ifLoaded", `{"version":3,"phase":"prepared","meta":{"hash":"x","actions":[{"unit":"crio.service","action":"Reload","ifLoaded":true}]},"entries":[]}`},
+		{"18 listed twice", `{"version":3,"phase":"prepared","meta":{"hash":"x","actions":[{"action":"DaemonReload"},{"action":"DaemonReload"}]},"entries":[]}`},
 		{"10 no original, backup there (prepared)", j("prepared", e(`,"hadOriginal":false`), "")},
 		{"10 no original, backup there (rolling back)", j("rollingback", e(`,"hadOriginal":false`), `,"committed":true`)},
 		{"10 no original, backup there (rolled back)", j("rolledback", e(`,"hadOriginal":false`), "")},

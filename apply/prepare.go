@@ -81,8 +81,10 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	h, req := p.host, p.req
 	log := h.logger()
 	if req.DryRun || p.readOnly {
-		if txn, err := actions.Pending(h.StateDir); err != nil || txn != "" {
-			return fmt.Errorf("an interrupted refresh is pending (%s%v): run refresh-agent recover first", txn, err)
+		if txn, err := actions.Pending(h.StateDir); err != nil {
+			return fmt.Errorf("an interrupted refresh is pending (its journal cannot be used: %w): run refresh-agent recover first", err)
+		} else if txn != "" {
+			return fmt.Errorf("an interrupted refresh is pending (%s): run refresh-agent recover first", txn)
 		}
 	} else if _, err := h.recoverLocked(ctx); errors.Is(err, ErrNotShownApplied) {
 		// Settled, the record where it was: this refresh plans against it (and writes what differs).

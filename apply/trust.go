@@ -1,12 +1,10 @@
 package apply
 
 import (
-	"errors"
 	"path"
 	"strings"
 
 	"github.com/openshift/refresh-agent/actions"
-	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/plan"
 )
 
@@ -33,23 +31,11 @@ func (h Host) trust() actions.Trust {
 			}
 			return pol.MayWrite(p)
 		},
-		Action: func(a plan.UnitAction) error {
-			switch {
-			case a.Action == allowlist.ActionDaemonReload && a.Unit == "" && a.Pod == "":
-				return nil
-			case a.Pod != "" && a.Unit == "":
-				if strings.Count(a.Pod, "/") == 1 && !strings.ContainsAny(a.Pod, " \t\n") {
-					return nil
-				}
-			case a.Unit != "" && a.Pod == "":
-				if perr != nil {
-					return perr
-				}
-				if _, ok := pol.UnitRule(a.Unit); ok || pol.UnitAllowed(a.Unit) {
-					return nil
-				}
+		Actions: func(list []plan.UnitAction) error {
+			if perr != nil {
+				return perr
 			}
-			return errors.New("not a unit action the node policy allows")
+			return plan.Journaled(pol, list)
 		},
 	}
 }

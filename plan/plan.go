@@ -382,14 +382,9 @@ func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (Fi
 	}
 	d := pol.Resolve(c.Path, extra)
 	eff := d.Effects
-	if eff.Steps == nil {
-		// The agent's own rule format: one action on every service it names.
-		for _, u := range d.Services {
-			if d.Action != allowlist.ActionNone {
-				eff.Steps = append(eff.Steps, allowlist.Step{Action: d.Action, Unit: u})
-			}
-		}
-	}
+	// The agent's own rule format: one action on every service it names (recovery derives what it
+	// may run by the same function: mayRun).
+	eff.Steps = fileSteps(eff, d.Action, d.Services)
 	if eff.Special {
 		why, err := registriesChange(c)
 		if err != nil {
