@@ -99,6 +99,9 @@ type judge struct {
 	// the command is find's -exec one, whose {} are the files find hands it.
 	mut   *unitPlaces
 	found bool
+	// envFiles: the unit reads EnvironmentFile= files, whose variables the judge does not read
+	// (tar's $TAPE, tapeArchive).
+	envFiles bool
 }
 
 // charge takes n from the budget and says whether it is spent.

@@ -39,6 +39,9 @@ func (j judge) strictLocal(prog string, argv []string) string {
 		if v, set := j.env["TAPE"]; why == "" && prog == "tar" && set && remoteName(v) && !slices.Contains(args, "--force-local") {
 			why = "tar's archive is $TAPE, " + short(v) + ": a file on another host (reached through rsh)"
 		}
+		if why == "" && prog == "tar" {
+			why = j.tapeArchive(args)
+		}
 	case prog == "logger" && j.judgeSocketSender(prog, args) == "": // which names -u and -n itself
 		why = loggerLocal(args)
 	case prog == "awk" || prog == "gawk" || prog == "mawk" || prog == "nawk":
@@ -48,6 +51,28 @@ func (j judge) strictLocal(prog string, argv []string) string {
 	}
 	if why != "" {
 		return short(strings.Join(argv, " ")) + ": " + why
+	}
+	return ""
+}
+
+// tapeWhy is why no unit setting nor script may set TAPE (round 9): GNU tar's archive when it names
+// no -f/--file is $TAPE, else its standard input or output.
+const tapeWhy = "TAPE is tar's archive when it names none (-f): tar -c writes it, tar -t and -x open and read it " +
+	"(Environment=TAPE=/etc/shadow made tar -c -C /var/lib/myapp . overwrite /etc/shadow; host:file is reached through rsh)"
+
+// tapeArchive judges, in a changed line, a tar that names no archive (-f, --file): GNU tar then
+// writes or reads $TAPE, else its standard output or input. The unit's own Environment= may not set
+// TAPE (assignmentWhy), nor PassEnvironment= pass it (judgeEnvironment); an EnvironmentFile= (the
+// node's own file) may, with a value the judge does not read: refused there.
+func (j judge) tapeArchive(args []string) string {
+	if len(tarValues(args, 'f', "--file")) > 0 {
+		return ""
+	}
+	if v, set := j.env["TAPE"]; set && v != "" {
+		return "tar names no archive (-f): it writes or reads $TAPE, " + short(v) + " (name the archive with -f; a unit may not set TAPE)"
+	}
+	if j.envFiles {
+		return "tar names no archive (-f): it writes or reads $TAPE, which the unit's EnvironmentFile= may set to a path the judge cannot read (name the archive with -f, or - for standard output)"
 	}
 	return ""
 }

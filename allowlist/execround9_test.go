@@ -161,3 +161,46 @@ func TestRound9WorkingDirectoryMayBeRoot(t *testing.T) {
 	p := unitOfLines(t, false, "WorkingDirectory=-/run/myapp", "ExecStart=/usr/bin/rm -f x")
 	assert.ElementsMatch(t, []string{"/run/myapp/x", "/x"}, allowlist.OwnWrites(p))
 }
+
+// Round 9, finding 05: GNU tar without -f/--file writes or reads $TAPE. A script setting TAPE was
+// refused; the unit's Environment=, PassEnvironment= and env/systemd-run --setenv now follow the
+// same rule in every line, and a changed line's tar naming no archive in a unit whose
+// EnvironmentFile= may set TAPE is refused.
+func TestRound9TapeIsTarsArchive(t *testing.T) {
+	tar := "ExecStart=/usr/bin/tar -c -C /var/lib/myapp ."
+	for _, c := range []struct {
+		lines []string
+		why   string
+	}{
+		{[]string{"Environment=TAPE=/etc/shadow", tar}, "TAPE"},
+		{[]string{"Environment=TAPE=/etc/kubernetes/kubelet.conf", "ExecStart=/usr/bin/tar --create --directory=/var/lib/myapp ."}, "TAPE"},
+		{[]string{"Environment=TAPE=/dev/watchdog", "ExecStart=/usr/bin/tar -t"}, "TAPE"},
+		{[]string{"Environment=TAPE=/etc/hosts", "ExecStart=/usr/bin/sh -c 'tar -c -C /var/lib/myapp .'"}, "TAPE"},
+		{[]string{"Environment=TAPE=/etc/hosts", "ExecStart=/usr/bin/sleep 1"}, "Environment=TAPE=/etc/hosts"},
+		{[]string{"PassEnvironment=TAPE", tar}, "PassEnvironment=TAPE"},
+		{[]string{"EnvironmentFile=/etc/sysconfig/myapp", tar}, "EnvironmentFile= may set"},
+		{[]string{"EnvironmentFile=-/etc/sysconfig/myapp", "ExecStart=/usr/bin/bash -c 'tar -t > /run/myapp/list'"}, "$TAPE"},
+		{[]string{"ExecStart=/usr/bin/env TAPE=/etc/hosts /usr/bin/tar -c -C /var/lib/myapp ."}, "TAPE"},
+		{[]string{"ExecStart=/usr/bin/bash -c 'export TAPE=/etc/hosts; tar -c -C /var/lib/myapp .'"}, "TAPE"},
+	} {
+		for _, changed := range []bool{true, false} {
+			if !changed && !strings.HasPrefix(c.lines[0], "Environment=") && !strings.HasPrefix(c.lines[0], "PassEnvironment=") {
+				continue // a script's and a changed tar's rules are a changed line's
+			}
+			err := allowlist.JudgeUnit(r9Unit(t, "", changed, false, c.lines...))
+			require.Error(t, err, "%v %q", changed, c.lines)
+			assert.Contains(t, err.Error(), c.why, "%v %q", changed, c.lines)
+		}
+	}
+	for _, lines := range [][]string{
+		{tar}, // standard output
+		{"ExecStart=/usr/bin/tar -c -f - -C /var/lib/myapp ."},
+		{"EnvironmentFile=/etc/sysconfig/myapp", "ExecStart=/usr/bin/tar -c -f /var/lib/myapp/a.tar -C /var/lib/myapp/d ."},
+		{"EnvironmentFile=/etc/sysconfig/myapp", "ExecStart=/usr/bin/tar cf /var/lib/myapp/a.tar -C /var/lib/myapp/d ."},
+		{"Environment=TAPEX=1", "ExecStart=/usr/bin/sleep 1"},
+	} {
+		assert.NoError(t, allowlist.JudgeUnit(r9Unit(t, "", true, false, append([]string{"StateDirectory=myapp"}, lines...)...)), "%q", lines)
+	}
+	// The node's own unchanged tar with its EnvironmentFile= stays accepted.
+	assert.NoError(t, allowlist.JudgeUnit(r9Unit(t, "", false, false, "EnvironmentFile=/etc/sysconfig/myapp", tar)))
+}

@@ -164,6 +164,9 @@ func judgeEnvironment(e Execution) error {
 		if codeVar(k) {
 			return fmt.Errorf("PassEnvironment=%s: the manager's %s would load code or change how the program starts", k, k)
 		}
+		if k == "TAPE" {
+			return fmt.Errorf("PassEnvironment=%s: the manager's value, unknown to the judge: %s", k, tapeWhy)
+		}
 	}
 	for _, f := range e.EnvironmentFiles {
 		p := strings.TrimPrefix(f, "-")

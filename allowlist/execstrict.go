@@ -477,6 +477,9 @@ func assignmentWhy(a string) string {
 		}
 		return "" // exported as it is
 	}
+	if k == "TAPE" {
+		return tapeWhy
+	}
 	switch {
 	case codeVar(k):
 		return k + " makes the loader, a shell or an interpreter load code or changes how the program starts"
