@@ -100,3 +100,48 @@ func TestRound9AwkSourcesAreJudged(t *testing.T) {
 		`ExecStop=/usr/bin/gawk -F, --source='{print $2}' /etc/myapp/inplace.csv`,
 	)
 }
+
+// Round-9 adversary F10 (false refusals against the docs): the reference file of touch -r and
+// truncate -r is read, not written; the rest stays refused, as the docs now say: rsync -a keeps
+// modes and links (--no-perms -L copies neither), python -m runs no module in a changed line
+// (-I and -Im read as python reads them), and a relative path after cd D && is judged from every
+// directory the line may be in.
+func TestRound9FalseRefusalsAsDocumented(t *testing.T) {
+	acceptedChanged(t,
+		`ExecStart=/usr/bin/touch -r /etc/shadow /run/myapp/stamp`,
+		`ExecStartPre=/usr/bin/touch --reference=/etc/kubernetes/kubelet.conf /run/myapp/stamp`,
+		`ExecStartPre=/usr/bin/touch -cr /etc/shadow /run/myapp/stamp`,
+		`ExecStartPost=/usr/bin/truncate -r /etc/shadow /run/myapp/x`,
+		`ExecStop=/usr/bin/rsync -a --no-perms -L /etc/myapp/ /var/lib/myapp/`,
+	)
+	for _, c := range []struct{ line, why string }{
+		{`ExecStart=/usr/bin/touch -r /run/myapp/stamp /etc/shadow`, "writes /etc/shadow"},
+		{`ExecStart=/usr/bin/touch -- -r /etc/shadow`, "writes /etc/shadow"},
+		{`ExecStart=/usr/bin/touch -t 202001010000 /usr/local/bin/x`, "/usr/local/bin/x"},
+	} {
+		for _, err := range []error{strictUnit(t, true, c.line), strictUnit(t, false, c.line)} {
+			if assert.Error(t, err, c.line) {
+				assert.Contains(t, err.Error(), c.why, c.line)
+			}
+		}
+	}
+	refusedChanged(t, "rsync -a or -p", `ExecStart=/usr/bin/rsync -a /etc/myapp/ /var/lib/myapp/`)
+	refusedChanged(t, "runs or loads a module", `ExecStart=/usr/bin/python3 -I -m json.tool /etc/myapp/a.json`)
+	refusedChanged(t, "runs or loads a module", `ExecStart=/usr/bin/python3 -Im json.tool /etc/myapp/a.json`)
+	refusedChanged(t, "runs or loads a module", `ExecStart=/usr/bin/python3 -P -m json.tool /etc/myapp/a.json`)
+	refusedChanged(t, "touch changes /f", `ExecStart=/usr/bin/bash -c 'cd /tmp/myapp-x && touch f'`)
+	acceptedChanged(t, `ExecStart=/usr/bin/bash -c 'touch /tmp/myapp-x/f'`)
+	// python's -W and -X take a value: the module after them is judged (pdb runs its operand), in
+	// every line.
+	for _, l := range []string{
+		`ExecStart=/usr/bin/python3 -W ignore -m pdb /etc/myapp/x.py`,
+		`ExecStart=/usr/bin/python3 -X utf8 -m runpy /etc/myapp/x.py`,
+		`ExecStart=/usr/bin/python3 -IW ignore -m pdb /etc/myapp/x.py`,
+	} {
+		err := strictUnit(t, false, l)
+		if assert.Error(t, err, l) {
+			assert.Contains(t, err.Error(), "runs a file as a script", l)
+		}
+	}
+	assert.NoError(t, strictUnit(t, false, `ExecStart=/usr/bin/python3 -I -m json.tool /etc/myapp/a.json`), "the node's own line")
+}

@@ -859,6 +859,22 @@ func (j judge) judgeInterpreter(name string, args []string) string {
 				return name + " " + a + ": inline code cannot be judged"
 			}
 		}
+		if (name == "python" || name == "pypy") && a[1] != '-' {
+			// python's one-letter options: only -c (above), -m, -W and -X take a value, the rest
+			// of the word or the next word (-I is a flag: python3 -I -m json.tool, -Im json.tool).
+			for k := 1; k < len(a); k++ {
+				if a[k] == 'm' {
+					return "" // a module, the node's (pythonModule; refused in a changed line: noModule)
+				}
+				if a[k] == 'W' || a[k] == 'X' {
+					if k+1 == len(a) {
+						i++
+					}
+					break
+				}
+			}
+			continue
+		}
 		if slices.Contains([]string{"-m", "-W", "-X", "-I", "-M", "-r", "--require", "-x"}, a) {
 			i++ // a module or a setting; -m runs a module, which is the node's
 			if a == "-m" {

@@ -147,55 +147,45 @@ func (j judge) codeFile(prog, opt, f, what string) string {
 	return ""
 }
 
-// pythonModules are the modules a changed line may run with -m: they read no code from their
-// operands or the working directory (json.tool pretty-prints JSON; not http.server, whose --cgi
-// runs the working directory's cgi-bin scripts and which serves the node's files).
-var pythonModules = []string{"json.tool"}
-
 // pythonRunners are the modules that run a file as a script or inline code as a program: refused
 // with -m in every line.
 var pythonRunners = []string{"pdb", "cprofile", "profile", "trace", "runpy", "timeit", "code", "doctest", "unittest",
 	"pydoc", "idlelib", "test", "venv", "ensurepip", "pip", "zipapp", "site"}
 
 // pythonModule judges python's -m: pdb, cProfile, profile, trace, runpy run a file as a script,
-// timeit and code run inline code (pythonRunners, refused in every line). In a changed line only
-// pythonModules.
+// timeit and code run inline code (pythonRunners, refused in every line). In a changed line no
+// module runs at all (noModule, execlocal.go: json.tool IN OUT writes OUT).
 func (j judge) pythonModule(prog string, args []string) string {
-	for i, a := range args {
-		if !strings.HasPrefix(a, "-") {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") {
 			return "" // the script: judged as one
 		}
 		if strings.HasPrefix(a, "--") {
 			continue
 		}
-		k := strings.IndexByte(a, 'm')
-		if k < 0 || strings.ContainsAny(a[1:k], "cWX") {
-			continue
-		}
-		mod := a[k+1:]
-		if mod == "" && i+1 < len(args) {
-			mod = args[i+1]
-		}
-		if slices.Contains(pythonRunners, strings.ToLower(strings.SplitN(mod, ".", 2)[0])) {
-			return prog + " -m " + mod + ": the module runs a file as a script or inline code the judge cannot see"
-		}
-		if j.strict && !slices.Contains(pythonModules, mod) {
-			return prog + " -m " + mod + ": a changed line may run only the modules " + strings.Join(pythonModules, ", ") + " (others may run a file or inline code)"
-		}
-		isolated := false // -I or -P: the working directory is not put on the module path
-		for _, o := range args[:i+1] {
-			if !strings.HasPrefix(o, "--") && strings.ContainsAny(strings.SplitN(o, "m", 2)[0], "IP") {
-				isolated = true
-			}
-		}
-		if j.strict && !isolated && j.wd != nil {
-			for _, d := range *j.wd {
-				if !nodeCode(d) {
-					return prog + " -m " + mod + ": python puts the working directory " + d + ", which the payload may write, first on the module path (-I or -P keeps it off)"
+		// python's one-letter options: -c, -m, -W and -X take a value, the rest of the word or
+		// the next word (python3 -W ignore -m pdb F: ignore is -W's).
+		for k := 1; k < len(a); k++ {
+			switch a[k] {
+			case 'c':
+				return "" // inline code (judgeInterpreter)
+			case 'm':
+				mod := a[k+1:]
+				if mod == "" && i+1 < len(args) {
+					mod = args[i+1]
 				}
+				if slices.Contains(pythonRunners, strings.ToLower(strings.SplitN(mod, ".", 2)[0])) {
+					return prog + " -m " + mod + ": the module runs a file as a script or inline code the judge cannot see"
+				}
+				return ""
+			case 'W', 'X':
+				if k+1 == len(a) {
+					i++
+				}
+				k = len(a)
 			}
 		}
-		return ""
 	}
 	return ""
 }

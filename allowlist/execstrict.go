@@ -304,6 +304,8 @@ func destinations(prog string, args []string) (dests, srcs []string, opaque bool
 	}
 	switch prog {
 	case "tee", "truncate", "touch", "shred", "sponge":
+		// Every operand, not an option's value (touch -r F, truncate -r F: read; -d, -s, -n).
+		ops, _ := readOpts(args, mutModels[prog])
 		return ops, nil, false
 	case "cp", "mv", "install", "ln", "rsync":
 		if prog == "rsync" {
