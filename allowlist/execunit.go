@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -253,7 +254,7 @@ var specifiers = map[byte]string{'t': "/run", 'S': "/var/lib", 'C': "/var/cache"
 	'T': "/tmp", 'V': "/var/tmp", 'h': "/root", 'u': "root", 'U': "0", 'g': "root", 'G': "0", 's': "/bin/sh", '%': "%"}
 
 // ResolveSpecifiers resolves the specifiers of a unit file value as the system manager would for the
-// unit named (%n, %N, %p, %i, %j and the directories); one it does not know is kept, so that a
+// unit named (%n, %N, %p, %i, %j, their unescaped %P, %I, %J, %f and the directories); one it does not know is kept, so that a
 // word holding it is judged as one the judge cannot resolve.
 func ResolveSpecifiers(unit, s string) string {
 	if !strings.Contains(s, "%") {
@@ -265,7 +266,12 @@ func ResolveSpecifiers(unit, s string) string {
 	if k := strings.LastIndexByte(prefix, '-'); k >= 0 {
 		j = prefix[k+1:]
 	}
-	names := map[byte]string{'n': unit, 'N': stem, 'p': prefix, 'P': prefix, 'i': inst, 'I': inst, 'j': j, 'J': j}
+	f := "/" + unitUnescape(prefix)
+	if inst != "" {
+		f = "/" + unitUnescape(inst)
+	}
+	names := map[byte]string{'n': unit, 'N': stem, 'p': prefix, 'P': unitUnescape(prefix), 'i': inst, 'I': unitUnescape(inst),
+		'j': j, 'J': unitUnescape(j), 'f': f}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] != '%' || i+1 >= len(s) {
@@ -280,6 +286,28 @@ func ResolveSpecifiers(unit, s string) string {
 			b.WriteString(s[i : i+2])
 		}
 		i++
+	}
+	return b.String()
+}
+
+// unitUnescape is systemd's unescaping of a unit name's part (unit_name_unescape, as %I, %P, %J and
+// %f read it): a '-' is a '/', \xNN the byte NN.
+func unitUnescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '-':
+			b.WriteByte('/')
+		case s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x':
+			if v, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+			b.WriteByte(s[i])
+		default:
+			b.WriteByte(s[i])
+		}
 	}
 	return b.String()
 }

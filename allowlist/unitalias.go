@@ -3,7 +3,6 @@ package allowlist
 import (
 	"fmt"
 	"maps"
-	"slices"
 )
 
 // The node's own aliases: a unit file in /etc/systemd/system, /run/systemd/system or
@@ -45,22 +44,7 @@ func (p *Policy) WithUnitAliases(links map[string]string) (*Policy, error) {
 			return nil, fmt.Errorf("node policy unit rule %s: %w", r.Unit, err)
 		}
 	}
-	units := slices.Clone(q.AllowedUnits)
-	for _, r := range q.Rules {
-		units = append(units, r.Services...)
-		for _, s := range r.Steps {
-			units = append(units, s.Unit)
-		}
-	}
-	for _, r := range q.UnitRules {
-		for _, s := range r.Steps {
-			units = append(units, s.Unit)
-		}
-	}
-	for _, s := range q.SSHKey.Steps {
-		units = append(units, s.Unit)
-	}
-	for _, u := range units {
+	for _, u := range q.namedUnits() {
 		if err := named(u); err != nil {
 			return nil, fmt.Errorf("node policy: %w", err)
 		}

@@ -73,5 +73,11 @@ func (h Host) NodePolicy() (*allowlist.Policy, error) {
 	}
 	// The node's unit links: a dependency on one is judged as the unit it links to, and a policy
 	// naming one is refused.
-	return pol.WithUnitAliases(NodeUnitAliases(h.Root.Dir))
+	pol, err = pol.WithUnitAliases(NodeUnitAliases(h.Root.Dir))
+	if err != nil {
+		return nil, err
+	}
+	// The node's unit files: an instance a payload's unit pulls in is judged by its template's text.
+	dir := h.Root.Dir
+	return pol.WithNodeUnits(func(name string) (allowlist.NodeUnit, bool) { return ReadNodeUnit(dir, name) }), nil
 }

@@ -214,7 +214,7 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 		"python script":   svc("ExecStart=/usr/bin/python3 -u /usr/local/bin/myapp.py --port 8080"),
 		"awk print":       svc(`ExecStart=/bin/sh -c "ip -o addr | awk '{print $4}' > /run/myapp/addrs"`),
 		"systemd-run ok":  svc("ExecStart=/usr/bin/systemd-run --scope --unit=myapp-child --setenv=A=b /usr/bin/myapp"),
-		"on failure":      svc("ExecStart=/usr/bin/myapp") + "[Unit]\nOnFailure=myapp-notify@%n.service\nOnFailureJobMode=replace\n",
+		"on failure":      svc("ExecStart=/usr/bin/myapp") + "[Unit]\nOnFailure=myapp-notify.service\nOnFailureJobMode=replace\n",
 		"runtime dir out": svc("RuntimeDirectory=myapp\nStandardOutput=journal\nWorkingDirectory=/var/lib/myapp\nExecStart=/bin/sh -c 'myapp > $RUNTIME_DIRECTORY/out'"),
 	}
 	// Issue 27 round 4: a line the payload adds runs programs and scripts only from read-only OS

@@ -679,17 +679,8 @@ func (c keyCtx) newValues() []string {
 // unit, does not refuse them.
 func checkStarts(c keyCtx) string {
 	for _, u := range c.added() {
-		if allowlist.ProvisioningUnit(u) {
-			return fmt.Sprintf("%s: a provisioning unit (it sets the node up once, at boot): a payload may not add a dependency that starts it", u)
-		}
-		if err := allowlist.DependencyIdentity(u); err != nil {
-			return fmt.Sprintf("%s: %v", u, err)
-		}
-		if real, ok := c.pol.UnitAlias(u); ok {
-			// A link on the node (or an alias the judge knows) is the unit it links to.
-			if err := allowlist.DependencyIdentity(real); err != nil {
-				return fmt.Sprintf("%s: a link to %s: %v", u, real, err)
-			}
+		if why := dependencyWhy(u, c.pol, 0); why != "" {
+			return why
 		}
 		if slices.Contains(followKeys, c.key.key) {
 			if why := followedWhy(c.unit, u, c.pol); why != "" {
@@ -698,6 +689,26 @@ func checkStarts(c keyCtx) string {
 		}
 	}
 	return ""
+}
+
+// dependencyWhy says why a payload may not name u as a dependency, or "": a provisioning unit, a
+// unit DependencyIdentity refuses (as itself or as the unit a link of the node's links it to), or an
+// instance whose template, with the payload's instance, runs what a payload may not (instanceWhy).
+// depth counts the instances judged through instances.
+func dependencyWhy(u string, pol *allowlist.Policy, depth int) string {
+	if allowlist.ProvisioningUnit(u) {
+		return fmt.Sprintf("%s: a provisioning unit (it sets the node up once, at boot): a payload may not add a dependency that starts it", u)
+	}
+	if err := allowlist.DependencyIdentity(u); err != nil {
+		return fmt.Sprintf("%s: %v", u, err)
+	}
+	if real, ok := pol.UnitAlias(u); ok {
+		// A link on the node (or an alias the judge knows) is the unit it links to.
+		if err := allowlist.DependencyIdentity(real); err != nil {
+			return fmt.Sprintf("%s: a link to %s: %v", u, real, err)
+		}
+	}
+	return instanceWhy(u, pol, depth)
 }
 
 // followKeys are the [Unit] settings that make the unit stop or restart with the unit they name.

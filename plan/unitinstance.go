@@ -1,0 +1,137 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/coreos/ignition/v2/config/v3_5/types"
+
+	"github.com/openshift/refresh-agent/allowlist"
+)
+
+// An instance a payload's unit names as a dependency runs its template's text with the payload's
+// instance substituted (allowlist/unitinstance.go). instanceWhy judges it so: with the node's
+// definition of it (Policy.NodeUnit, read under --root), the commands the instance changes are
+// changed lines, judged strictly, every other setting the instance changes must be one that only
+// describes, orders, conditions or names a dependency (judged as a dependency the payload names) or
+// sets the commands' environment (then every command is a changed line); without it (no --root, or
+// no unit file the judge can read), the instance is refused unless a node policy rule names it.
+
+// maxInstanceDepth bounds the instances judged through the dependencies an instance names.
+const maxInstanceDepth = 2
+
+// instanceDescribes are the settings an instance may change that only describe, order or test the
+// unit ([Install] is read only when the unit is enabled, which a dependency does not do).
+func instanceDescribes(o sysOption) bool {
+	switch o.section {
+	case "Install":
+		return true
+	case "Unit":
+		return slices.Contains([]string{"Description", "Documentation", "After", "Before"}, o.key) ||
+			strings.HasPrefix(o.key, "Condition") || strings.HasPrefix(o.key, "Assert")
+	case "Service":
+		return o.key == "SyslogIdentifier"
+	}
+	return false
+}
+
+// instanceDependencies are the [Unit] settings naming units a start of the instance starts.
+var instanceDependencies = []string{"Requires", "Requisite", "Wants", "BindsTo", "Upholds", "OnFailure", "OnSuccess"}
+
+// instanceEnvironment are the settings that set how every command runs: an instance that changes
+// one changes every command.
+var instanceEnvironment = []string{"Environment", "UnsetEnvironment", "PassEnvironment", "WorkingDirectory"}
+
+// instanceWhy says why a payload may not name the instance u as a dependency, or "" (u no instance).
+func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
+	tmpl, inst, ok := allowlist.Instance(u)
+	if !ok {
+		return ""
+	}
+	nu, found := pol.NodeUnit(u)
+	if !found {
+		if pol.NamesUnit(u) {
+			return "" // the node policy's own choice of instance
+		}
+		return fmt.Sprintf("%s: an instance of %s with the payload's instance %s: the judge cannot read the template here (no --root, or no unit file of that name in the node's unit directories), so it cannot say what the payload's instance makes it run; refused unless a node policy rule names the instance", u, tmpl, inst)
+	}
+	if depth >= maxInstanceDepth {
+		return fmt.Sprintf("%s: an instance named by an instance's template (through %d instances): too deep to judge", u, depth)
+	}
+	where := nu.Path
+	texts := []struct{ path, text string }{{nu.Path, nu.Contents}}
+	dropins := make([]types.Dropin, 0, len(nu.Dropins))
+	for _, d := range nu.Dropins {
+		texts = append(texts, struct{ path, text string }{d.Path, d.Contents})
+		dropins = append(dropins, types.Dropin{Name: d.Name, Contents: &d.Contents})
+	}
+	allChanged := false
+	for _, t := range texts {
+		if why := readsAsSystemdReads(t.text); why != "" {
+			return fmt.Sprintf("%s: the node's %s reads differently to systemd than to the judge: %s", u, t.path, why)
+		}
+		opts, _ := readSystemdUnit(t.text) // readable: readsAsSystemdReads said so
+		for _, o := range opts {
+			if !allowlist.InstanceSpecifier(o.value) || strings.HasPrefix(o.key, "Exec") || instanceDescribes(o) {
+				continue // the commands: compared below
+			}
+			switch {
+			case o.section == "Unit" && slices.Contains(instanceDependencies, o.key):
+				for _, f := range strings.Fields(o.value) {
+					if !allowlist.InstanceSpecifier(f) {
+						continue
+					}
+					if why := dependencyWhy(allowlist.ResolveSpecifiers(u, f), pol, depth+1); why != "" {
+						return fmt.Sprintf("%s: the node's %s [Unit] %s=%s with the payload's instance: %s", u, t.path, o.key, f, why)
+					}
+				}
+			case o.section == "Service" && slices.Contains(instanceEnvironment, o.key):
+				allChanged = true
+			default:
+				return fmt.Sprintf("%s: the node's %s [%s] %s=%s: the payload's instance %s would set it, and a payload may set only what the judge models (its commands, their environment, its dependencies, its description and ordering)", u, t.path, o.section, o.key, short(o.value), inst)
+			}
+		}
+	}
+	contents := nu.Contents
+	p, err := unitFileProps(u, &contents, dropins)
+	if err != nil {
+		return fmt.Sprintf("%s: the node's %s: %v", u, where, err)
+	}
+	q, err := unitFileProps(allowlist.InstanceProbe(u), &contents, dropins)
+	if err != nil || len(q.Exec) != len(p.Exec) {
+		return fmt.Sprintf("%s: the node's %s cannot be read for another instance", u, where)
+	}
+	// A command whose words differ between two instances is the instance's: a changed line. The
+	// programs and paths of the others, and those the instance does not change, are the template's
+	// own (as the node's current definition of a unit a payload changes gives its own).
+	p.ExecChanged = make([]bool, len(p.Exec))
+	var own, mine, theirs [][]string
+	for i := range p.Exec {
+		p.ExecChanged[i] = allChanged || !slices.Equal(p.Exec[i], q.Exec[i])
+		if p.ExecChanged[i] {
+			mine, theirs = append(mine, p.Exec[i]), append(theirs, q.Exec[i])
+		} else {
+			own = append(own, p.Exec[i])
+		}
+	}
+	p.Programs = append(allowlist.OwnPrograms(own), both(allowlist.OwnPrograms(mine), allowlist.OwnPrograms(theirs))...)
+	withExec := func(x allowlist.UnitProps, exec [][]string) allowlist.UnitProps { x.Exec = exec; return x }
+	p.OwnWrites = append(allowlist.OwnWrites(withExec(p, own)), both(allowlist.OwnWrites(withExec(p, mine)), allowlist.OwnWrites(withExec(q, theirs)))...)
+	p.NeverOwn = pol.StateDirs()
+	if err := allowlist.JudgeInstance(p); err != nil {
+		return fmt.Sprintf("%s: the node's %s run with the payload's instance %s (the commands holding it judged as changed lines): %v", u, where, inst, err)
+	}
+	return ""
+}
+
+// both are the entries of a that b has too.
+func both(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
