@@ -137,7 +137,8 @@ func readJournal(stateDir string) (*journal, error) {
 // nothing (readJournal: "not one this agent wrote"; Recover: ErrHostile). The form (check):
 //
 //  1. the version is one this agent reads (1 to journalVersion), the phase one it knows;
-//  2. every entry's path is absolute, clean, not the root, and not named like a side file;
+//  2. every entry's path is absolute, clean, not the root, and no component of it is named like a
+//     side file (plan.ReservedName);
 //  3. no two entries name the same path (one target is one entry: two, one saying it had an original
 //     and one not, would have recovery delete the file and then its backup);
 //  4. an entry's temp, when set, is its own path's temp side file, and a removal has none;

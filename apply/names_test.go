@@ -63,3 +63,50 @@ func TestSideFileTakenRefusedByTheDryRunToo(t *testing.T) {
 		})
 	}
 }
+
+// A payload file under a directory named like a sibling's side file (adversary round 9, 09:
+// /etc/docker/certs.d/.refresh-agent-<sha256("x")[:24]>-tmp/ca.crt beside /etc/docker/certs.d/x) is
+// refused by the plan, naming the path, in the dry run as in the real run, whether it comes with x
+// or alone; such a directory already on the node, not the agent's, refuses x's refresh in both
+// alike, writing nothing.
+func TestSideNameAsADirectoryIsRefused(t *testing.T) {
+	const x = "/etc/docker/certs.d/x"
+	temp, backup, _ := actions.SideFiles(x)
+	for _, side := range []string{temp, backup} {
+		under := side + "/ca.crt"
+		for name, des := range map[string][]byte{
+			"with x": v2().File(x, []byte("X"), 0o644).File(under, []byte("C"), 0o644).JSON(),
+			"alone":  v2().File(under, []byte("C"), 0o644).JSON(),
+		} {
+			t.Run(filepath.Base(side)+" "+name, func(t *testing.T) {
+				n := newNode(t)
+				before := n.treeHash(t)
+				dry, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: des, Hash: "v2", DryRun: true})
+				require.NoError(t, err)
+				assert.Equal(t, api.OutcomeRefused, dry.Outcome, dry.Reason)
+				assert.Contains(t, dry.Reason, under)
+				assert.Contains(t, dry.Reason, "is named like one")
+				res := n.run(t, des, "v2")
+				assert.Equal(t, api.OutcomeRefused, res.Outcome, res.Reason)
+				assert.Equal(t, dry.Reason, res.Reason)
+				assert.Equal(t, before, n.treeHash(t), "nothing written")
+				assert.Empty(t, n.units.ran)
+			})
+		}
+		t.Run(filepath.Base(side)+" on the node", func(t *testing.T) {
+			n := newNode(t)
+			require.NoError(t, os.MkdirAll(filepath.Join(n.dir, side), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(n.dir, under), []byte("C"), 0o644))
+			before := n.treeHash(t)
+			des := v2().File(x, []byte("X"), 0o644).JSON()
+			dry, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: des, Hash: "v2", DryRun: true})
+			require.NoError(t, err)
+			assert.Equal(t, api.OutcomeRefused, dry.Outcome, dry.Reason)
+			assert.Contains(t, dry.Reason, side)
+			res := n.run(t, des, "v2")
+			assert.Equal(t, api.OutcomeRefused, res.Outcome, res.Reason)
+			assert.Equal(t, dry.Reason, res.Reason, "the dry run is the whole truth")
+			assert.Equal(t, before, n.treeHash(t), "nothing written, the directory kept")
+		})
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The names the transaction can handle: the one rule the plan (and so `diff` and `apply --dry-run`)
@@ -41,18 +43,82 @@ var (
 	sideRE    = regexp.MustCompile(`^\.refresh-agent-[0-9a-f]{24}-(tmp|backup|restore)$`)
 )
 
-// ReservedName reports whether p could be a side file of some other target (of this version or of
-// a version 2 journal still to recover).
+// ReservedName reports whether any component of p is named like a side file of some other target
+// (of this version or of a version 2 journal still to recover): the name itself, or a directory on
+// the way (adversary round 9, 09: /etc/docker/certs.d/.refresh-agent-<x's hash>-tmp/ca.crt beside
+// /etc/docker/certs.d/x made the directory where x's temp goes: planned, then failing x's refresh
+// for good). Names are compared as a case-insensitive (casefold) directory compares them: by
+// Unicode case folding, with default-ignorable code points dropped (older kernels' casefolding
+// ignores them), so .REFRESH-AGENT-…-TMP is reserved too.
 func ReservedName(p string) bool {
-	if sideRE.MatchString(path.Base(p)) {
+	_, ok := reservedPart(p)
+	return ok
+}
+
+// reservedPart returns the first component of p named like a side file.
+func reservedPart(p string) (string, bool) {
+	for _, part := range strings.Split(p, "/") {
+		if reservedComponent(part) {
+			return part, true
+		}
+	}
+	return "", false
+}
+
+// reservedComponent reports whether one name is a side file's, as a casefold directory sees it.
+func reservedComponent(name string) bool {
+	if !strings.Contains(strings.ToLower(name), "refresh-agent-") && isASCII(name) {
+		return false // the common case, decided without folding
+	}
+	f := foldName(name)
+	if sideRE.MatchString(f) {
 		return true
 	}
 	for _, k := range sideKinds {
-		if strings.HasSuffix(p, ".refresh-agent-"+k) {
+		if strings.HasSuffix(f, ".refresh-agent-"+k) {
 			return true
 		}
 	}
 	return false
+}
+
+// foldName maps each rune of name to the lowercase ASCII letter its case-folding orbit holds
+// (K, the Kelvin sign, to k; ſ, the long s, to s), or else to the smallest rune of that orbit, and
+// drops the default-ignorable code points (format characters such as U+200D, variation selectors,
+// the other default ignorables).
+func foldName(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
+			continue
+		}
+		least, ascii := r, rune(-1)
+		for f := unicode.SimpleFold(r); ; f = unicode.SimpleFold(f) {
+			if f < least {
+				least = f
+			}
+			if f < utf8.RuneSelf {
+				ascii = unicode.ToLower(f)
+			}
+			if f == r {
+				break
+			}
+		}
+		if ascii >= 0 {
+			least = ascii
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckName says why the transaction cannot handle a managed file at p (absolute and clean), or
@@ -71,10 +137,14 @@ func CheckName(p string) error {
 			return fmt.Errorf("%s: %w: a name is %d bytes long (at most %d)", shorten(p), ErrName, len(part), NameMax)
 		}
 	}
-	if ReservedName(p) {
+	if part, ok := reservedPart(p); ok {
 		// A managed file named like another's backup could overwrite it and a rollback would
-		// restore the wrong bytes.
-		return fmt.Errorf("%s: %w", p, ErrReserved)
+		// restore the wrong bytes; a directory named like another's temp takes its place.
+		if part == path.Base(p) {
+			return fmt.Errorf("%s: %w", p, ErrReserved)
+		}
+		dir := p[:strings.Index(p, "/"+part+"/")+1+len(part)]
+		return fmt.Errorf("%s: %w: its directory %s is named like one, where the agent keeps the side files of the files in %s", p, ErrReserved, dir, path.Dir(dir))
 	}
 	return nil
 }

@@ -42,6 +42,9 @@ func TestPlanRefusesNamesTheTransactionCannotHandle(t *testing.T) {
 		"/etc/myapp/" + strings.Repeat("é", 127), // 254 bytes
 		"/etc/myapp/.refresh-agent-x-tmp",
 		"/etc/myapp/refresh-agent-tmp",
+		"/etc/myapp/.refresh-agent-x-tmp/ca.crt",
+		"/etc/myapp/refresh-agent-tmp/a.conf",
+		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-tmp.d/a.conf",
 		deep[:len(deep)-60] + "x",
 	}
 	for _, p := range planned {
@@ -58,6 +61,20 @@ func TestPlanRefusesNamesTheTransactionCannotHandle(t *testing.T) {
 		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-backup":  "reserved",
 		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-restore": "reserved",
 		"/etc/myapp/.a.conf.refresh-agent-backup":                    "reserved",
+		// A directory on the way named like a side file (adversary round 9, 09): it would take the
+		// place of a sibling's temp, backup or restore file.
+		"/etc/docker/certs.d/.refresh-agent-2d711642b726b04401627ca9-tmp/ca.crt":  "its directory /etc/docker/certs.d/.refresh-agent-2d711642b726b04401627ca9-tmp is named like one",
+		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-backup/a/b.conf":      "its directory /etc/myapp/.refresh-agent-0123456789abcdef01234567-backup is named like one",
+		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-restore/x":            "reserved",
+		"/etc/myapp/.a.conf.refresh-agent-tmp/x":                                  "its directory /etc/myapp/.a.conf.refresh-agent-tmp is named like one",
+		"/etc/.refresh-agent-0123456789abcdef01234567-tmp/myapp/.refresh-agent-x": "its directory /etc/.refresh-agent-0123456789abcdef01234567-tmp is",
+		// As a case-insensitive (casefold) directory compares names.
+		"/etc/myapp/.REFRESH-AGENT-0123456789ABCDEF01234567-TMP":         "reserved",
+		"/etc/myapp/.Refresh-Agent-0123456789abcdef01234567-Backup/a":    "reserved",
+		"/etc/myapp/.refre\u017fh-agent-0123456789abcdef01234567-tmp":    "reserved",
+		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-bac\u212aup": "reserved",
+		"/etc/myapp/.refresh\u200d-agent-0123456789abcdef01234567-tmp":   "reserved",
+		"/etc/myapp/.a.conf.refresh-agent-\ufe0ftmp":                     "reserved",
 	}
 	for p, want := range refused {
 		for name, pl := range map[string]*plan.Plan{"written": build(nil, []string{p}), "removed": build([]string{p}, nil)} {
