@@ -57,6 +57,8 @@ func TestRound9PayloadWrittenFilesAreNotTheNodes(t *testing.T) {
 		"/etc/systemd/system/myapp.service", "/etc/systemd/system/myapp.service.d/10-x.conf",
 		"/etc/systemd/system/kubelet.service.d/40-kubelet-crio-image-credential-provider.conf",
 		"/etc/mcd-currentconfig.json", "/var/lib/refresh-agent/journal",
+		// RHCOS's /etc/ssl entries are links into /etc/pki/tls (node policy only: a rule's files)
+		"/etc/ssl/certs/x.env", "/etc/ssl/cert.pem",
 		// the trees units write as they run: a changed line of the payload's units writes its own
 		// /run/S, /tmp, /var/tmp
 		"/run/myapp/env", "/var/run/myapp/env", "/tmp/env", "/var/tmp/env", "/var/log/myapp/env", "/dev/shm/env"}
@@ -101,6 +103,7 @@ func TestRound9PayloadWrittenFilesAreNotTheNodes(t *testing.T) {
 		{"EnvironmentFile=/etc/os-release", "EnvironmentFile=-/etc/kubernetes/kubelet-workaround", "EnvironmentFile=-/etc/kubernetes/kubelet-env", "ExecStart=/usr/bin/sleep infinity"},
 		{"EnvironmentFile=-/usr/lib/myapp/env", "ExecStart=/usr/bin/bash -c 'echo ok'"},
 		{"EnvironmentFile=/etc/node-sizing-enabled.env", "ExecStart=/usr/bin/sleep infinity"},
+		{"EnvironmentFile=/etc/ssl/openssl.cnf", "ExecStart=/usr/bin/sleep infinity"}, // /etc/pki/tls/openssl.cnf, denied
 	} {
 		for _, changed := range []bool{true, false} {
 			assert.NoError(t, allowlist.JudgeUnit(r9Unit(t, "", changed, false, lines...)), "%v %q", changed, lines)

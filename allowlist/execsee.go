@@ -47,7 +47,28 @@ func codeVar(name string) bool {
 // (payloadWritten): code and configuration read from there are the node's. Every other path the
 // policy reaches may be the payload's, so its contents cannot be judged.
 func payloadCannotWrite(p string) bool {
-	return osOrDenied(p) && !payloadWritten(nodePath(p))
+	if !osOrDenied(p) || payloadWritten(nodePath(p)) {
+		return false
+	}
+	// A denied name that is RHCOS's link into a tree the node policy may grant is read as that tree.
+	t, linked := readThroughLinks(nodePath(p))
+	return !linked || osOrDenied(t) && !payloadWritten(t)
+}
+
+// deniedLinks are RHCOS 9's links from denied names into trees the node policy may grant: every
+// entry of /etc/ssl is a link into /etc/pki/tls (certs -> ../pki/tls/certs, cert.pem,
+// ct_log_list.cnf, openssl.cnf), and /etc/pki is node policy only, so EnvironmentFile=
+// /etc/ssl/certs/x reads /etc/pki/tls/certs/x, a rule's file.
+var deniedLinks = [][2]string{{"/etc/ssl", "/etc/pki/tls"}}
+
+// readThroughLinks is the (node) path c as read through deniedLinks, and whether one applies.
+func readThroughLinks(c string) (string, bool) {
+	for _, l := range deniedLinks {
+		if rest, ok := strings.CutPrefix(c, l[0]); ok && (rest == "" || rest[0] == '/') {
+			return l[1] + rest, true
+		}
+	}
+	return c, false
 }
 
 // osOrDenied says whether p is read-only OS content, RHCOS's /usr/local program dirs, or a path the
