@@ -295,7 +295,7 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 			return line + ": " + why
 		}
 	case prog == "find":
-		if why := judgeFind(args); why != "" {
+		if why := j.judgeFind(args); why != "" {
 			return line + ": " + why
 		}
 	case prog == "eval" || prog == "source" || prog == ".":

@@ -80,9 +80,20 @@ func (j judge) namedCode(w string) string {
 	} else if strings.HasPrefix(x, "~") {
 		return x // ~user: a home the judge does not resolve (~root is /root)
 	}
-	for _, p := range pathsIn(x) {
-		if c := nodePath(p); codePath(c) {
-			return c
+	words := []string{x}
+	if strings.Contains(x, "{") {
+		// /usr/{local,}: the brace's words, before pathsIn reads its comma as a list's.
+		bw, ok := braceWords(x, 64)
+		if !ok {
+			return x
+		}
+		words = append(words, bw...)
+	}
+	for _, w := range words {
+		for _, p := range pathsIn(w) {
+			if c := j.codeNamed(p); c != "" {
+				return c
+			}
 		}
 	}
 	if strings.HasPrefix(x, "/") || strings.HasPrefix(x, "-") || strings.ContainsAny(x, "=: \t\n") || j.wd == nil {
@@ -94,7 +105,25 @@ func (j judge) namedCode(w string) string {
 			// directory): any word of any program would be a file below it (date +%s%N).
 			continue
 		}
-		if c := nodePath(d + "/" + x); codePath(c) {
+		if c := j.codeNamed(d + "/" + x); c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// codeNamed is the node's code (or a directory above it) the absolute path names, a pattern or
+// brace word by every name it may match (namedPaths: /usr/loca[l], /u?r/local), or "".
+func (j judge) codeNamed(p string) string {
+	paths, ok := j.namedPaths(p)
+	if !ok {
+		return p // more brace words than the judge lists, or too costly: named as code, refused
+	}
+	for _, n := range paths {
+		if c := nodePath(n); codePath(c) {
+			if n != p {
+				return c + " (" + p + " may name it)"
+			}
 			return c
 		}
 	}

@@ -385,13 +385,22 @@ func (j judge) writes(prog string, args []string) string {
 
 // judgeFind refuses a find whose starting point is in the kernel's state (/proc, /sys, /dev): with
 // -exec or -fprint it reaches what no argument may name (find /proc -name 'sys?q*' -exec ln -s …).
-func judgeFind(args []string) string {
+func (j judge) judgeFind(args []string) string {
 	for _, a := range args[findOptionsEnd(args):] { // find -L /proc …: after its leading options
 		if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
 			break
 		}
-		if c := cleanPath(a); strings.HasPrefix(a, "/") && (under(c, "/proc") || under(c, "/sys") || under(c, "/dev")) {
-			return "find in " + c + " (the kernel's state) cannot be judged"
+		if !strings.HasPrefix(a, "/") {
+			continue
+		}
+		names, ok := j.namedPaths(a) // find /pro? …, find /{proc,x} …: every start it may name
+		if !ok {
+			return "find in " + a + ": a brace expansion with more words than the judge lists cannot be judged"
+		}
+		for _, n := range names {
+			if c := cleanPath(n); under(c, "/proc") || under(c, "/sys") || under(c, "/dev") {
+				return "find in " + c + " (the kernel's state) cannot be judged"
+			}
 		}
 	}
 	return ""
@@ -464,20 +473,38 @@ func (j judge) judgeMount(prog string, args []string) string {
 			}
 			return prog + " " + x + ": a mount named by a label, device or relative path cannot be judged"
 		}
-		c := cleanPath(x)
-		if prog == "mount" && k == 0 && len(operands) > 1 && !moves {
-			if under(c, "/proc") || under(c, "/sys") {
-				return prog + " " + c + ": a bind of the kernel's state under another name cannot be judged"
+		// A pattern or brace mount point is every one it may match (umount /v?r is umount /var).
+		names, ok := j.namedPaths(x)
+		if !ok {
+			return prog + " " + x + ": a brace expansion with more words than the judge lists cannot be judged"
+		}
+		for _, n := range names {
+			if why := mountPointWhy(prog, cleanPath(n), k == 0 && len(operands) > 1 && !moves); why != "" {
+				if n != x {
+					why += " (" + x + " may name it)"
+				}
+				return why
 			}
-			continue // the source of a new mount or a bind is only read
 		}
-		if slices.Contains(systemMounts, c) || under(c, "/proc") || under(c, "/sys") || under(c, "/dev") ||
-			under(c, "/sysroot") || under(c, "/boot") || under(c, "/usr") {
-			return prog + " " + c + ": the node's system mounts stay"
+	}
+	return ""
+}
+
+// mountPointWhy says why the command may not act on the (clean, literal) mount point c; source:
+// c is the source of a new mount or a bind, which is only read.
+func mountPointWhy(prog, c string, source bool) string {
+	if prog == "mount" && source {
+		if under(c, "/proc") || under(c, "/sys") {
+			return prog + " " + c + ": a bind of the kernel's state under another name cannot be judged"
 		}
-		if nc := nodePath(c); noCommandWrites(nc) || prog == "mount" && aboveNodeCode(nc) {
-			return prog + " " + c + ": mounts over where the node runs its programs or reads its code"
-		}
+		return ""
+	}
+	if slices.Contains(systemMounts, c) || under(c, "/proc") || under(c, "/sys") || under(c, "/dev") ||
+		under(c, "/sysroot") || under(c, "/boot") || under(c, "/usr") {
+		return prog + " " + c + ": the node's system mounts stay"
+	}
+	if nc := nodePath(c); noCommandWrites(nc) || prog == "mount" && aboveNodeCode(nc) {
+		return prog + " " + c + ": mounts over where the node runs its programs or reads its code"
 	}
 	return ""
 }

@@ -119,7 +119,7 @@ func (j judge) script(s string, depth int, strict bool) string {
 				} else if strings.HasPrefix(x, "~") {
 					return strings.Join(cmd, " ") + ": a user's home the judge cannot resolve (relative paths after it cannot be judged)"
 				}
-				if c := cleanPath("/" + strings.TrimPrefix(x, "/")); !ok || under(c, "/proc") || under(c, "/sys") {
+				if !ok || j.namesKernelState("/"+strings.TrimPrefix(x, "/")) {
 					return strings.Join(cmd, " ") + ": relative paths after it would reach /proc or /sys, or cannot be judged"
 				}
 				if why := j.changeDir(x); why != "" {

@@ -358,8 +358,21 @@ func (j judge) writesNodeCode(prog string, args []string) string {
 	if prog == "ln" {
 		// A symbolic link to the node's code (or above it) is a name through which later writes land there.
 		for _, s := range srcs {
-			if x, ok := j.expand(s); ok && strings.HasPrefix(x, "/") && !readOnlyOS(x) && (noCommandWrites(nodePath(x)) || aboveNodeCode(nodePath(x))) {
-				return "links to " + x + ", the node's code: writes through the link would land there"
+			x, ok := j.expand(s)
+			if !ok || !strings.HasPrefix(x, "/") {
+				continue
+			}
+			paths, ok := j.namedPaths(x) // ln -s /usr/{local,x} /tmp/ul: every name it may match
+			if !ok {
+				return "links to " + x + ": a brace expansion with more words than the judge lists, or too costly to judge"
+			}
+			for _, n := range paths {
+				if !readOnlyOS(n) && (noCommandWrites(nodePath(n)) || aboveNodeCode(nodePath(n))) {
+					if n != x {
+						n += " (" + x + " may name it)"
+					}
+					return "links to " + n + ", the node's code: writes through the link would land there"
+				}
 			}
 		}
 	}
@@ -412,12 +425,28 @@ func (j judge) nodeWrite(w string, above bool) string {
 		return tooCostly
 	}
 	for _, d := range dirs {
-		c := nodePath(d + "/" + x)
-		if noCommandWrites(c) {
-			return "writes " + c + ", where the node runs its programs or reads its code (no command may write there)"
+		// A pattern or brace word writes every name it may match (namedPaths: /usr/loca?/bin/y,
+		// /usr/{local,x}/bin/y, from cd /usr/loca? a relative bin/y).
+		p := x
+		if d != "" {
+			p = d + "/" + x
 		}
-		if above && aboveNodeCode(c) {
-			return "writes names the judge cannot see into " + c + ", above where the node runs its programs or reads its code"
+		paths, ok := j.namedPaths(p)
+		if !ok {
+			return "writes to " + w + ": a brace expansion with more words than the judge lists, or too costly to judge"
+		}
+		for _, n := range paths {
+			c := nodePath(n)
+			may := ""
+			if n != p {
+				may = " (" + p + " may name it)"
+			}
+			if noCommandWrites(c) {
+				return "writes " + c + may + ", where the node runs its programs or reads its code (no command may write there)"
+			}
+			if above && aboveNodeCode(c) {
+				return "writes names the judge cannot see into " + c + may + ", above where the node runs its programs or reads its code"
+			}
 		}
 	}
 	return ""
