@@ -121,7 +121,9 @@ func (s *Systemd) Run(ctx context.Context, a plan.UnitAction) error {
 	defer cancel()
 	if a.Action != allowlist.ActionDaemonReload {
 		// What the unit is, as the manager reports it now (after any daemon-reload of this refresh).
-		if err := s.CheckUnit(ctx, a.Unit); err != nil {
+		// A unit the manager has no file of is judged as before: the job itself says what becomes
+		// of it (a rollback's disable of a unit whose file is gone again).
+		if err := s.CheckUnit(ctx, a.Unit); err != nil && !errors.Is(err, ErrUnitNotFound) {
 			return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
 		}
 	}

@@ -13,6 +13,10 @@ import (
 // ErrUnitRefused marks a unit the agent will not act on, judged from what systemd says it is.
 var ErrUnitRefused = errors.New("unit refused")
 
+// ErrUnitNotFound marks a unit the manager has no file of (LoadState=not-found): a job on it
+// fails, unless the refresh writes it first.
+var ErrUnitNotFound = errors.New("unit not found")
+
 // UnitChecker judges a unit from the properties its manager reports, before any job runs on it.
 // *Systemd and LazyUnits implement it; the dry run and a real run call it on every planned unit, and
 // Systemd.Run once more right before the job.
@@ -33,19 +37,71 @@ func (s *Systemd) CheckUnit(ctx context.Context, unit string) error {
 	if err != nil {
 		return fmt.Errorf("%s: reading its properties: %w", unit, err)
 	}
-	p := unitProps(props)
-	if strings.HasSuffix(p.ID, ".service") {
-		svc, err := s.conn.GetUnitTypePropertiesContext(ctx, unit, "Service")
-		if err != nil {
-			return fmt.Errorf("%s: reading its service properties: %w", unit, err)
-		}
-		p.Exec, p.ExecKeys = execLines(svc)
-		p.Execution = execution(p.Execution, props, svc)
+	u, err := startedUnit(props, func() (map[string]any, error) { return s.conn.GetUnitTypePropertiesContext(ctx, unit, "Service") })
+	if err != nil {
+		return fmt.Errorf("%s: %w", unit, err)
 	}
-	if err := allowlist.JudgeUnit(p); err != nil {
+	if err := allowlist.JudgeUnit(u.Props); err != nil {
 		return fmt.Errorf("%s: %w: %v (as the manager reports it)", unit, ErrUnitRefused, err)
 	}
+	if ls, _ := props["LoadState"].(string); ls == "not-found" {
+		return fmt.Errorf("%s: %w: the manager has no such unit (LoadState=not-found): a job on it would fail", unit, ErrUnitNotFound)
+	}
+	return s.CheckStartSet(ctx, u.Props)
+}
+
+// CheckStartSet judges every unit a job on the unit p reaches, as the manager reports each
+// (allowlist.JudgeStartSet): p as the manager reports it (CheckUnit), or as the plan will write it
+// (a unit the payload defines, which the manager has not loaded yet: the dry run and the check
+// before the first write ask the manager about what its definition pulls in).
+func (s *Systemd) CheckStartSet(ctx context.Context, p allowlist.UnitProps) error {
+	unit := p.ID
+	// Every unit the job reaches (what its start pulls in, what follows its restart or stop),
+	// judged by what the manager says it is (allowlist.JudgeStartSet): the manager loads a unit
+	// when it is asked for it, so one no job has loaded yet is read too.
+	refusal, err := allowlist.JudgeStartSet(p, func(name string) (allowlist.StartedUnit, error) {
+		props, err := s.conn.GetUnitPropertiesContext(ctx, name)
+		if err != nil {
+			return allowlist.StartedUnit{}, fmt.Errorf("reading its properties: %w", err)
+		}
+		return startedUnit(props, func() (map[string]any, error) { return s.conn.GetUnitTypePropertiesContext(ctx, name, "Service") })
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", unit, err)
+	}
+	if refusal != nil {
+		return fmt.Errorf("%s: %w: %v (the units it reaches as the manager reports them)", unit, ErrUnitRefused, refusal)
+	}
 	return nil
+}
+
+// startedUnit reads a unit's properties as the manager reports them (svc reads a service's own),
+// with its load and active state.
+func startedUnit(props map[string]any, svc func() (map[string]any, error)) (allowlist.StartedUnit, error) {
+	p := unitProps(props)
+	str := func(k string) string { s, _ := props[k].(string); return s }
+	out := allowlist.StartedUnit{Known: true}
+	switch str("LoadState") {
+	case "masked":
+		out.Masked = true
+	case "loaded", "":
+	default: // not-found, error, bad-setting: a job on it fails, nothing runs
+		out.Known = false
+	}
+	switch str("ActiveState") {
+	case "active", "reloading", "refreshing":
+		out.Active = true
+	}
+	if out.Known && !out.Masked && strings.HasSuffix(p.ID, ".service") {
+		m, err := svc()
+		if err != nil {
+			return out, fmt.Errorf("reading its service properties: %w", err)
+		}
+		p.Exec, p.ExecKeys = execLines(m)
+		p.Execution = execution(p.Execution, props, m)
+	}
+	out.Props = p
+	return out, nil
 }
 
 // CheckUnit connects if needed and judges the unit (see Systemd.CheckUnit).
@@ -60,16 +116,48 @@ func (l *LazyUnits) CheckUnit(ctx context.Context, unit string) error {
 	return nil
 }
 
+// CheckStartSet connects if needed and judges the units a job on p reaches (see Systemd.CheckStartSet).
+func (l *LazyUnits) CheckStartSet(ctx context.Context, p allowlist.UnitProps) error {
+	u, err := l.get()
+	if err != nil {
+		return err
+	}
+	if c, ok := u.(StartSetChecker); ok {
+		return c.CheckStartSet(ctx, p)
+	}
+	return nil
+}
+
+// StartSetChecker judges the units a job on a unit reaches from what the manager reports of them.
+type StartSetChecker interface {
+	CheckStartSet(ctx context.Context, p allowlist.UnitProps) error
+}
+
 // CheckUnits judges every unit the actions name through u, when u can (a manager is there); nil
-// when u skips actions (--systemd none) or cannot judge.
-func CheckUnits(ctx context.Context, u Units, actions []string) error {
+// when u skips actions (--systemd none) or cannot judge. planned gives a unit's definition as the
+// refresh writes it (false: the refresh does not define the unit): the units it reaches are
+// judged too, and the manager not knowing the unit yet is no refusal.
+func CheckUnits(ctx context.Context, u Units, actions []string, planned func(unit string) (allowlist.UnitProps, bool)) error {
 	c, ok := u.(UnitChecker)
 	if !ok || Skips(u) {
 		return nil
 	}
 	for _, unit := range actions {
-		if err := c.CheckUnit(ctx, unit); err != nil {
+		p, defined := allowlist.UnitProps{}, false
+		if planned != nil {
+			p, defined = planned(unit)
+		}
+		err := c.CheckUnit(ctx, unit)
+		if errors.Is(err, ErrUnitNotFound) && defined {
+			err = nil
+		}
+		if err != nil {
 			return err
+		}
+		if sc, ok := u.(StartSetChecker); ok && defined {
+			if err := sc.CheckStartSet(ctx, p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -86,6 +174,8 @@ func unitProps(m map[string]any) allowlist.UnitProps {
 		Conflicts: list("Conflicts"), After: list("After"), Before: list("Before"), DefaultDependencies: dd,
 		PulledInBy:       append(append(list("WantedBy"), list("RequiredBy")...), list("UpheldBy")...),
 		PropagatesStopTo: list("PropagatesStopTo"), StopPropagatedFrom: list("StopPropagatedFrom"), PartOf: list("PartOf"),
+		Triggers: list("Triggers"), PropagatesReloadTo: list("PropagatesReloadTo"),
+		Followers:     append(append(list("RequiredBy"), list("BoundBy")...), list("ConsistsOf")...),
 		SuccessAction: str("SuccessAction"), FailureAction: str("FailureAction"),
 		JobTimeoutAction: str("JobTimeoutAction"), StartLimitAction: str("StartLimitAction"),
 	}

@@ -278,6 +278,11 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 			return
 		}
 		word := w.String()
+		if word == "[" {
+			// test's own name: a [ with no ] after it matches itself only (the shell's
+			// pattern matching needs the bracket expression closed), never another word.
+			glob = false
+		}
 		if glob || brace && word != "{}" && (strings.Contains(word, ",") || strings.Contains(word, "..")) {
 			cur.expands = append(cur.expands, word)
 		}

@@ -38,6 +38,12 @@ var stopsTheSystem = []string{
 	"reboot.service", "poweroff.service", "halt.service", "kexec.service", "emergency.service", "rescue.service",
 	"initrd-switch-root.service", "initrd-cleanup.service", "initrd-parse-etc.service", "systemd-update-done.service",
 	"systemd-fsck-root.service", "systemd-remount-fs.service", "systemd-quotacheck.service", "sigpwr.target",
+	// The offline updates' services, whose end reboots (system-update-cleanup.service:
+	// SuccessAction=reboot; packagekit-offline-update.service: FailureAction=reboot), and those that
+	// reboot into or out of an offline update: what a start of them does is a reboot, even where
+	// no unit file says so (a payload judged without the node's root).
+	"system-update-cleanup.service", "packagekit-offline-update.service", "dnf-system-upgrade.service",
+	"dnf-system-upgrade-cleanup.service", "fwupd-offline-update.service", "pk-offline-update.service",
 	// The units systemd, dracut, plymouth and iscsi-initiator-utils ship to run as the system stops
 	// (WantedBy= a power target, or their stop logs out the node's disks).
 	"plymouth-poweroff.service", "plymouth-halt.service", "plymouth-switch-root.service",
@@ -489,6 +495,11 @@ type UnitProps struct {
 	SuccessAction, FailureAction, JobTimeoutAction, StartLimitAction string
 	// What enabling the unit links and what its stop reaches (read from the unit file).
 	Alias, WantedBy, RequiredBy, UpheldBy, PropagatesStopTo, StopPropagatedFrom, PartOf []string
+	// Triggers are the units a socket, path or timer unit starts; Followers the units its restart
+	// try-restarts and its stop stops (over D-Bus RequiredBy, BoundBy and ConsistsOf: every unit
+	// that Requires=, BindsTo= or PartOf= it); PropagatesReloadTo the units its reload reloads.
+	// JudgeStartSet follows them (unitstart.go).
+	Triggers, Followers, PropagatesReloadTo []string
 	// Commands: ExecStart, ExecStartPre, ExecStartPost, ExecReload, ExecStop…, each an argv.
 	Exec [][]string
 	// How the commands run and what systemd does with their jobs (judged in judgeExecution).
@@ -534,25 +545,11 @@ func JudgeUnit(p UnitProps) error {
 	if p.ID != "" && !strings.HasSuffix(p.ID, ".service") {
 		return fmt.Errorf("is %s, not a service", p.ID)
 	}
-	for _, a := range []struct{ key, v string }{{"SuccessAction", p.SuccessAction}, {"FailureAction", p.FailureAction},
-		{"JobTimeoutAction", p.JobTimeoutAction}, {"StartLimitAction", p.StartLimitAction}} {
-		if a.v != "" && a.v != "none" {
-			return fmt.Errorf("%s=%s: the manager would %s when the unit stops, fails or times out", a.key, a.v, a.v)
-		}
+	if err := jobEndActions(p); err != nil {
+		return err
 	}
-	for _, dep := range []struct {
-		key  string
-		list []string
-	}{{"Requires", p.Requires}, {"Requisite", p.Requisite}, {"Wants", p.Wants}, {"BindsTo", p.BindsTo},
-		{"Upholds", p.Upholds}, {"OnSuccess", p.OnSuccess}, {"OnFailure", p.OnFailure}} {
-		for _, u := range dep.list {
-			if err := stopsSystem(u); err != nil {
-				return fmt.Errorf("%s=%s: its job would start a unit that stops the system (%v)", dep.key, u, err)
-			}
-			if err := unsafeInstance(u); err != nil {
-				return fmt.Errorf("%s=%s: its job would start a unit that acts on the whole node (%v)", dep.key, u, err)
-			}
-		}
+	if err := dependencyNames(p); err != nil {
+		return err
 	}
 	for _, u := range p.After {
 		if slices.Contains(shutdownOrdered, u) {

@@ -67,6 +67,8 @@ type Policy struct {
 	nodeAliases map[string]string
 	// nodeUnits reads the node's unit files (WithNodeUnits): nil without a root.
 	nodeUnits func(name string) (NodeUnit, bool)
+	// nodeUnits reads the node's unit files (WithNodeUnitFiles): nil when the plan has no node root.
+	nodeUnitFiles NodeUnitReader
 }
 
 // Well-known units.

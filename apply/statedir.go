@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/openshift/refresh-agent/allowlist"
+	"github.com/openshift/refresh-agent/plan"
 )
 
 // StateDirOnNode returns the paths on the node of a state dir that lies inside the root (none for
@@ -77,7 +78,10 @@ func (h Host) NodePolicy() (*allowlist.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The node's unit files: an instance a payload's unit pulls in is judged by its template's text.
+	// The node's unit files: an instance a payload's unit pulls in is judged by its template's
+	// text; the plan judges a payload's unit with the node's drop-ins of it, and the node's units a
+	// job reaches, as the manager will load them.
 	dir := h.Root.Dir
-	return pol.WithNodeUnits(func(name string) (allowlist.NodeUnit, bool) { return ReadNodeUnit(dir, name) }), nil
+	pol = pol.WithNodeUnits(func(name string) (allowlist.NodeUnit, bool) { return ReadNodeUnit(dir, name) })
+	return pol.WithNodeUnitFiles(plan.NodeUnitsAt(dir)), nil
 }

@@ -28,11 +28,11 @@ func (h Host) checkUnits(ctx context.Context, p *plan.Plan, dryRun bool) (refusa
 	if len(units) == 0 {
 		return nil, ""
 	}
-	err := actions.CheckUnits(ctx, h.Units, units)
+	err := actions.CheckUnits(ctx, h.Units, units, p.PlannedUnit)
 	switch {
 	case err == nil:
 		return nil, ""
-	case errors.Is(err, actions.ErrUnitRefused):
+	case errors.Is(err, actions.ErrUnitRefused), errors.Is(err, actions.ErrUnitNotFound):
 		unit := ""
 		for _, u := range units {
 			if strings.HasPrefix(err.Error(), u+":") {

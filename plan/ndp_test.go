@@ -42,15 +42,7 @@ unitPrograms:
 
 func ndpBuild(t *testing.T, pol string, cur, des *fixture.Config) *plan.Plan {
 	t.Helper()
-	p, err := allowlist.ParsePolicy([]byte(pol))
-	require.NoError(t, err)
-	c, err := diff.Decode(cur.JSON())
-	require.NoError(t, err)
-	d, err := diff.Decode(des.JSON())
-	require.NoError(t, err)
-	out, err := plan.Build(plan.Inputs{Current: c, Desired: d, Policy: p})
-	require.NoError(t, err)
-	return out
+	return rootBuild(t, pol, "", cur, des)
 }
 
 func plain() *fixture.Config { return fixture.Ignition("3.2.0") }

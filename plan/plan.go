@@ -40,6 +40,10 @@ type Plan struct {
 	states []UnitAction
 	// corePassword says the desired config gives core a password hash (core can log in without a key).
 	corePassword bool
+	// view is every unit as the node's manager will load it after the refresh (unitview.go).
+	view *unitView
+	// planned are the acted-on units the payload defines, as the refresh writes them (PlannedUnit).
+	planned map[string]allowlist.UnitProps
 }
 
 // Change is one detected change with the policy's verdict.
@@ -201,7 +205,7 @@ func Build(in Inputs) (*Plan, error) {
 		pol = pol.WithManaged(r.Path) // a unit's command may not change them either (unit judge)
 	}
 	p := &Plan{Changes: []Change{}, Actions: []UnitAction{}, Refused: []Refusal{}, Warnings: append([]string{}, warnings...),
-		corePassword: corePassword(in.Desired)}
+		corePassword: corePassword(in.Desired), view: newUnitView(in.Current, in.Desired, pol)}
 	for i := range changes {
 		if reason, ok := in.Delegated[changes[i].Path]; ok && changes[i].Kind == diff.KindFile {
 			c := changes[i]
@@ -215,7 +219,7 @@ func Build(in Inputs) (*Plan, error) {
 	}
 	p.checkMachineConfig(in.Current, in.Desired)
 	p.checkNesting()
-	p.checkActedUnits(in.Current, in.Desired, pol)
+	p.checkActedUnits(in.Current, in.Desired, pol, p.view)
 	p.checkStops(in.Current, pol)
 	p.checkJournal()
 	p.Eligible = len(p.Refused) == 0
@@ -276,7 +280,7 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 		p.SSHKeys = &SSHKeysOp{User: c.User, Keys: c.Keys}
 		p.take(&out, pol.SSHKey, "SSH authorized keys of core")
 	case diff.KindUnit:
-		ops, state, eff, reason := planUnit(c, pol)
+		ops, state, eff, reason := planUnit(c, pol, p.view)
 		if reason != "" {
 			refuse(reason)
 			return nil

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/coreos/go-systemd/v22/unit"
@@ -20,7 +21,7 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 	lists := map[string]*[]string{"Requires": &p.Requires, "Requisite": &p.Requisite, "Wants": &p.Wants,
 		"BindsTo": &p.BindsTo, "Upholds": &p.Upholds, "OnSuccess": &p.OnSuccess, "OnFailure": &p.OnFailure,
 		"Conflicts": &p.Conflicts, "After": &p.After, "Before": &p.Before, "PropagatesStopTo": &p.PropagatesStopTo,
-		"StopPropagatedFrom": &p.StopPropagatedFrom, "PartOf": &p.PartOf}
+		"StopPropagatedFrom": &p.StopPropagatedFrom, "PartOf": &p.PartOf, "PropagatesReloadTo": &p.PropagatesReloadTo}
 	install := map[string]*[]string{"Alias": &p.Alias, "WantedBy": &p.WantedBy, "RequiredBy": &p.RequiredBy,
 		"UpheldBy": &p.UpheldBy}
 	single := map[string]*string{"SuccessAction": &p.SuccessAction, "FailureAction": &p.FailureAction,
@@ -32,6 +33,11 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 	serviceLists := map[string]*[]string{"Environment": &p.Environment, "RuntimeDirectory": &p.RuntimeDirectory,
 		"StateDirectory": &p.StateDirectory, "CacheDirectory": &p.CacheDirectory, "LogsDirectory": &p.LogsDirectory,
 		"ConfigurationDirectory": &p.ConfigurationDirectory}
+	// A socket, path or timer starts the service its Unit= names, else the one of its own name.
+	trigger := map[string]bool{".socket": true, ".path": true, ".timer": true}[path.Ext(name)]
+	if trigger {
+		p.Triggers = []string{strings.TrimSuffix(name, path.Ext(name)) + ".service"}
+	}
 	files := []*string{contents}
 	for _, d := range dropins {
 		files = append(files, d.Contents)
@@ -56,6 +62,12 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 					}
 					*lists[o.Name] = append(*lists[o.Name], names...)
 				}
+			case trigger && o.Name == "Unit" && (o.Section == "Socket" || o.Section == "Path" || o.Section == "Timer"):
+				names, err := unitNames(name, o, strings.Fields(o.Value))
+				if err != nil {
+					return p, err
+				}
+				p.Triggers = names
 			case o.Section == "Unit" && single[o.Name] != nil,
 				o.Section == "Service" && legacyServiceActions[o.Name]:
 				*single[o.Name] = o.Value
@@ -150,11 +162,29 @@ func isFalse(v string) bool {
 // changes what the judge does not model, or "". old is the node's current definition (nil for a
 // new unit): the settings that differ from it are the payload's, so its changed Exec lines are
 // marked for the exec judge and only modeled settings may change (unitkeys.go).
-func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy) string {
-	p, err := unitFileProps(u.Name, u.Contents, u.Dropins)
-	if err != nil {
-		return fmt.Sprintf("unit %s: %v", u.Name, err)
+//
+// Under the node's root (v reads the node's files) the unit judged is the unit the manager will
+// load: the payload's file and drop-ins with the node's own drop-ins of it (every drop-in
+// directory systemd reads: NAME.d in each unit directory, the prefix directories foo-.service.d,
+// the type's service.d) and, when the payload gives drop-ins only, the node's unit file; a
+// refusal the node's files take part in names them.
+func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy, v *unitView) string {
+	contents, dropins := u.Contents, u.Dropins
+	var def definition
+	if v != nil && v.node != nil {
+		d, err := v.define(u.Name, &u)
+		if err != nil {
+			return fmt.Sprintf("unit %s: the node's files of it cannot be read: %v", u.Name, err)
+		}
+		def, contents, dropins = d, d.fragment, d.dropins
 	}
+	p, err := unitFileProps(u.Name, contents, dropins)
+	if err != nil {
+		return fmt.Sprintf("unit %s: %v%s", u.Name, err, def.nodeNote())
+	}
+	p.Wants = append(p.Wants, def.wants...)
+	p.Requires = append(p.Requires, def.requires...)
+	p.Upholds = append(p.Upholds, def.upholds...)
 	if why := readsAsSystemd(u); why != "" {
 		return fmt.Sprintf("unit %s: %s", u.Name, why)
 	}
@@ -177,7 +207,7 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy) string 
 		p.Managed = pol.ManagedPaths()
 	}
 	if err := allowlist.JudgeUnit(p); err != nil {
-		return fmt.Sprintf("unit %s: %v", u.Name, err)
+		return fmt.Sprintf("unit %s: %v%s", u.Name, err, def.nodeNote())
 	}
 	return judgeChangedSettings(u.Name, cur, des, changed, pol)
 }
@@ -231,7 +261,12 @@ func readsAsSystemd(u types.Unit) string {
 // checkActedUnits refuses an action on a unit that may not be acted on (ActOn), or whose definition
 // in the desired payload makes a job on it stop the system: what the executor would refuse once it
 // reads the unit's properties, the plan refuses first.
-func (p *Plan) checkActedUnits(cur, des *diff.Payload, pol *allowlist.Policy) {
+//
+// Then every unit a job on an acted-on unit reaches (what its start pulls in, transitively, what
+// follows its restart, stop or reload) is judged by what it is (allowlist.JudgeStartSet), read
+// as the view defines it: the payload's units, the node's under its root. The executor judges the
+// same set from what the manager reports.
+func (p *Plan) checkActedUnits(cur, des *diff.Payload, pol *allowlist.Policy, v *unitView) {
 	defined, current := map[string]types.Unit{}, map[string]*types.Unit{}
 	if des != nil {
 		for _, u := range des.Config.Systemd.Units {
@@ -244,6 +279,18 @@ func (p *Plan) checkActedUnits(cur, des *diff.Payload, pol *allowlist.Policy) {
 		}
 	}
 	seen := map[string]bool{}
+	var acted []string
+	defer func() {
+		if len(acted) > 0 && v.node == nil {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("units judged from the payloads alone (no node root): the node's own drop-ins of "+
+				"%s and the node's units their jobs reach (what they Wants=, Requires=, BindsTo=, Upholds=, OnSuccess=, OnFailure=, "+
+				"what follows their restart, stop or reload) are not seen here, only the names the payload gives; apply, also with "+
+				"--dry-run, reads them from the node and asks its manager", strings.Join(acted, ", ")))
+		}
+		if len(v.unread) > 0 {
+			p.Warnings = append(p.Warnings, "node units judged by their names only, their files unreadable: "+strings.Join(v.unread, "; "))
+		}
+	}()
 	for _, s := range p.steps {
 		if seen[s.Unit] || s.Action == allowlist.ActionNone {
 			continue
@@ -253,7 +300,20 @@ func (p *Plan) checkActedUnits(cur, des *diff.Payload, pol *allowlist.Policy) {
 		if err := allowlist.ActOn(s.Unit); err != nil {
 			reason = fmt.Sprintf("%s %s: %v", s.Action, s.Unit, err)
 		} else if u, ok := defined[s.Unit]; ok {
-			reason = judgeUnitFile(current[s.Unit], u, pol)
+			reason = judgeUnitFile(current[s.Unit], u, pol, v)
+		}
+		if reason == "" {
+			var props *allowlist.UnitProps
+			reason, props = v.startSetWhy(s.Unit)
+			if v.des[s.Unit] != nil {
+				acted = append(acted, s.Unit)
+			}
+			if props != nil && v.des[s.Unit] != nil {
+				if p.planned == nil {
+					p.planned = map[string]allowlist.UnitProps{}
+				}
+				p.planned[s.Unit] = *props
+			}
 		}
 		if reason != "" {
 			p.Changes = append(p.Changes, Change{Kind: diff.KindUnit, Op: diff.OpModify, Unit: s.Unit, Detail: "a unit the refresh would act on"})
@@ -276,4 +336,51 @@ func unitNames(unitName string, o *unit.UnitOption, fields []string) ([]string, 
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// startSetWhy says why a unit a job on the acted-on unit reaches would stop the system, or "",
+// and the acted-on unit's properties as the view defines it (nil: nothing defines it, or masked).
+func (v *unitView) startSetWhy(name string) (string, *allowlist.UnitProps) {
+	d, err := v.define(name, v.des[name])
+	if err != nil {
+		v.unread = append(v.unread, fmt.Sprintf("%s (%v)", name, err))
+		return "", nil
+	}
+	if !d.known || d.masked || d.fragment == nil {
+		return "", nil
+	}
+	p, err := v.props(d)
+	if err != nil {
+		if v.des[name] == nil {
+			v.unread = append(v.unread, fmt.Sprintf("%s (%v)", name, err))
+		}
+		return "", nil // the payload's unit is refused by judgeUnitFile
+	}
+	p.ID, p.Names = name, []string{name}
+	refusal, err := allowlist.JudgeStartSet(p, v.load)
+	if err != nil {
+		v.unread = append(v.unread, fmt.Sprintf("%s (%v)", name, err))
+		return "", &p
+	}
+	if refusal != nil {
+		return "unit " + refusal.Error(), &p
+	}
+	return "", &p
+}
+
+// nodeNote names the node's files a definition takes from the node, for a refusal ("" when none).
+func (d definition) nodeNote() string {
+	if len(d.nodeFiles) == 0 {
+		return ""
+	}
+	return " (the unit as the node's manager will load it, with the node's " + strings.Join(d.nodeFiles, ", ") + ")"
+}
+
+// PlannedUnit is the unit as the refresh writes it (the desired payload's file and drop-ins, with
+// the node's drop-ins under the node's root), for a unit the plan acts on that the payload
+// defines: the dry run asks the node's manager about the units its jobs will reach before the
+// manager has loaded it.
+func (p *Plan) PlannedUnit(name string) (allowlist.UnitProps, bool) {
+	u, ok := p.planned[name]
+	return u, ok
 }

@@ -23,7 +23,7 @@ const UnitDir = "/etc/systemd/system"
 // enabled, disabled, masked or unmasked; systemd reloads its unit files; then the rule's actions
 // run (none on a unit that is removed or masked: it cannot run). Each state action carries its undo
 // for a rollback. reason is non-empty when refused.
-func planUnit(c *diff.Change, pol *allowlist.Policy) ([]FileOp, []UnitAction, allowlist.Effects, string) {
+func planUnit(c *diff.Change, pol *allowlist.Policy, v *unitView) ([]FileOp, []UnitAction, allowlist.Effects, string) {
 	rule, ok := pol.UnitRule(c.Unit)
 	if !ok {
 		return nil, nil, allowlist.Effects{}, refusalReason(c)
@@ -46,7 +46,7 @@ func planUnit(c *diff.Change, pol *allowlist.Policy) ([]FileOp, []UnitAction, al
 	des := types.Unit{Name: c.Unit}
 	if !removed {
 		des = *c.NewUnit
-		if why := judgeUnitFile(c.OldUnit, des, pol); why != "" {
+		if why := judgeUnitFile(c.OldUnit, des, pol, v); why != "" {
 			return nil, nil, rule.Effects, why
 		}
 	}

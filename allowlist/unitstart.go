@@ -1,0 +1,275 @@
+package allowlist
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// A job on a unit runs more than that unit (systemd's transaction, unit-dependency-atom.c): its
+// start or restart pulls in every unit its Requires=, Wants=, BindsTo= and Upholds= name (and
+// theirs, transitively: PULL_IN_START), its end starts OnSuccess=/OnFailure=, a socket, path or
+// timer it pulls in triggers its service; its restart try-restarts and its stop stops the units
+// that follow it (PROPAGATE_RESTART, PROPAGATE_STOP: those that Requires=, BindsTo= or PartOf= it,
+// its PropagatesStopTo=), its reload reloads its PropagatesReloadTo=. Each of those units acts as
+// what it is: a helper whose SuccessAction= is reboot reboots the node when a refresh's restart
+// pulls it in, whatever it is called. JudgeStartSet judges every unit a job would reach by what it
+// is (JudgeStarted), reading each through load: over D-Bus the properties the manager reports
+// (actions.Systemd), in a plan the unit files the payload and the node's root give (plan).
+
+// MaxStartSet bounds the units judged for one unit acted on: a start set larger than that is
+// refused (too large to judge), never judged in part.
+const MaxStartSet = 256
+
+// bootReached are the targets a running node has reached at boot and keeps reached: a start of one
+// is done at once and pulls in nothing (systemd drops the redundant job with what it would pull
+// in), so the set stops there. They are the boot's own targets and systemd.special(7)'s
+// synchronization points every boot passes, and the MCO's kubelet-dependencies.target.
+var bootReached = append(slices.Clone(bootTargets), "local-fs.target", "local-fs-pre.target", "remote-fs.target",
+	"remote-fs-pre.target", "swap.target", "cryptsetup.target", "cryptsetup-pre.target", "remote-cryptsetup.target",
+	"veritysetup.target", "remote-veritysetup.target", "integritysetup.target", "paths.target", "sockets.target",
+	"timers.target", "slices.target", "network.target", "network-pre.target", "network-online.target",
+	"nss-lookup.target", "nss-user-lookup.target", "time-set.target", "time-sync.target", "getty.target",
+	"getty-pre.target", "kubelet-dependencies.target", "-.slice", "system.slice", "-.mount")
+
+// BootReached says whether the unit is a target every running node has reached (bootReached).
+func BootReached(name string) bool { return slices.Contains(bootReached, identityOf(canonUnit(name))) }
+
+// alwaysActive says whether the (canonical) unit is one a running node always runs: the manager's
+// essentials (dbus, journald, udevd, logind …) and the node's (crio, kubelet, NetworkManager,
+// sshd, chronyd, resolved, Open vSwitch), as themselves or by an alias.
+func alwaysActive(c string) bool {
+	c = identityOf(c)
+	return denied(neverActedOn, c) || slices.ContainsFunc(essential, func(e string) bool { return strings.EqualFold(e, c) })
+}
+
+// StartedUnit is a unit a job reaches, as load reads it.
+type StartedUnit struct {
+	Props UnitProps
+	// Known says the unit could be read (a unit neither the manager nor the files know is judged
+	// by its name only: a start of it fails).
+	Known bool
+	// Active says the unit is active now (over D-Bus): a start of it pulls in nothing, and it runs
+	// nothing, so only a follower (restarted, stopped) is judged and followed further.
+	Active bool
+	// Masked says the unit is masked: a job on it fails, it runs nothing.
+	Masked bool
+}
+
+// JudgeStartSet judges the units a job on the unit p (already judged with JudgeUnit) reaches,
+// transitively, with JudgeStarted, reading each through load (an error is no refusal: the caller
+// says what it could not read). It returns the first refusal, naming the chain of units through
+// which the job reaches it, or nil.
+func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (refusal, err error) {
+	type item struct {
+		name, via string
+		follows   bool // restarted or stopped with the unit (it follows it), not only started
+	}
+	seen := map[string]bool{canonUnit(p.ID): true}
+	for _, n := range p.Names {
+		seen[canonUnit(n)] = true
+	}
+	var queue []item
+	push := func(from UnitProps, via string, follower bool) {
+		for _, e := range startEdges(from) {
+			queue = append(queue, item{e.unit, via + " " + e.key + "=" + e.unit, false})
+		}
+		if follower {
+			for _, e := range followerEdges(from) {
+				queue = append(queue, item{e.unit, via + " " + e.key + " " + e.unit, true})
+			}
+		}
+	}
+	push(p, p.ID+":", true)
+	judged := 0
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		c := canonUnit(it.name)
+		if seen[c] || BootReached(c) {
+			continue
+		}
+		seen[c] = true
+		if judged++; judged > MaxStartSet {
+			return fmt.Errorf("a job on it reaches more than %d units (%s): too many to judge", MaxStartSet, it.via), nil
+		}
+		u, err := load(it.name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", it.via, err)
+		}
+		if !u.Known || u.Masked {
+			if err := startedName(it.name); err != nil {
+				return fmt.Errorf("%s: %v", it.via, err), nil
+			}
+			continue
+		}
+		if !it.follows && (u.Active || alwaysActive(c)) {
+			// Started already: its start runs and pulls in nothing (a running node's essentials
+			// are, whether or not the reader knows their state).
+			continue
+		}
+		for _, n := range u.Props.Names {
+			seen[canonUnit(n)] = true
+		}
+		if err := JudgeStarted(u.Props); err != nil {
+			if why := err.Error(); strings.HasPrefix(why, "unit ") {
+				return fmt.Errorf("%s: %s", it.via, why), nil
+			}
+			return fmt.Errorf("%s: %s %v", it.via, u.Props.ID, err), nil
+		}
+		push(u.Props, it.via, it.follows)
+	}
+	return nil, nil
+}
+
+type edge struct{ key, unit string }
+
+// startEdges are the units a start of the unit pulls in or its end starts.
+func startEdges(p UnitProps) []edge {
+	var out []edge
+	for _, d := range []struct {
+		key  string
+		list []string
+	}{{"Requires", p.Requires}, {"Wants", p.Wants}, {"BindsTo", p.BindsTo}, {"Upholds", p.Upholds},
+		{"OnSuccess", p.OnSuccess}, {"OnFailure", p.OnFailure}, {"Triggers", p.Triggers}} {
+		for _, u := range d.list {
+			out = append(out, edge{d.key, u})
+		}
+	}
+	return out
+}
+
+// followerEdges are the units a restart, stop or reload of the unit restarts, stops or reloads.
+func followerEdges(p UnitProps) []edge {
+	var out []edge
+	for _, d := range []struct {
+		key  string
+		list []string
+	}{{"is followed by", p.Followers}, {"PropagatesStopTo", p.PropagatesStopTo}, {"PropagatesReloadTo", p.PropagatesReloadTo}} {
+		for _, u := range d.list {
+			out = append(out, edge{d.key, u})
+		}
+	}
+	return out
+}
+
+// startedName judges a unit a job reaches that cannot be read: by its name.
+func startedName(n string) error {
+	if err := stopsSystem(n); err != nil {
+		return err
+	}
+	return unsafeInstance(n)
+}
+
+// JudgeStarted says why a unit a job on an acted-on unit would start, restart or stop along with
+// it would stop the system, or nil: judged by what it is, as JudgeUnit judges the unit acted on,
+// but for what only an acted-on unit must be (a service, not named by a policy's deny lists: a
+// node's own target, socket or provisioning unit may be pulled in): its names (an alias of a unit
+// that stops the system), the actions its jobs' end makes the manager take (SuccessAction=,
+// FailureAction=, JobTimeoutAction=, StartLimitAction=), what it pulls in by name, what its start
+// stops (Conflicts=), and its commands and how they run (judgeExecution: the node's own lines).
+func JudgeStarted(p UnitProps) error {
+	for _, n := range append([]string{p.ID}, p.Names...) {
+		if n == "" {
+			continue
+		}
+		if err := startedName(n); err != nil {
+			return err
+		}
+	}
+	if err := jobEndActions(p); err != nil {
+		return err
+	}
+	if err := dependencyNames(p); err != nil {
+		return err
+	}
+	for _, u := range p.Conflicts {
+		if slices.Contains(conflictOK, u) {
+			continue
+		}
+		lu := canonUnit(u)
+		if kind := path.Ext(lu); kind != ".service" && kind != ".target" {
+			return fmt.Errorf("Conflicts=%s: its start would stop %s (a %s unit, not a service or target)", u, u, strings.TrimPrefix(kind, "."))
+		}
+		// Stopping a unit that stops the system (initrd-switch-root.target, which every unit of the
+		// running system conflicts with) is harmless; stopping what keeps the node running is not.
+		if alwaysActive(lu) || BootReached(lu) {
+			return fmt.Errorf("Conflicts=%s: its start would stop %s", u, u)
+		}
+	}
+	return judgeExecution(p)
+}
+
+// jobEndActions refuses an action the manager takes when a job of the unit ends.
+func jobEndActions(p UnitProps) error {
+	for _, a := range []struct{ key, v string }{{"SuccessAction", p.SuccessAction}, {"FailureAction", p.FailureAction},
+		{"JobTimeoutAction", p.JobTimeoutAction}, {"StartLimitAction", p.StartLimitAction}} {
+		if v := strings.TrimSpace(a.v); v != "" && v != "none" {
+			return fmt.Errorf("%s=%s: the manager would %s when the unit stops, fails or times out", a.key, v, v)
+		}
+	}
+	return nil
+}
+
+// dependencyNames refuses a unit a start of the unit pulls in that stops the system by its name.
+func dependencyNames(p UnitProps) error {
+	for _, dep := range []struct {
+		key  string
+		list []string
+	}{{"Requires", p.Requires}, {"Requisite", p.Requisite}, {"Wants", p.Wants}, {"BindsTo", p.BindsTo},
+		{"Upholds", p.Upholds}, {"OnSuccess", p.OnSuccess}, {"OnFailure", p.OnFailure}, {"Triggers", p.Triggers}} {
+		for _, u := range dep.list {
+			if err := stopsSystem(u); err != nil {
+				return fmt.Errorf("%s=%s: its job would start a unit that stops the system (%v)", dep.key, u, err)
+			}
+			if err := unsafeInstance(u); err != nil {
+				return fmt.Errorf("%s=%s: its job would start a unit that acts on the whole node (%v)", dep.key, u, err)
+			}
+		}
+	}
+	return nil
+}
+
+// NodeUnitReader reads a unit as the node's unit files define it (the plan's view of the node's
+// root: plan.NodeUnitsAt). The plan judges with it what the payload does not carry: the node's
+// drop-ins of a unit the payload defines, and the node's units a job reaches.
+type NodeUnitReader interface {
+	// ReadUnit returns the unit's files on the node; ok is false when the node has none of them.
+	ReadUnit(name string) (u NodeUnitDef, ok bool, err error)
+}
+
+// NodeUnitFile is one unit file or drop-in on the node.
+type NodeUnitFile struct {
+	Path     string // on the node (/etc/systemd/system/myapp.service.d/10-x.conf)
+	Name     string // the drop-in's file name (10-x.conf), or the fragment's unit name
+	Contents string
+	Masked   bool // a link to /dev/null: a masked unit or drop-in
+}
+
+// NodeUnitDef is a unit as the node's files define it: every file that may be its fragment, in the
+// order systemd searches them (the first present one is), its drop-ins (every one, in systemd's
+// order: by file name, where a name in an earlier directory hides the same name in a later one; the
+// caller replaces the ones the payload writes), and the dependencies its .wants/, .requires/ and
+// .upholds/ directories add.
+type NodeUnitDef struct {
+	Name                     string // the unit the name loads (a link's target)
+	Fragments                []NodeUnitFile
+	Dropins                  []NodeUnitFile
+	Wants, Requires, Upholds []string
+}
+
+// WithNodeUnitFiles returns a copy of p that reads the node's unit files through r.
+func (p *Policy) WithNodeUnitFiles(r NodeUnitReader) *Policy {
+	q := *p
+	q.nodeUnitFiles = r
+	return &q
+}
+
+// NodeUnitFiles is the reader of the node's unit files, or nil (no node root: a diff of two payloads).
+func (p *Policy) NodeUnitFiles() NodeUnitReader {
+	if p == nil {
+		return nil
+	}
+	return p.nodeUnitFiles
+}

@@ -1,0 +1,282 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/openshift/refresh-agent/allowlist"
+)
+
+// The system manager's unit search path, in its order (systemd.unit(5), "Unit File Load Path"):
+// a unit's fragment is the first file of its name found, its drop-ins are gathered from every
+// directory. /lib/systemd/system is /usr/lib/systemd/system on RHCOS; read in case it is not.
+var unitSearchPath = []string{
+	"/etc/systemd/system.control", "/run/systemd/system.control", "/run/systemd/transient",
+	"/run/systemd/generator.early", UnitDir, "/etc/systemd/system.attached", "/run/systemd/system",
+	"/run/systemd/system.attached", "/run/systemd/generator", "/usr/local/lib/systemd/system",
+	"/usr/lib/systemd/system", "/lib/systemd/system", "/run/systemd/generator.late",
+}
+
+const (
+	// maxNodeUnitFile bounds the bytes read of one unit file or drop-in on the node.
+	maxNodeUnitFile = 1 << 20
+	// maxNodeDirEntries bounds the entries read of one drop-in or .wants/ directory.
+	maxNodeDirEntries = 1000
+	// maxNodeLinkHops bounds the links followed from a unit's name to its file.
+	maxNodeLinkHops = 8
+)
+
+// NodeUnitsAt reads the node's unit files under root (apply's --root, the host's / in the pod),
+// as the system manager loads them: allowlist.NodeUnitReader. Reads are cached for the reader's life.
+func NodeUnitsAt(root string) allowlist.NodeUnitReader {
+	return &nodeUnits{root: root, cache: map[string]nodeUnitRead{}}
+}
+
+type nodeUnits struct {
+	root  string
+	mu    sync.Mutex
+	cache map[string]nodeUnitRead
+}
+
+type nodeUnitRead struct {
+	u   allowlist.NodeUnitDef
+	ok  bool
+	err error
+}
+
+func (n *nodeUnits) ReadUnit(name string) (allowlist.NodeUnitDef, bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if r, seen := n.cache[name]; seen {
+		return r.u, r.ok, r.err
+	}
+	u, ok, err := n.read(name, 0)
+	n.cache[name] = nodeUnitRead{u, ok, err}
+	return u, ok, err
+}
+
+// onNode is the host path of p, a clean absolute path on the node: never outside the root.
+func (n *nodeUnits) onNode(p string) string {
+	return filepath.Join(n.root, filepath.FromSlash(path.Clean("/"+p)))
+}
+
+func (n *nodeUnits) read(name string, hops int) (allowlist.NodeUnitDef, bool, error) {
+	if !allowlist.IsUnitName(name) || strings.ContainsAny(name, "/\x00") {
+		return allowlist.NodeUnitDef{}, false, fmt.Errorf("unit %q: not a unit name", name)
+	}
+	u := allowlist.NodeUnitDef{Name: name}
+	found := false
+	names := []string{name}
+	if tmpl, ok := templateOf(name); ok {
+		names = append(names, tmpl)
+	}
+	// The name's own files first, in every directory, then its template's (unit_file_find_fragment).
+	for _, nm := range names {
+		for _, dir := range unitSearchPath {
+			p := path.Join(dir, nm)
+			fi, err := os.Lstat(n.onNode(p))
+			if err != nil {
+				continue
+			}
+			found = true
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				target, err := os.Readlink(n.onNode(p))
+				if err != nil {
+					return u, true, fmt.Errorf("%s: %w", p, err)
+				}
+				if target == "/dev/null" {
+					u.Fragments = append(u.Fragments, allowlist.NodeUnitFile{Path: p, Name: nm, Masked: true})
+					continue
+				}
+				if base := path.Base(target); base != nm && allowlist.IsUnitName(base) && nm == name && len(u.Fragments) == 0 {
+					// An alias: the unit is the one linked to, with its own files.
+					if hops >= maxNodeLinkHops {
+						return u, true, fmt.Errorf("%s: more than %d links", p, maxNodeLinkHops)
+					}
+					return n.read(base, hops+1)
+				}
+				target = n.resolve(p, target)
+				text, err := n.readFile(target)
+				if err != nil {
+					return u, true, fmt.Errorf("%s: %w", p, err)
+				}
+				u.Fragments = append(u.Fragments, allowlist.NodeUnitFile{Path: p, Name: nm, Contents: text})
+				continue
+			}
+			if !fi.Mode().IsRegular() {
+				continue
+			}
+			text, err := n.readFile(p)
+			if err != nil {
+				return u, true, fmt.Errorf("%s: %w", p, err)
+			}
+			u.Fragments = append(u.Fragments, allowlist.NodeUnitFile{Path: p, Name: nm, Contents: text})
+		}
+	}
+	dropins, err := n.dropins(dropinDirNames(names))
+	if err != nil {
+		return u, true, err
+	}
+	u.Dropins = dropins
+	found = found || len(dropins) > 0
+	for _, d := range []struct {
+		suffix string
+		list   *[]string
+	}{{".wants", &u.Wants}, {".requires", &u.Requires}, {".upholds", &u.Upholds}} {
+		for _, dir := range unitSearchPath {
+			for _, nm := range names {
+				entries, err := n.readDir(path.Join(dir, nm+d.suffix))
+				if err != nil {
+					continue
+				}
+				for _, e := range entries {
+					if allowlist.IsUnitName(e.Name()) && !slices.Contains(*d.list, e.Name()) {
+						*d.list = append(*d.list, e.Name())
+						found = true
+					}
+				}
+			}
+		}
+	}
+	return u, found, nil
+}
+
+// resolve is the node path a link at p (on the node) to target points to.
+func (n *nodeUnits) resolve(p, target string) string {
+	if !path.IsAbs(target) {
+		target = path.Join(path.Dir(p), target)
+	}
+	return path.Clean(target)
+}
+
+// readFile reads a node file (following links inside the root, as the node would), bounded.
+func (n *nodeUnits) readFile(p string) (string, error) {
+	for range maxNodeLinkHops {
+		fi, err := os.Lstat(n.onNode(p))
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		t, err := os.Readlink(n.onNode(p))
+		if err != nil {
+			return "", err
+		}
+		p = n.resolve(p, t)
+	}
+	f, err := os.Open(n.onNode(p))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", errors.New("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxNodeUnitFile+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxNodeUnitFile {
+		return "", fmt.Errorf("larger than %d bytes", maxNodeUnitFile)
+	}
+	return string(b), nil
+}
+
+func (n *nodeUnits) readDir(p string) ([]os.DirEntry, error) {
+	f, err := os.Open(n.onNode(p))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(maxNodeDirEntries)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, nil
+}
+
+// dropins gathers the .conf files of the drop-in directories (names, most specific first) in every
+// directory of the search path: a file name seen first (an earlier directory of the search path,
+// then a more specific drop-in directory) hides the same name later; the result is in file name
+// order, as systemd applies them.
+func (n *nodeUnits) dropins(dirNames []string) ([]allowlist.NodeUnitFile, error) {
+	seen := map[string]bool{}
+	var out []allowlist.NodeUnitFile
+	for _, dir := range unitSearchPath {
+		for _, dn := range dirNames {
+			d := path.Join(dir, dn)
+			entries, err := n.readDir(d)
+			if err != nil {
+				continue
+			}
+			for _, e := range entries {
+				name := e.Name()
+				if !strings.HasSuffix(name, ".conf") || seen[name] {
+					continue
+				}
+				seen[name] = true
+				p := path.Join(d, name)
+				if e.Type()&fs.ModeSymlink != 0 {
+					if t, err := os.Readlink(n.onNode(p)); err == nil && t == "/dev/null" {
+						out = append(out, allowlist.NodeUnitFile{Path: p, Name: name, Masked: true})
+						continue
+					}
+				}
+				text, err := n.readFile(p)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", p, err)
+				}
+				out = append(out, allowlist.NodeUnitFile{Path: p, Name: name, Contents: text})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b allowlist.NodeUnitFile) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// templateOf is the template of an instance name (getty@tty1.service: getty@.service).
+func templateOf(name string) (string, bool) {
+	at := strings.IndexByte(name, '@')
+	if at < 0 {
+		return "", false
+	}
+	ext := path.Ext(name)
+	tmpl := name[:at+1] + ext
+	return tmpl, tmpl != name
+}
+
+// dropinDirNames are the drop-in directories systemd reads for a unit answering to names (its
+// name, then its template): NAME.d, then every prefix of the name cut after a "-"
+// (foo-bar-baz.service: foo-bar-.service.d, foo-.service.d), then the type's (service.d).
+func dropinDirNames(names []string) []string {
+	var out []string
+	add := func(d string) {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	for _, nm := range names {
+		add(nm + ".d")
+	}
+	for _, nm := range names {
+		ext := path.Ext(nm)
+		stem := strings.TrimSuffix(nm, ext)
+		for i := len(stem) - 1; i > 0; i-- {
+			if stem[i] == '-' && i < len(stem)-1 {
+				add(stem[:i+1] + ext + ".d")
+			}
+		}
+		add(strings.TrimPrefix(ext, ".") + ".d")
+	}
+	return out
+}
