@@ -26,9 +26,9 @@ func TestUnitLinesMayNotChangeManagedFiles(t *testing.T) {
 		{"ExecStartPre=/usr/bin/chmod 0666 /var/lib/myapp/tls.key", "the node policy manages /var/lib/myapp/tls.key"},
 	} {
 		text := base + c.line + "\n"
-		why := judgeUnitFile(&old, types.Unit{Name: "myapp.service", Contents: &text}, pol.WithManaged("/var/lib/myapp/tls.key"))
+		why := judgeUnitFile(&old, types.Unit{Name: "myapp.service", Contents: &text}, pol.WithManaged("/var/lib/myapp/tls.key"), nil)
 		assert.Contains(t, why, c.names, c.line)
 	}
 	text := base + "ExecStartPre=/usr/bin/touch /etc/myapp/other\n"
-	assert.Empty(t, judgeUnitFile(&old, types.Unit{Name: "myapp.service", Contents: &text}, pol))
+	assert.Empty(t, judgeUnitFile(&old, types.Unit{Name: "myapp.service", Contents: &text}, pol, nil))
 }
