@@ -39,7 +39,11 @@ func nodeTemplates(files map[string]string) func(string) (allowlist.NodeUnit, bo
 		}
 		if tmpl, _, ok := allowlist.Instance(name); ok {
 			if text, ok := files[tmpl]; ok {
-				return allowlist.NodeUnit{Path: "/usr/lib/systemd/system/" + tmpl, Contents: text}, true
+				u := allowlist.NodeUnit{Path: "/usr/lib/systemd/system/" + tmpl, Contents: text}
+				if d, ok := files[tmpl+".d/10-node.conf"]; ok {
+					u.Dropins = []allowlist.NodeDropin{{Name: "10-node.conf", Path: "/etc/systemd/system/" + tmpl + ".d/10-node.conf", Contents: d}}
+				}
+				return u, true
 			}
 		}
 		return allowlist.NodeUnit{}, false
@@ -47,20 +51,23 @@ func nodeTemplates(files map[string]string) func(string) (allowlist.NodeUnit, bo
 }
 
 var round9Templates = map[string]string{
-	"podman-kube@.service":     podmanKube,
-	"container-getty@.service": containerGetty,
-	"getty@.service":           getty,
-	"container-app@.service":   "[Unit]\nDescription=app %i\n[Service]\nExecStart=/usr/bin/podman run --rm --name %i -v /etc/app/%i:/data quay.io/x/app@sha256:0\nExecStop=/usr/bin/podman stop %i\n",
-	"myapp-notify@.service":    "[Unit]\nDescription=tell the owner %i failed\n[Service]\nType=oneshot\nExecStart=/usr/bin/logger -t myapp-notify \"%i failed\"\n",
-	"plain@.service":           "[Unit]\nDescription=a template whose commands ignore the instance (%i)\n[Service]\nType=oneshot\nExecStart=/usr/bin/true\n",
-	"runs@.service":            "[Service]\nExecStart=/bin/sh /%I\n",
-	"runsprog@.service":        "[Service]\nExecStart=%f\n",
-	"asuser@.service":          "[Service]\nUser=%i\nExecStart=/usr/bin/true\n",
-	"envfile@.service":         "[Service]\nEnvironmentFile=/%I\nExecStart=/usr/bin/true\n",
-	"state@.service":           "[Service]\nStateDirectory=%i\nExecStart=/usr/bin/true\n",
-	"chain@.service":           "[Unit]\nWants=podman-kube@%i.service\n[Service]\nExecStart=/usr/bin/true\n",
-	"wrapped@.service":         "[Service]\nEnvironment=F=/%I\nExecStart=/usr/bin/podman kube play ${F}\n",
-	"dropin@.service":          "[Service]\nExecStart=/usr/bin/true\n",
+	"podman-kube@.service":           podmanKube,
+	"container-getty@.service":       containerGetty,
+	"getty@.service":                 getty,
+	"container-app@.service":         "[Unit]\nDescription=app %i\n[Service]\nExecStart=/usr/bin/podman run --rm --name %i -v /etc/app/%i:/data quay.io/x/app@sha256:0\nExecStop=/usr/bin/podman stop %i\n",
+	"myapp-notify@.service":          "[Unit]\nDescription=tell the owner %i failed\n[Service]\nType=oneshot\nExecStart=/usr/bin/logger -t myapp-notify \"%i failed\"\n",
+	"plain@.service":                 "[Unit]\nDescription=a template whose commands ignore the instance (%i)\n[Service]\nType=oneshot\nExecStart=/usr/bin/true\n",
+	"runs@.service":                  "[Service]\nExecStart=/bin/sh /%I\n",
+	"runsprog@.service":              "[Service]\nExecStart=%f\n",
+	"asuser@.service":                "[Service]\nUser=%i\nExecStart=/usr/bin/true\n",
+	"envfile@.service":               "[Service]\nEnvironmentFile=/%I\nExecStart=/usr/bin/true\n",
+	"state@.service":                 "[Service]\nStateDirectory=%i\nExecStart=/usr/bin/true\n",
+	"chain@.service":                 "[Unit]\nWants=podman-kube@%i.service\n[Service]\nExecStart=/usr/bin/true\n",
+	"wrapped@.service":               "[Service]\nEnvironment=F=/%I\nExecStart=/usr/bin/podman kube play ${F}\n",
+	"dropin@.service":                "[Service]\nExecStart=/usr/bin/true\n",
+	"dropin@.service.d/10-node.conf": "[Service]\nExecStartPost=/usr/bin/podman kube play %I\n",
+	"search@.service":                "[Service]\nExecSearchPath=/%I\nExecStart=myprog\n",
+	"conflicts@.service":             "[Unit]\nConflicts=%i.service\n[Service]\nExecStart=/usr/bin/true\n",
 }
 
 // Round 9 (units 06): with the built-in policy a payload wrote /etc/iri-registry/pod.yaml and added
@@ -107,6 +114,9 @@ func TestRound9PayloadInstanceIsJudgedAsItsTemplate(t *testing.T) {
 		`Wants=state@kubelet.service`:                           "StateDirectory=",
 		`Wants=chain@etc-iri\x2dregistry-pod.yaml.yaml.service`: "podman kube",
 		`Wants=wrapped@etc-iri\x2dregistry-pod.yaml.service`:    "podman kube",
+		`Wants=dropin@etc-iri\x2dregistry-pod.yaml.service`:     "ExecStartPost=/usr/bin/podman kube play etc/iri-registry/pod.yaml",
+		`Wants=search@etc-iri\x2dregistry.service`:              "ExecSearchPath=/%I: the payload's instance",
+		`Wants=conflicts@kubelet.service`:                       "Conflicts=%i.service: the payload's instance",
 		// The unsafe templates stay refused by name, before their text.
 		"Wants=systemd-fsck@dev-sda1.service": "acts on the whole node",
 		"Wants=user@0.service":                "acts on the whole node",

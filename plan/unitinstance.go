@@ -73,7 +73,7 @@ func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
 		}
 		opts, _ := readSystemdUnit(t.text) // readable: readsAsSystemdReads said so
 		for _, o := range opts {
-			if !allowlist.InstanceSpecifier(o.value) || strings.HasPrefix(o.key, "Exec") || instanceDescribes(o) {
+			if !allowlist.InstanceSpecifier(o.value) || o.section == "Service" && slices.Contains(execKeys, o.key) || instanceDescribes(o) {
 				continue // the commands: compared below
 			}
 			switch {
