@@ -1,6 +1,7 @@
 package allowlist
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,9 +15,23 @@ import (
 
 // SplitExec splits an Exec*= value into the argv of each command it runs. The '@' prefix's
 // argv[0] override gives a second argv, named by it, when it names another program; the '|' prefix (run through the shell) gives the argv sh -c <rest>.
-func SplitExec(v string) ([][]string, error) {
+func SplitExec(v string) ([][]string, error) { return splitExec(v, -1) }
+
+// ErrTooManyWords: an Exec*= value splits into more words than the caller allows (SplitExecUpTo).
+var ErrTooManyWords = errors.New("too many words")
+
+// SplitExecUpTo is SplitExec for at most limit words in all (the argv SplitExec returns, counted as
+// it splits): past limit it stops, having held no more than limit words, and fails with
+// ErrTooManyWords.
+// The plan reads a unit's commands through it with what is left of MaxExecWords, so a unit's
+// continued lines cost what the bound allows, not what they hold.
+func SplitExecUpTo(v string, limit int) ([][]string, error) { return splitExec(v, max(limit, 0)) }
+
+// splitExec is SplitExec for at most max words (none when max < 0).
+func splitExec(v string, max int) ([][]string, error) {
 	v = strings.TrimSpace(v)
 	var out [][]string
+	left, held := max, 0 // words still allowed; argvs counted
 	for v != "" {
 		prefix := ""
 		for v != "" && strings.ContainsRune("-@:+!|", rune(v[0])) {
@@ -24,9 +39,12 @@ func SplitExec(v string) ([][]string, error) {
 			v = v[1:]
 		}
 		if strings.Contains(prefix, "|") {
+			if max >= 0 && left < 3 {
+				return nil, ErrTooManyWords
+			}
 			return append(out, []string{"sh", "-c", v}), nil
 		}
-		words, rest, err := execWords(v)
+		words, rest, err := readWords(v, true, left)
 		if err != nil {
 			return nil, err
 		}
@@ -42,6 +60,14 @@ func SplitExec(v string) ([][]string, error) {
 		if len(words) > 0 {
 			out = append(out, words)
 		}
+		if max >= 0 {
+			for _, argv := range out[held:] {
+				left -= len(argv)
+			}
+			if held = len(out); left < 0 {
+				return nil, ErrTooManyWords
+			}
+		}
 		v = strings.TrimSpace(rest)
 	}
 	return out, nil
@@ -50,14 +76,16 @@ func SplitExec(v string) ([][]string, error) {
 // execWords reads words up to a lone ";" (the rest is returned) as systemd's extract_first_word
 // with unquoting and C unescaping does.
 func execWords(v string) (words []string, rest string, err error) {
-	return readWords(v, true)
+	return readWords(v, true, -1)
 }
 
 // readWords reads words as systemd's extract_first_word with unquoting does: for an Exec line
 // (exec) C-unescaping, up to a lone ";", an unterminated quote an error; else as systemd splits a
 // whole-word $NAME's value (EXTRACT_RELAX, execpaste.go): a backslash takes the next byte as it
 // is, an unterminated quote ends with the value, ";" is a word.
-func readWords(v string, exec bool) (words []string, rest string, err error) {
+//
+// With max >= 0 it stops with ErrTooManyWords once it has read more than max words.
+func readWords(v string, exec bool, max int) (words []string, rest string, err error) {
 	var w strings.Builder
 	inWord := false
 	var quote byte
@@ -93,6 +121,9 @@ func readWords(v string, exec bool) (words []string, rest string, err error) {
 			if inWord {
 				if exec && w.String() == ";" {
 					return words, v[i:], nil
+				}
+				if max >= 0 && len(words) >= max {
+					return nil, "", ErrTooManyWords
 				}
 				words = append(words, w.String())
 				w.Reset()

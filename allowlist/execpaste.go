@@ -115,7 +115,7 @@ func envName(s string) bool {
 // splitUnquote splits a value as systemd splits a whole-word $NAME's (strv_split_full with
 // EXTRACT_UNQUOTE|EXTRACT_RELAX at " \t\n\r"; readWords).
 func splitUnquote(v string) []string {
-	words, _, _ := readWords(v, false)
+	words, _, _ := readWords(v, false, -1)
 	return words
 }
 

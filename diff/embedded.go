@@ -52,6 +52,9 @@ func checkEach(p *Payload, check func(*Payload, types.File) string) string {
 type embeddedMC struct {
 	contents fileContentsID // the file's contents it was read from
 	config   *embeddedConfig
+	// charged is what the decode charged for reading it: its bytes and its structure (and the JSON
+	// converted from YAML): a nested decode of it (CheckEmbedded) charges them again, as its own.
+	charged int64
 }
 
 // fileContentsID identifies a file's contents as given: its source and compression.
@@ -76,7 +79,7 @@ func checkEmbeddedFile(p *Payload, f types.File) string {
 		if e.config.none {
 			return "" // carries no config, so nothing to disagree with
 		}
-		if inner, err := e.config.decode(p); err == nil {
+		if inner, err := e.config.decode(p, e.charged); err == nil {
 			return compareEmbedded(inner, p, f.Path)
 		}
 	}
@@ -91,7 +94,17 @@ func checkEmbeddedWhole(p *Payload, f types.File) string {
 	if err != nil {
 		return "cannot read it: " + err.Error()
 	}
-	mc, err := parseMachineConfig(data)
+	// Nested in p's decode, on what it left: the file's bytes and structure were charged by it, and
+	// are charged again here.
+	var credit int64
+	if e, ok := p.embedded[f.Path]; ok && e.contents == contentsOf(f) {
+		credit = e.charged
+	}
+	d := p.nested(credit)
+	if err := d.charge(int64(len(data)), "contents"); err != nil {
+		return "cannot read it: " + err.Error()
+	}
+	mc, err := d.parseMachineConfig(data)
 	if err != nil {
 		return "cannot read it: " + err.Error()
 	}
@@ -103,7 +116,8 @@ func checkEmbeddedWhole(p *Payload, f types.File) string {
 		return "spec.config is not an Ignition config object"
 	}
 	// Files whose contents equal the outer config's skip a second validation of their data URLs.
-	inner, err := DecodeAgainst(raw, p)
+	inner, _, err := d.decode(raw, 0)
+	d.measure(inner)
 	if err != nil {
 		return "spec.config: " + err.Error()
 	}

@@ -2,8 +2,10 @@ package diff_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/coreos/ignition/v2/config/v3_5/types"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/test/fixture"
+	"github.com/openshift/refresh-agent/test/memtest"
 )
 
 // served builds a payload shaped as the machine-config server serves one: the rendered config
@@ -232,4 +235,111 @@ func TestDroppingOneMachineConfigSource(t *testing.T) {
 	}
 	assert.True(t, diff.MachineConfigDropped(cur, decode(t, keepEncapsulated.JSON())))
 	assert.False(t, diff.MachineConfigDropped(cur, cur))
+}
+
+// embeddedKargsMC is a MachineConfig whose spec carries n kernel arguments of value arg, its
+// spec.config cfg: the shape of round 9's core 02 (20 million empty ones: a 78 KB payload).
+func embeddedKargsMC(n int, arg string, cfg []byte, yaml bool) []byte {
+	if yaml {
+		var b strings.Builder
+		fmt.Fprintf(&b, "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nmetadata:\n  name: rendered-worker-1\nspec:\n  config: %s\n  osImageURL: quay.io/x@sha256:%s\n  kernelArguments:\n", cfg, strings.Repeat("0", 64))
+		for range n {
+			fmt.Fprintf(&b, "  - %q\n", arg)
+		}
+		return []byte(b.String())
+	}
+	q := fmt.Sprintf("%q", arg)
+	return []byte(`{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineConfig","metadata":{"name":"rendered-worker-1"},` +
+		`"spec":{"config":` + string(cfg) + `,"osImageURL":"quay.io/x@sha256:` + strings.Repeat("0", 64) + `","kernelArguments":[` +
+		strings.TrimSuffix(strings.Repeat(q+",", n), ",") + `]}}`)
+}
+
+// Round 9 (core 02): the JSON structure of an embedded MachineConfig (the content file, gzip in its
+// data URL) was not charged to the payload budget: 20 million empty kernelArguments, 78 KB of
+// payload, decoded into 2 GB and printed a 200 MB plan. The structure is charged before it is
+// decoded, as the outer payload's is, in either metadata file, JSON or YAML, plain or compressed.
+func TestEmbeddedMachineConfigStructureIsCharged(t *testing.T) {
+	defer func(v int64) { diff.MaxPayloadSize = v }(diff.MaxPayloadSize)
+	diff.MaxPayloadSize = 16 << 20
+	inner := fixture.Ignition("3.2.0").SSHKeys("ssh-ed25519 AAAA core@example")
+	for _, path := range []string{diff.MachineConfigContentPath, diff.MachineConfigEncapsulatedPath} {
+		for _, yaml := range []bool{false, true} {
+			for _, gz := range []bool{false, true} {
+				n := 500_000 // 500 MB of budget at elementCost, 1.5 MB of JSON (4.5 MB in a data URL)
+				if yaml {
+					n = 100_000 // YAML's own charge (a node) is larger
+				}
+				mc := embeddedKargsMC(n, "", inner.JSON(), yaml)
+				outer := inner.Clone()
+				if gz {
+					outer.GzipFile(path, mc, 0o644)
+				} else {
+					outer.File(path, mc, 0o644)
+				}
+				raw := fixture.GzipBase64(outer.JSON())
+				name := fmt.Sprintf("%s yaml=%t gzip=%t", path, yaml, gz)
+				var err error
+				allocated := memtest.Allocated(func() { _, err = diff.Decode(raw) })
+				require.Error(t, err, name)
+				assert.Contains(t, err.Error(), path, name)
+				assert.Regexp(t, `byte (payload )?budget \(--max-payload-bytes`, err.Error(), name)
+				// The payload's layers and the file's contents, within the budget; never the
+				// structure's hundreds of megabytes.
+				assert.Less(t, allocated, uint64(6*diff.MaxPayloadSize), "%s: %d bytes allocated", name, allocated)
+			}
+		}
+	}
+}
+
+// Within the budget an embedded MachineConfig's many kernel arguments still decode; the change's
+// detail (in the plan, the refusal reason, annotations) quotes the first of them and counts the
+// rest, each value cut: never megabytes.
+func TestMachineChangeDetailsAreBounded(t *testing.T) {
+	inner := fixture.Ignition("3.2.0").SSHKeys("ssh-ed25519 AAAA core@example")
+	payload := func(n int, arg string) *diff.Payload {
+		return decode(t, inner.Clone().File(diff.MachineConfigContentPath, embeddedKargsMC(n, arg, inner.JSON(), false), 0o644).JSON())
+	}
+	cur := payload(1, "quiet")
+	long := strings.Repeat("a", 1<<20)
+	for _, des := range []*diff.Payload{payload(20_000, "x=1"), payload(3, long), payload(5_000, long[:1000])} {
+		changes, err := diff.Diff(cur, des)
+		require.NoError(t, err)
+		require.NotEmpty(t, changes)
+		for _, c := range changes {
+			assert.Less(t, len(c.Detail), 8<<10, c.Detail[:200])
+		}
+	}
+	changes, err := diff.Diff(cur, payload(20_000, "x=1"))
+	require.NoError(t, err)
+	assert.Contains(t, changes[0].Detail, `kernelArguments ["quiet"] -> ["x=1" "x=1"`)
+	assert.Contains(t, changes[0].Detail, "more]")
+	changes, err = diff.Diff(cur, payload(2, "x=1"))
+	require.NoError(t, err)
+	assert.Equal(t, `kernelArguments ["quiet"] -> ["x=1" "x=1"]`, changes[0].Detail, "a short list reads as before")
+}
+
+// The nested decode of an embedded config (CheckEmbedded) draws on what the payload's decode left,
+// not on a budget of its own: contents the embedded copy gives in another form than the outer config
+// (so decoded again) count against the same 64 MiB. Agreeing when the budget covers both.
+func TestEmbeddedCheckSharesThePayloadBudget(t *testing.T) {
+	defer func(v int64) { diff.MaxPayloadSize = v }(diff.MaxPayloadSize)
+	big := []byte(strings.Repeat("0123456789abcdef", 1<<16)) // 1 MiB
+	build := func() []byte {
+		rendered := fixture.Ignition("3.2.0").GzipFile("/etc/big.conf", big, 0o644)
+		embedded := fixture.Ignition("3.5.0").File("/etc/big.conf", big, 0o644) // plain: decoded again
+		embedded.Storage.Files[0].Overwrite = nil
+		return rendered.File(diff.MachineConfigContentPath, fixture.MachineConfigJSON(fixture.DefaultMachine(), embedded.JSON()), 0o644).JSON()
+	}
+	diff.MaxPayloadSize = 64 << 20
+	p, err := diff.Decode(build())
+	require.NoError(t, err)
+	assert.Empty(t, diff.CheckEmbedded(p))
+	// A budget the outer decode fits in, with less left than the embedded copy's contents.
+	used := p.Bytes
+	diff.MaxPayloadSize = used + int64(len(big))/2
+	p, err = diff.Decode(build())
+	require.NoError(t, err)
+	why := diff.CheckEmbedded(p)
+	assert.Contains(t, why, "payload budget")
+	assert.Contains(t, why, diff.MachineConfigContentPath)
 }

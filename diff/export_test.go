@@ -11,7 +11,7 @@ func Streamed(p *Payload, path string) (bool, int) {
 	if !ok || e.config == nil || e.config.none {
 		return false, 0
 	}
-	if _, err := e.config.decode(p); err != nil {
+	if _, err := e.config.decode(p, e.charged); err != nil {
 		return false, 0
 	}
 	return true, len(e.config.sources)

@@ -131,7 +131,8 @@ func forValidation[C any](d *decoder, cfg C) C {
 var unjudgedUnit = "# beyond the unit text bounds: refused by the plan\n"
 
 // boundedUnits replaces, in a copy of units (a []Unit of any 3.x spec), every unit file and dropin
-// text beyond CheckUnitText's bounds with unjudgedUnit: Ignition's validation parses each one with
+// text beyond CheckUnitText's bounds, and every text of a unit beyond CheckUnitTexts', with
+// unjudgedUnit: Ignition's validation parses each one with
 // go-systemd's lexer, whose cost grows with its sections and settings (a 30 MB unit of [Service]
 // lines allocated over 500 MiB). The config keeps the text; the plan refuses it, naming the unit
 // and the bound (allowlist.UnitOptions), or it is the node's current text, never judged.
@@ -141,15 +142,21 @@ func boundedUnits(units reflect.Value) {
 	}
 	copied := reflect.MakeSlice(units.Type(), units.Len(), units.Len())
 	reflect.Copy(copied, units)
+	whole := true // the unit's texts within MaxUnitTexts together
 	bound := func(contents reflect.Value) {
-		if t := contents.Interface().(*string); t != nil && CheckUnitText(*t) != nil {
+		if t := contents.Interface().(*string); t != nil && (!whole || CheckUnitText(*t) != nil) {
 			contents.Set(reflect.ValueOf(&unjudgedUnit))
 		}
 	}
 	for i := range copied.Len() {
 		u := copied.Index(i)
-		bound(u.FieldByName("Contents"))
 		dropins := u.FieldByName("Dropins")
+		texts := make([]*string, dropins.Len())
+		for j := range texts {
+			texts[j] = dropins.Index(j).FieldByName("Contents").Interface().(*string)
+		}
+		whole = CheckUnitTexts(u.FieldByName("Contents").Interface().(*string), texts) == nil
+		bound(u.FieldByName("Contents"))
 		if dropins.Len() == 0 {
 			continue
 		}
@@ -276,16 +283,18 @@ func (d *decoder) decodeIgnition(js []byte, version *string) (*Payload, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		mc, err := parseMachineConfig(data)
+		before := d.budget
+		mc, err := d.parseMachineConfig(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
+		charged := int64(len(data)) + before - d.budget
 		if p.embedded == nil {
 			p.embedded = map[string]embeddedMC{}
 		}
 		// What CheckEmbedded needs of it (the largest file by far), walked once, now.
 		reduced := reduceEmbedded(mc.Spec.Config, &cfg)
-		p.embedded[f.Path] = embeddedMC{contents: contentsOf(f), config: reduced}
+		p.embedded[f.Path] = embeddedMC{contents: contentsOf(f), config: reduced, charged: charged}
 		view := mc.view(f.Path)
 		// The embedded config's own Ignition kernelArguments are reboot-class too: diffMachine
 		// compares them current against desired, per source, as spec.kernelArguments.

@@ -3,6 +3,10 @@ package diff
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/openshift/refresh-agent/api"
 )
 
 // diffMachine compares the reboot-class fields. Every view the desired payload carries is compared
@@ -21,25 +25,25 @@ func diffMachine(cur, des []MachineView) []Change {
 	for _, d := range des {
 		c := counterpart(cur, d.Source)
 		if c.OSImageURL != d.OSImageURL {
-			add(KindOSImage, fmt.Sprintf("osImageURL %q -> %q", c.OSImageURL, d.OSImageURL))
+			add(KindOSImage, "osImageURL "+quoteBrief(c.OSImageURL)+" -> "+quoteBrief(d.OSImageURL))
 		}
 		if c.ExtensionsImage != d.ExtensionsImage {
-			add(KindOSImage, fmt.Sprintf("baseOSExtensionsContainerImage %q -> %q", c.ExtensionsImage, d.ExtensionsImage))
+			add(KindOSImage, "baseOSExtensionsContainerImage "+quoteBrief(c.ExtensionsImage)+" -> "+quoteBrief(d.ExtensionsImage))
 		}
 		if !slices.Equal(c.KernelArguments, d.KernelArguments) {
-			add(KindKernelArguments, fmt.Sprintf("kernelArguments %q -> %q", c.KernelArguments, d.KernelArguments))
+			add(KindKernelArguments, "kernelArguments "+quoteList(c.KernelArguments)+" -> "+quoteList(d.KernelArguments))
 		}
 		if !slices.Equal(c.IgnitionKernelArguments, d.IgnitionKernelArguments) {
-			add(KindKernelArguments, fmt.Sprintf("%s spec.config kernelArguments %q -> %q", d.Source, c.IgnitionKernelArguments, d.IgnitionKernelArguments))
+			add(KindKernelArguments, d.Source+" spec.config kernelArguments "+quoteList(c.IgnitionKernelArguments)+" -> "+quoteList(d.IgnitionKernelArguments))
 		}
 		if c.FIPS != d.FIPS {
 			add(KindFIPS, fmt.Sprintf("%t -> %t", c.FIPS, d.FIPS))
 		}
 		if c.KernelType != d.KernelType {
-			add(KindKernelType, fmt.Sprintf("%s -> %s", c.KernelType, d.KernelType))
+			add(KindKernelType, quoteBriefPlain(c.KernelType)+" -> "+quoteBriefPlain(d.KernelType))
 		}
 		if !slices.Equal(c.Extensions, d.Extensions) {
-			add(KindExtensions, fmt.Sprintf("%q -> %q", c.Extensions, d.Extensions))
+			add(KindExtensions, quoteList(c.Extensions)+" -> "+quoteList(d.Extensions))
 		}
 	}
 	return out
@@ -55,4 +59,38 @@ func counterpart(cur []MachineView, source string) MachineView {
 		return cur[0]
 	}
 	return MachineView{KernelType: "default"}
+}
+
+// What a change's detail quotes of a payload's values is bounded: a MachineConfig may carry
+// thousands of kernel arguments or a megabyte-long image reference within the payload budget, and
+// the detail is in the plan, the refusal reason, node annotations and Events. A list shows its first
+// items then "… and N more"; a value its first bytes then "…".
+const (
+	briefValue = 256  // bytes of one value quoted
+	briefList  = 2048 // bytes of one list's items quoted, about
+)
+
+// quoteBrief is strconv.Quote of s cut to briefValue bytes (a cut value ends in "…").
+func quoteBrief(s string) string { return strconv.Quote(api.Truncate(s, briefValue)) }
+
+// quoteBriefPlain is s cut to briefValue bytes, quoted only when it does not print plainly.
+func quoteBriefPlain(s string) string { return quote(api.Truncate(s, briefValue)) }
+
+// quoteList formats xs as fmt's %q does (["a" "b"]), each item cut as quoteBrief cuts it, and
+// only as many items as fit about briefList bytes, the rest counted ("… and 19998 more").
+func quoteList(xs []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, x := range xs {
+		if i > 0 {
+			if b.Len() > briefList {
+				fmt.Fprintf(&b, " … and %d more", len(xs)-i)
+				break
+			}
+			b.WriteByte(' ')
+		}
+		b.WriteString(quoteBrief(x))
+	}
+	b.WriteByte(']')
+	return b.String()
 }

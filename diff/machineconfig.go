@@ -72,20 +72,30 @@ func kargStrings(ka types.KernelArguments) []string {
 	return out
 }
 
-// parseMachineConfig reads a MachineConfig, JSON or YAML, checking it for duplicate keys.
-func parseMachineConfig(data []byte) (*machineConfig, error) {
+// parseMachineConfig reads a MachineConfig, JSON or YAML, checking it for duplicate keys, within the
+// decode's budget: an embedded file's bytes are charged as its contents, and what parsing them costs
+// beyond their bytes is charged here, before anything is decoded: the JSON converted from YAML, and
+// the structure's worst-case cost (objectCost, elementCost: a 78 KB gzip of 20 million empty
+// kernelArguments decoded into 2 GB of strings before it was).
+func (d *decoder) parseMachineConfig(data []byte) (*machineConfig, error) {
 	if len(data) > 0 && data[0] != '{' {
-		js, err := yamlToJSON(data)
+		js, err := d.yamlToJSON(data)
 		if errors.Is(err, ErrYAMLCost) {
 			return nil, fmt.Errorf("MachineConfig: %w", err)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("MachineConfig is neither JSON nor YAML: %s", oneLine(err))
 		}
+		if err := d.charge(int64(len(js)), "MachineConfig JSON converted from YAML"); err != nil {
+			return nil, err
+		}
 		data = js
 	}
-	// An embedded file's bytes are charged as contents; it decodes into a few fields only.
-	if _, err := checkKeys(data); err != nil {
+	cost, err := checkKeys(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.charge(cost, "MachineConfig JSON values"); err != nil {
 		return nil, err
 	}
 	return unmarshalMachineConfig(data)

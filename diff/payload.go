@@ -44,6 +44,10 @@ type Payload struct {
 	// Bytes is what the decode charged to its budget: the payload as read, its decoded layers and
 	// file contents (a measure of what the decoded payload holds, whatever its compression).
 	Bytes int64
+	// left is the budget the decode had left (measured set): the nested decodes of its embedded
+	// MachineConfigs (CheckEmbedded) draw on it, not on a budget of their own.
+	left     int64
+	measured bool
 }
 
 // Form names the encoding a payload was found in, outermost first (e.g. "base64+gzip+ignition").
@@ -71,7 +75,23 @@ func DecodeForm(raw []byte) (*Payload, Form, error) {
 func (d *decoder) measure(p *Payload) {
 	if p != nil {
 		p.Bytes = d.start - d.budget
+		p.left, p.measured = d.budget, true
 	}
+}
+
+// nested is a decoder for a decode nested in p's (an embedded MachineConfig's config, decoded again
+// by CheckEmbedded): it draws on what p's decode left, plus credit, the part of what p's decode
+// charged that the nested decode charges again for the same bytes (the embedded config's text and
+// structure, which it charges first). Contents the nested config shares with p (same path, source,
+// compression and hash) were charged by p's decode and are not charged again. A payload that no
+// decode made (a test's) has the whole budget.
+func (p *Payload) nested(credit int64) *decoder {
+	left := MaxPayloadSize
+	if p.measured {
+		left = min(p.left+credit, MaxPayloadSize)
+	}
+	d := &decoder{budget: left, start: left, known: knownContents(p), shared: true}
+	return d
 }
 
 // DecodeAgainst is Decode for a payload that will be diffed against known (the node's current
@@ -112,6 +132,9 @@ type decoder struct {
 	restore func(*types.Config) error
 	start   int64 // the budget it began with
 	whole   bool  // never alias sources (alias.go): the reference FuzzAliasedSources holds it to
+	// shared: a nested decode (Payload.nested), whose contents equal to known's were charged by the
+	// outer decode.
+	shared bool
 }
 
 func newDecoder() *decoder { return &decoder{budget: MaxPayloadSize, start: MaxPayloadSize} }
@@ -152,7 +175,7 @@ func (d *decoder) decode(raw []byte, layer int) (*Payload, Form, error) {
 		return wrap(d.decode(inner, layer+1))("base64")
 	default:
 		// Strict: a key given twice in YAML is invalid, as in JSON.
-		js, err := yamlToJSON(trimmed)
+		js, err := d.yamlToJSON(trimmed)
 		if errors.Is(err, ErrYAMLCost) {
 			return nil, "", fmt.Errorf("payload: %w", err)
 		}

@@ -206,9 +206,10 @@ var errPlaceholder = errors.New("embedded config placeholders out of place")
 
 // decode decodes the reduced config as DecodeAgainst(whole config, outer) would decode the whole one,
 // with the sources the placeholders stand for put back before contents are checked.
-func (e *embeddedConfig) decode(outer *Payload) (*Payload, error) {
-	d := newDecoder()
-	d.known = knownContents(outer)
+// It draws on what the outer decode left, with credit what that decode charged for the metadata file
+// (embeddedMC.charged: the text and structure it charges first again).
+func (e *embeddedConfig) decode(outer *Payload, credit int64) (*Payload, error) {
+	d := outer.nested(credit)
 	if err := d.charge(e.size, "payload"); err != nil {
 		return nil, err
 	}

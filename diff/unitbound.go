@@ -45,6 +45,41 @@ func (e *UnitBoundError) Error() string {
 	return fmt.Sprintf("too large to judge: %d %s, more than the %d a unit file or dropin may hold", e.N, e.What, e.Max)
 }
 
+// MaxUnitTexts bounds a unit's texts together, its unit file and all its dropins: each is bounded by
+// CheckUnitText, and a unit is read whole (every dropin lexed, every Exec*= line split), so 270
+// dropins of 128 KiB each (34 MB of continued ExecStartPre= lines) cost the plan near 1 GB before
+// the word bound (allowlist.MaxExecWords) refused them. The MCO's largest units, with their dropins,
+// are a few KiB.
+const MaxUnitTexts = 1 << 20
+
+// UnitTextsError says a unit's texts together exceed MaxUnitTexts: none of them is parsed.
+type UnitTextsError struct{ N, Dropins int }
+
+func (e *UnitTextsError) Error() string {
+	return fmt.Sprintf("too large to judge: %d bytes in the unit file and its %d dropins together, more than the %d a unit may hold", e.N, e.Dropins, MaxUnitTexts)
+}
+
+// CheckUnitTexts refuses, before anything parses them, a unit whose file (contents, nil for none)
+// and dropin texts together exceed MaxUnitTexts bytes (a *UnitTextsError). Every reader of a whole
+// unit (the plan's judges, the decode's validation) calls it, and CheckUnitText on each text.
+// A single text over MaxJudgedFile is named as CheckUnitText names it.
+func CheckUnitTexts(contents *string, dropins []*string) error {
+	n := 0
+	for _, t := range append([]*string{contents}, dropins...) {
+		if t == nil {
+			continue
+		}
+		if len(*t) > MaxJudgedFile {
+			return &UnitBoundError{What: "bytes", N: len(*t), Max: MaxJudgedFile}
+		}
+		n += len(*t)
+	}
+	if n > MaxUnitTexts {
+		return &UnitTextsError{N: n, Dropins: len(dropins)}
+	}
+	return nil
+}
+
 // CheckUnitText refuses, before anything parses it, a unit file or dropin text over MaxJudgedFile
 // bytes, with a physical line over 2047 bytes (the lexer's), more than 32768 lines, 256 sections or
 // 4096 settings (a *UnitBoundError naming the bound). allowlist.UnitOptions and every other reader

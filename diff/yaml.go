@@ -15,8 +15,16 @@ import (
 // to gigabytes (the budget would only see the result). No MachineConfig or Ignition config needs
 // them. A second document is refused too: it would be silently ignored, and what is ignored is not
 // what was checked.
-func yamlToJSON(data []byte) ([]byte, error) {
-	if err := checkYAMLCost(data); err != nil {
+func yamlToJSON(data []byte) ([]byte, error) { return yamlToJSONWithin(data, MaxPayloadSize) }
+
+// yamlToJSON is yamlToJSON for a conversion within a decode, whose cost must fit what the decode has
+// left of its budget (limit): the conversion's nodes are freed when it ends, its JSON is charged by
+// the caller.
+func (d *decoder) yamlToJSON(data []byte) ([]byte, error) { return yamlToJSONWithin(data, d.budget) }
+
+// yamlToJSONWithin is yamlToJSON at a cost of at most limit bytes.
+func yamlToJSONWithin(data []byte, limit int64) ([]byte, error) {
+	if err := checkYAMLCost(data, limit); err != nil {
 		return nil, err
 	}
 	dec := yamlv3.NewDecoder(bytes.NewReader(data))
@@ -62,8 +70,8 @@ var ErrYAMLCost = errors.New("YAML too costly to parse")
 // parse and the JSON encoder: a 20 MiB scalar cost 190 MiB), and more for each byte that can grow
 // once converted: '<', '>' and '&' the JSON encoder writes as six bytes (\u003c), a backslash starts
 // a two-byte escape of YAML's (\L, \0) that becomes six, and 0xe2 leads U+2028 and U+2029, which
-// JSON escapes too. The sum must fit the payload budget.
-func checkYAMLCost(data []byte) error {
+// JSON escapes too. The sum must fit the payload budget, or what a decode has left of it (limit).
+func checkYAMLCost(data []byte, limit int64) error {
 	nodes, escaped := int64(0), int64(0)
 	for _, c := range data {
 		switch c {
@@ -73,13 +81,17 @@ func checkYAMLCost(data []byte) error {
 			escaped++
 		}
 	}
-	if nodes*yamlNodeCost > MaxPayloadSize {
-		return fmt.Errorf("%w: YAML with up to %d nodes exceeds the %d byte budget (--max-payload-bytes) once parsed", ErrYAMLCost, nodes, MaxPayloadSize)
+	budget := fmt.Sprintf("the %d byte budget (--max-payload-bytes)", MaxPayloadSize)
+	if limit < MaxPayloadSize {
+		budget = fmt.Sprintf("the %d bytes the decode has left of the %d byte budget (--max-payload-bytes)", max(limit, 0), MaxPayloadSize)
 	}
-	if cost := nodes*yamlNodeCost + int64(len(data))*yamlByteCost + escaped*yamlEscapeCost; cost > MaxPayloadSize {
-		return fmt.Errorf("%w: YAML of %d bytes (%d nodes, %d bytes that grow once converted: <, >, &, \\, U+2xxx) exceeds the %d byte budget (--max-payload-bytes) once parsed "+
+	if nodes*yamlNodeCost > limit {
+		return fmt.Errorf("%w: YAML with up to %d nodes exceeds %s once parsed", ErrYAMLCost, nodes, budget)
+	}
+	if cost := nodes*yamlNodeCost + int64(len(data))*yamlByteCost + escaped*yamlEscapeCost; cost > limit {
+		return fmt.Errorf("%w: YAML of %d bytes (%d nodes, %d bytes that grow once converted: <, >, &, \\, U+2xxx) exceeds %s once parsed "+
 			"(%d bytes a node, %d a byte, %d more for each of those; at most %d bytes of plain YAML)",
-			ErrYAMLCost, len(data), nodes, escaped, MaxPayloadSize, yamlNodeCost, yamlByteCost, yamlEscapeCost, MaxPayloadSize/yamlByteCost)
+			ErrYAMLCost, len(data), nodes, escaped, budget, yamlNodeCost, yamlByteCost, yamlEscapeCost, max(limit, 0)/yamlByteCost)
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func TestYAMLScalarCostIsBounded(t *testing.T) {
 			lo, hi := 0, int(MaxPayloadSize)
 			for lo < hi {
 				mid := (lo + hi + 1) / 2
-				if checkYAMLCost([]byte(gen(mid))) == nil {
+				if checkYAMLCost([]byte(gen(mid)), MaxPayloadSize) == nil {
 					lo = mid
 				} else {
 					hi = mid - 1
@@ -98,7 +98,7 @@ func TestYAMLCostErrorsNameTheDocument(t *testing.T) {
 	_, err := Decode([]byte(doc))
 	require.ErrorIs(t, err, ErrYAMLCost)
 	assert.True(t, strings.HasPrefix(err.Error(), "payload: YAML too costly to parse: YAML of "), err.Error())
-	_, err = parseMachineConfig([]byte(doc))
+	_, err = newDecoder().parseMachineConfig([]byte(doc))
 	require.ErrorIs(t, err, ErrYAMLCost)
 	assert.Contains(t, err.Error(), "MachineConfig: YAML too costly")
 }

@@ -222,6 +222,7 @@ func Build(in Inputs) (*Plan, error) {
 	p.checkActedUnits(in.Current, in.Desired, pol, p.view)
 	p.checkStops(in.Current, pol)
 	p.checkJournal()
+	p.boundTexts()
 	p.Eligible = len(p.Refused) == 0
 	if p.Eligible {
 		p.Actions = p.orderActions()

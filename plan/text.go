@@ -82,3 +82,41 @@ func unitsNote(c Change) string {
 	}
 	return fmt.Sprintf(", %s %s", strings.ToLower(c.Action), strings.Join(targets, ", "))
 }
+
+// MaxPlanText bounds each text of a plan (a change's detail and reason, a refusal's reason, a
+// warning, a drain reason): what a payload puts in one (a list of values, a name, a line of a unit)
+// is quoted briefly where it is worded (diff's details show a list's first items and "and N more"),
+// and this is the backstop: a text that is still longer keeps its start and its end (which says how
+// to fix it) around a count of the bytes cut. A refusal reason is printed, logged, written to the
+// record and, cut again, to the node's annotations and Events: megabytes of it would cost every node
+// of a pool what the payload budget was meant to spare.
+const MaxPlanText = 8 << 10
+
+// boundTexts cuts every text of the plan to MaxPlanText bytes.
+func (p *Plan) boundTexts() {
+	for i := range p.Changes {
+		p.Changes[i].Detail = boundText(p.Changes[i].Detail)
+		p.Changes[i].Reason = boundText(p.Changes[i].Reason)
+	}
+	for i := range p.Refused {
+		p.Refused[i].Reason = boundText(p.Refused[i].Reason)
+	}
+	for i := range p.Warnings {
+		p.Warnings[i] = boundText(p.Warnings[i])
+	}
+	for i := range p.DrainReasons {
+		p.DrainReasons[i] = boundText(p.DrainReasons[i])
+	}
+}
+
+// boundText is s when at most MaxPlanText bytes, else its first 6 KiB and last 1 KiB (valid UTF-8,
+// no rune split) around "… (N bytes cut) …".
+func boundText(s string) string {
+	if len(s) <= MaxPlanText {
+		return s
+	}
+	head, tail := MaxPlanText*3/4, MaxPlanText/8
+	h := strings.ToValidUTF8(s[:head], "")
+	t := strings.ToValidUTF8(s[len(s)-tail:], "")
+	return fmt.Sprintf("%s … (%d bytes cut) … %s", h, len(s)-len(h)-len(t), t)
+}

@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -97,5 +98,79 @@ func TestPlanBoundsEveryUnitText(t *testing.T) {
 			t.Logf("%d bytes of payload: %d MiB allocated", len(payload), cost>>20)
 			assert.Less(t, cost, budget)
 		})
+	}
+}
+
+// Round 9 (core 05): the bound on a unit's Exec*= words was applied after every word of every dropin
+// had been split and held: 270 dropins (built-in policy, iri-registry.service's rule) of one long
+// continued ExecStartPre= each, 16 million words, peaked near 1 GB. A unit's texts together are
+// bounded (diff.MaxUnitTexts) before any of them is lexed, and within that the words are counted
+// while they are split, stopping at allowlist.MaxExecWords: refused, naming the unit (and the
+// dropin where the count ran out), at a cost of the texts, not of their words.
+func TestPlanBoundsAUnitsTextsAndWordsWhileSplitting(t *testing.T) {
+	// Each physical line 2000 bytes, continued 60 times: 60 000 one-byte words a dropin (120 KB).
+	var lines []string
+	for range 60 {
+		lines = append(lines, strings.TrimSuffix(strings.Repeat("x ", 1000), " "))
+	}
+	body := "[Service]\nExecStartPre=/bin/echo " + strings.Join(lines, "\\\n") + "\n"
+	dropins := func(n int) []types.Dropin {
+		var out []types.Dropin
+		for i := range n {
+			out = append(out, types.Dropin{Name: fmt.Sprintf("d%04d.conf", i), Contents: str(body)})
+		}
+		return out
+	}
+	cases := map[string]struct {
+		des  *fixture.Config
+		want []string
+	}{
+		"270 dropins (the adversary's), 32 MB": {withUnits(unit(allowlist.UnitIRIRegistry, nil, dropins(270)...)),
+			[]string{"unit iri-registry.service", "too large to judge", "270 dropins together, more than the 1048576"}},
+		"8 dropins, within the texts' bound, 480 000 words": {withUnits(unit(allowlist.UnitIRIRegistry, nil, dropins(8)...)),
+			[]string{"unit iri-registry.service", "dropin d0000.conf: ExecStartPre=: runs commands of more than 16384 words", "too long to judge"}},
+		"one unit file of the same line": {withUnits(unit(allowlist.UnitIRIRegistry, str(body))),
+			[]string{"unit iri-registry.service", "ExecStartPre=: runs commands of more than 16384 words"}},
+		"words spread over ';' commands and '@' argv": {withUnits(unit(allowlist.UnitIRIRegistry, nil,
+			types.Dropin{Name: "a.conf", Contents: str("[Service]\nExecStartPre=@/bin/echo " + strings.Repeat("echo a b c ; \\\n/bin/echo ", 5000) + "x\n")})),
+			[]string{"unit iri-registry.service", "more than 16384 words"}},
+	}
+	cur, err := diff.Decode(plain().JSON())
+	require.NoError(t, err)
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			payload := fixture.Gzip(c.des.JSON())
+			var p *plan.Plan
+			var d *diff.Payload
+			decoded := memtest.Allocated(func() {
+				var derr error
+				d, derr = diff.Decode(payload)
+				require.NoError(t, derr)
+			})
+			planned := memtest.Allocated(func() { p, err = plan.Build(plan.Inputs{Current: cur, Desired: d}) })
+			require.NoError(t, err)
+			require.False(t, p.Eligible)
+			require.NotEmpty(t, p.Refused)
+			for _, w := range c.want {
+				assert.Contains(t, p.Refused[0].Reason, w)
+			}
+			texts := uint64(len(c.des.JSON()))
+			t.Logf("%d KB of unit text: decode %d MiB, plan %d MiB allocated", texts>>10, decoded>>20, planned>>20)
+			// The decode holds the texts (about three times their size); the plan reads at
+			// most MaxUnitTexts of them, and splits at most MaxExecWords words.
+			assert.Less(t, decoded, 4*texts+8<<20)
+			assert.Less(t, planned, uint64(16*diff.MaxUnitTexts+8<<20))
+		})
+	}
+	// Within the bounds: a unit's dropins together under the texts' bound, their commands under the
+	// word bound, are judged as before.
+	small := withUnits(unit(allowlist.UnitIRIRegistry, nil, types.Dropin{Name: "a.conf", Contents: str("[Service]\nExecStartPre=/bin/echo " + strings.Join(lines[:8], "\\\n") + "\n")}))
+	d, err := diff.Decode(small.JSON())
+	require.NoError(t, err)
+	p, err := plan.Build(plan.Inputs{Current: cur, Desired: d})
+	require.NoError(t, err)
+	for _, r := range p.Refused {
+		assert.NotContains(t, r.Reason, "too long to judge")
+		assert.NotContains(t, r.Reason, "too large to judge")
 	}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -33,6 +34,9 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 	serviceLists := map[string]*[]string{"Environment": &p.Environment, "RuntimeDirectory": &p.RuntimeDirectory,
 		"StateDirectory": &p.StateDirectory, "CacheDirectory": &p.CacheDirectory, "LogsDirectory": &p.LogsDirectory,
 		"ConfigurationDirectory": &p.ConfigurationDirectory}
+	if err := unitTexts(contents, dropins); err != nil {
+		return p, err
+	}
 	// A socket, path or timer starts the service its Unit= names, else the one of its own name.
 	trigger := map[string]bool{".socket": true, ".path": true, ".timer": true}[path.Ext(name)]
 	if trigger {
@@ -42,9 +46,17 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 	for _, d := range dropins {
 		files = append(files, d.Contents)
 	}
-	for _, f := range files {
+	// The words of all its Exec*= commands, counted while they are split: a unit past
+	// allowlist.MaxExecWords is refused having held no more of them (270 dropins of one long
+	// continued line each were split whole, 16 million words, before the bound refused them).
+	words := allowlist.MaxExecWords
+	for i, f := range files {
 		if f == nil {
 			continue
+		}
+		where := ""
+		if i > 0 {
+			where = "dropin " + dropins[i-1].Name + ": "
 		}
 		opts, err := allowlist.UnitOptions(*f)
 		if err != nil {
@@ -126,11 +138,15 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 					}
 				}
 			case strings.HasPrefix(o.Name, "Exec") && o.Value != "":
-				argvs, err := allowlist.SplitExec(strings.ReplaceAll(o.Value, "\\\n", " "))
+				argvs, err := allowlist.SplitExecUpTo(strings.ReplaceAll(o.Value, "\\\n", " "), words)
+				if errors.Is(err, allowlist.ErrTooManyWords) {
+					return p, fmt.Errorf("%s%s=: runs commands of more than %d words in all (at most %d): too long to judge", where, o.Name, allowlist.MaxExecWords, allowlist.MaxExecWords)
+				}
 				if err != nil {
 					return p, fmt.Errorf("%s= cannot be judged: %v", o.Name, err)
 				}
 				for _, argv := range argvs {
+					words -= len(argv)
 					for i := range argv {
 						argv[i] = allowlist.ResolveSpecifiers(name, argv[i])
 					}
@@ -383,4 +399,14 @@ func (d definition) nodeNote() string {
 func (p *Plan) PlannedUnit(name string) (allowlist.UnitProps, bool) {
 	u, ok := p.planned[name]
 	return u, ok
+}
+
+// unitTexts refuses a unit whose file and dropins together are beyond diff.CheckUnitTexts, before
+// any of them is lexed.
+func unitTexts(contents *string, dropins []types.Dropin) error {
+	texts := make([]*string, len(dropins))
+	for i, d := range dropins {
+		texts[i] = d.Contents
+	}
+	return diff.CheckUnitTexts(contents, texts)
 }

@@ -145,6 +145,9 @@ func unitDefinition(u *types.Unit, withContents bool) (map[optKey][]string, erro
 	if u == nil {
 		return def, nil
 	}
+	if err := unitTexts(u.Contents, u.Dropins); err != nil {
+		return nil, err
+	}
 	files := []struct {
 		name string
 		text *string
