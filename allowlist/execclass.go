@@ -501,7 +501,7 @@ func (j judge) wrapped(prog string, argv []string, depth int, ruled bool, judged
 		if prog == "flock" && operands == 1 {
 			continue // the lock file it opens
 		}
-		if j.found && !program && strings.Contains(a, "{}") {
+		if j.found && !program && strings.Contains(a, "{}") && !j.foundArgument(argv, i) {
 			// find -exec catchsegv {} ;: before a program is seen, a word of a wrapper the
 			// grammar does not read may be its command: the program would be what find finds.
 			return short(strings.Join(argv, " ")) + ": " + a + ": a file find finds may be the program " + prog + " runs: cannot be judged"
@@ -932,4 +932,14 @@ func withSuffix(u string) string {
 		return u
 	}
 	return u + ".service"
+}
+
+// foundArgument says whether argv[i] is an argument of the command a modeled wrapper runs, by
+// its grammar (find -exec ionice -c 3 rm -f {} +: rm's operand), not where its program may be.
+func (j judge) foundArgument(argv []string, i int) bool {
+	if !modeledWrapper(argv[0]) {
+		return false
+	}
+	start, _, why := wrapperCommand(cmdName(argv[0]), argv[1:])
+	return why == "" && 1+start < i
 }

@@ -24,6 +24,9 @@ func TestRound9FoundProgramsAndWrappersInEveryLine(t *testing.T) {
 		{`/usr/bin/find /usr/sbin -name reboot -exec nice -n 5 {} \;`, "a file find finds"},
 		{`/usr/bin/find /usr/sbin -name reboot -exec timeout 5 {} \;`, "a file find finds"},
 		{`/usr/bin/find /usr/sbin -name reboot -exec catchsegv {} \;`, "a file find finds"},
+		{`/usr/bin/find /usr/sbin -name reboot -exec setarch x86_64 {} \;`, "a file find finds"},
+		{`/usr/bin/find /usr/sbin -name reboot -exec runuser -u root -- {} \;`, "a file find finds"},
+		{`/usr/bin/find /usr/sbin -name reboot -exec podman unshare {} \;`, "a file find finds"},
 		{`/bin/sh -c 'find /usr/sbin -name reboot -exec {} \;'`, "runs the files it finds as the program"},
 		{`/usr/bin/find /usr/sbin -name reboot -exec sh -c {} \;`, "cannot be judged"},
 		{`/usr/bin/xargs -a /tmp/x -I{} {} --user exit`, "replace string {} is the program"},
@@ -52,6 +55,7 @@ func TestRound9FoundProgramsAndWrappersInEveryLine(t *testing.T) {
 		`/usr/bin/find /var/lib/myapp -name *.tmp -delete`,
 		`/usr/bin/find /var/lib/myapp -name *.tmp -exec rm -f {} +`,
 		`/usr/bin/find /var/lib/myapp -type f -exec chmod 0600 {} +`,
+		`/usr/bin/find /var/lib/myapp -exec ionice -c 3 rm -f {} +`, // rm's operand, by ionice's grammar
 		`/usr/bin/xargs -a /etc/myapp/list -I{} echo {}`,
 		`/usr/bin/myapp --mode reboot`,
 		`/usr/bin/catchsegv /usr/bin/myapp --serve`,
