@@ -44,6 +44,8 @@ type nodeUnits struct {
 	root  string
 	mu    sync.Mutex
 	cache map[string]nodeUnitRead
+	// fs is the root opened for one read: nothing is read outside it, through any link.
+	fs *os.Root
 }
 
 type nodeUnitRead struct {
@@ -58,14 +60,25 @@ func (n *nodeUnits) ReadUnit(name string) (allowlist.NodeUnitDef, bool, error) {
 	if r, seen := n.cache[name]; seen {
 		return r.u, r.ok, r.err
 	}
+	r, err := os.OpenRoot(n.root)
+	if err != nil {
+		return allowlist.NodeUnitDef{}, false, err
+	}
+	n.fs = r
 	u, ok, err := n.read(name, 0)
+	r.Close()
+	n.fs = nil
 	n.cache[name] = nodeUnitRead{u, ok, err}
 	return u, ok, err
 }
 
-// onNode is the host path of p, a clean absolute path on the node: never outside the root.
+// onNode is p, a clean absolute path on the node, as a name inside the opened root.
 func (n *nodeUnits) onNode(p string) string {
-	return filepath.Join(n.root, filepath.FromSlash(path.Clean("/"+p)))
+	rel := strings.TrimPrefix(path.Clean("/"+p), "/")
+	if rel == "" {
+		return "."
+	}
+	return filepath.FromSlash(rel)
 }
 
 func (n *nodeUnits) read(name string, hops int) (allowlist.NodeUnitDef, bool, error) {
@@ -82,13 +95,13 @@ func (n *nodeUnits) read(name string, hops int) (allowlist.NodeUnitDef, bool, er
 	for _, nm := range names {
 		for _, dir := range unitSearchPath {
 			p := path.Join(dir, nm)
-			fi, err := os.Lstat(n.onNode(p))
+			fi, err := n.fs.Lstat(n.onNode(p))
 			if err != nil {
 				continue
 			}
 			found = true
 			if fi.Mode()&fs.ModeSymlink != 0 {
-				target, err := os.Readlink(n.onNode(p))
+				target, err := n.fs.Readlink(n.onNode(p))
 				if err != nil {
 					return u, true, fmt.Errorf("%s: %w", p, err)
 				}
@@ -160,20 +173,20 @@ func (n *nodeUnits) resolve(p, target string) string {
 // readFile reads a node file (following links inside the root, as the node would), bounded.
 func (n *nodeUnits) readFile(p string) (string, error) {
 	for range maxNodeLinkHops {
-		fi, err := os.Lstat(n.onNode(p))
+		fi, err := n.fs.Lstat(n.onNode(p))
 		if err != nil {
 			return "", err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			break
 		}
-		t, err := os.Readlink(n.onNode(p))
+		t, err := n.fs.Readlink(n.onNode(p))
 		if err != nil {
 			return "", err
 		}
 		p = n.resolve(p, t)
 	}
-	f, err := os.Open(n.onNode(p))
+	f, err := n.fs.Open(n.onNode(p))
 	if err != nil {
 		return "", err
 	}
@@ -192,7 +205,7 @@ func (n *nodeUnits) readFile(p string) (string, error) {
 }
 
 func (n *nodeUnits) readDir(p string) ([]os.DirEntry, error) {
-	f, err := os.Open(n.onNode(p))
+	f, err := n.fs.Open(n.onNode(p))
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +240,7 @@ func (n *nodeUnits) dropins(dirNames []string) ([]allowlist.NodeUnitFile, error)
 				seen[name] = true
 				p := path.Join(d, name)
 				if e.Type()&fs.ModeSymlink != 0 {
-					if t, err := os.Readlink(n.onNode(p)); err == nil && t == "/dev/null" {
+					if t, err := n.fs.Readlink(n.onNode(p)); err == nil && t == "/dev/null" {
 						out = append(out, allowlist.NodeUnitFile{Path: p, Name: name, Masked: true})
 						continue
 					}
