@@ -65,8 +65,6 @@ type Policy struct {
 	managed []string
 	// nodeAliases are the node's unit links (WithUnitAliases): canonical name → the unit linked to.
 	nodeAliases map[string]string
-	// nodeUnits reads the node's unit files (WithNodeUnits): nil without a root.
-	nodeUnits func(name string) (NodeUnit, bool)
 	// nodeUnits reads the node's unit files (WithNodeUnitFiles): nil when the plan has no node root.
 	nodeUnitFiles NodeUnitReader
 }

@@ -11,38 +11,9 @@ import (
 // names an instance as a dependency, the payload chose the instance, so every word of the template
 // holding one of those specifiers is the payload's: round 9's podman-kube@etc-iri\x2dregistry-pod.yaml
 // ran podman's stock `podman kube play %I` on a pod file the payload wrote. The plan judges such an
-// instance by its template's text as the node has it (NodeUnit, read under --root), the lines the
+// instance by its template's text as the node has it (NodeUnitFiles, read under --root), the lines the
 // instance changes as changed lines; an instance whose template the judge cannot read is refused
 // unless a rule of the node policy names it.
-
-// NodeUnit is a unit's definition as the node's unit directories give it: the file systemd loads for
-// the name (for an instance without a file of its own, its template's), then the dropins it applies,
-// in the order it applies them.
-type NodeUnit struct {
-	Path     string // the file read, as a path on the node
-	Contents string
-	Dropins  []NodeDropin
-}
-
-// NodeDropin is one dropin of a NodeUnit.
-type NodeDropin struct{ Name, Path, Contents string }
-
-// WithNodeUnits returns a copy of p that reads the node's unit files through read (apply reads them
-// under --root: apply.ReadNodeUnit); read says false for a unit it cannot read or the node does not
-// have.
-func (p *Policy) WithNodeUnits(read func(name string) (NodeUnit, bool)) *Policy {
-	q := *p
-	q.nodeUnits = read
-	return &q
-}
-
-// NodeUnit is the node's definition of the unit, and whether the judge could read it.
-func (p *Policy) NodeUnit(name string) (NodeUnit, bool) {
-	if p == nil || p.nodeUnits == nil {
-		return NodeUnit{}, false
-	}
-	return p.nodeUnits(name)
-}
 
 // Instance splits an instance name (getty@tty1.service) into its template (getty@.service) and its
 // instance; ok is false for a name that is no instance (a template's instance is empty).

@@ -81,7 +81,5 @@ func (h Host) NodePolicy() (*allowlist.Policy, error) {
 	// The node's unit files: an instance a payload's unit pulls in is judged by its template's
 	// text; the plan judges a payload's unit with the node's drop-ins of it, and the node's units a
 	// job reaches, as the manager will load them.
-	dir := h.Root.Dir
-	pol = pol.WithNodeUnits(func(name string) (allowlist.NodeUnit, bool) { return ReadNodeUnit(dir, name) })
-	return pol.WithNodeUnitFiles(plan.NodeUnitsAt(dir)), nil
+	return pol.WithNodeUnitFiles(plan.NodeUnitsAt(h.Root.Dir)), nil
 }

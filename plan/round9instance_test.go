@@ -30,27 +30,29 @@ const getty = "[Unit]\nDescription=Getty on %I\nAfter=systemd-user-sessions.serv
 	"[Service]\nExecStart=-/sbin/agetty -o '-p -- \\\\u' --noclear - $TERM\nType=idle\nRestart=always\nUtmpIdentifier=%I\n" +
 	"StandardInput=tty\nStandardOutput=tty\nTTYPath=/dev/%I\nTTYReset=yes\n[Install]\nWantedBy=getty.target\nDefaultInstance=tty1\n"
 
-// nodeTemplates is a node's unit directories for the tests: the unit files by name (an instance
-// without a file of its own is its template's).
-func nodeTemplates(files map[string]string) func(string) (allowlist.NodeUnit, bool) {
-	return func(name string) (allowlist.NodeUnit, bool) {
-		if text, ok := files[name]; ok {
-			return allowlist.NodeUnit{Path: "/usr/lib/systemd/system/" + name, Contents: text}, true
-		}
-		if tmpl, _, ok := allowlist.Instance(name); ok {
-			if text, ok := files[tmpl]; ok {
-				u := allowlist.NodeUnit{Path: "/usr/lib/systemd/system/" + tmpl, Contents: text}
-				if d, ok := files[tmpl+".d/10-node.conf"]; ok {
-					u.Dropins = []allowlist.NodeDropin{{Name: "10-node.conf", Path: "/etc/systemd/system/" + tmpl + ".d/10-node.conf", Contents: d}}
-				}
-				return u, true
-			}
-		}
-		return allowlist.NodeUnit{}, false
+// nodeTemplates is a node's unit directories for the tests (allowlist.NodeUnitReader): the unit
+// files by name, a template's dropin as NAME.d/10-node.conf; an instance without a file of its own
+// is its template's.
+type nodeTemplates map[string]string
+
+func (files nodeTemplates) ReadUnit(name string) (allowlist.NodeUnitDef, bool, error) {
+	u := allowlist.NodeUnitDef{Name: name}
+	names := []string{name}
+	if tmpl, _, ok := allowlist.Instance(name); ok {
+		names = append(names, tmpl)
 	}
+	for _, n := range names {
+		if text, ok := files[n]; ok {
+			u.Fragments = append(u.Fragments, allowlist.NodeUnitFile{Path: "/usr/lib/systemd/system/" + n, Name: n, Contents: text})
+		}
+		if d, ok := files[n+".d/10-node.conf"]; ok {
+			u.Dropins = append(u.Dropins, allowlist.NodeUnitFile{Path: "/etc/systemd/system/" + n + ".d/10-node.conf", Name: "10-node.conf", Contents: d})
+		}
+	}
+	return u, len(u.Fragments)+len(u.Dropins) > 0, nil
 }
 
-var round9Templates = map[string]string{
+var round9Templates = nodeTemplates{
 	"podman-kube@.service":           podmanKube,
 	"container-getty@.service":       containerGetty,
 	"getty@.service":                 getty,
@@ -82,10 +84,10 @@ func TestRound9PayloadInstanceIsJudgedAsItsTemplate(t *testing.T) {
 		c := withUnits(unit("iri-registry.service", str("[Unit]\nDescription=iri\n"+deps+"\n[Service]\nExecStart=/bin/sleep infinity\n")))
 		return c.File("/etc/iri-registry/pod.yaml", []byte(pod), 0o644)
 	}
-	builtIn := func(read func(string) (allowlist.NodeUnit, bool)) *allowlist.Policy {
+	builtIn := func(read allowlist.NodeUnitReader) *allowlist.Policy {
 		pol := allowlist.Default()
 		if read != nil {
-			pol = pol.WithNodeUnits(read)
+			pol = pol.WithNodeUnitFiles(read)
 		}
 		return pol
 	}
@@ -125,14 +127,14 @@ func TestRound9PayloadInstanceIsJudgedAsItsTemplate(t *testing.T) {
 	}
 	for line, want := range refused {
 		t.Run("root/"+line, func(t *testing.T) {
-			p := buildWith(t, builtIn(nodeTemplates(round9Templates)), nil, plain(), iri(line))
+			p := buildWith(t, builtIn(round9Templates), nil, plain(), iri(line))
 			refusedWith(t, p, "unit iri-registry.service: ", strings.SplitN(line, "=", 2)[1], want)
 		})
 		t.Run("dropin/"+line, func(t *testing.T) {
 			cur := withUnits(unit("iri-registry.service", str("[Service]\nExecStart=/bin/sleep infinity\n")))
 			des := withUnits(unit("iri-registry.service", str("[Service]\nExecStart=/bin/sleep infinity\n"),
 				types.Dropin{Name: "10-x.conf", Contents: str("[Unit]\n" + line + "\n")}))
-			p := buildWith(t, builtIn(nodeTemplates(round9Templates)), nil, cur, des)
+			p := buildWith(t, builtIn(round9Templates), nil, cur, des)
 			refusedWith(t, p, "unit iri-registry.service: ", want)
 		})
 		// Without the node's unit files (diff, no --root): an instance of a template no rule names.
@@ -148,7 +150,7 @@ func TestRound9PayloadInstanceIsJudgedAsItsTemplate(t *testing.T) {
 	for _, line := range []string{"WantedBy=" + kube, "RequiredBy=" + kube, "UpheldBy=" + kube} {
 		t.Run("install/"+line, func(t *testing.T) {
 			c := withUnits(unit("iri-registry.service", str("[Service]\nExecStart=/bin/sleep infinity\n[Install]\n"+line+"\n")))
-			p := buildWith(t, builtIn(nodeTemplates(round9Templates)), nil, plain(), c)
+			p := buildWith(t, builtIn(round9Templates), nil, plain(), c)
 			refusedWith(t, p, "unit iri-registry.service: ", kube)
 		})
 	}
@@ -159,7 +161,7 @@ func TestRound9PayloadInstanceIsJudgedAsItsTemplate(t *testing.T) {
 	for _, line := range []string{"OnFailure=myapp-notify@%n.service", "Wants=plain@anything.service",
 		`Wants=myapp-notify@etc-iri\x2dregistry-pod.yaml.service`} {
 		t.Run("accepted/"+line, func(t *testing.T) {
-			p := buildWith(t, builtIn(nodeTemplates(round9Templates)), nil, plain(), iri(line))
+			p := buildWith(t, builtIn(round9Templates), nil, plain(), iri(line))
 			assert.True(t, p.Eligible, "%+v", p.Refused)
 		})
 	}

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/coreos/ignition/v2/config/v3_5/types"
-
 	"github.com/openshift/refresh-agent/allowlist"
 )
 
@@ -49,22 +47,34 @@ func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
 	if !ok {
 		return ""
 	}
-	nu, found := pol.NodeUnit(u)
-	if !found {
-		if pol.NamesUnit(u) {
-			return "" // the node policy's own choice of instance
+	var d definition
+	found := false
+	if pol.NodeUnitFiles() != nil {
+		if def, err := newUnitView(nil, nil, pol).define(u, nil); err == nil {
+			d, found = def, def.known && (def.fragment != nil || def.masked)
 		}
-		return fmt.Sprintf("%s: an instance of %s with the payload's instance %s: the judge cannot read the template here (no --root, or no unit file of that name in the node's unit directories), so it cannot say what the payload's instance makes it run; refused unless a node policy rule names the instance", u, tmpl, inst)
 	}
-	if depth >= maxInstanceDepth {
+	switch {
+	case !found && pol.NamesUnit(u):
+		return "" // the node policy's own choice of instance
+	case !found:
+		return fmt.Sprintf("%s: an instance of %s with the payload's instance %s: the judge cannot read the template here (no --root, or no unit file of that name it can read in the node's unit directories), so it cannot say what the payload's instance makes it run; refused unless a node policy rule names the instance", u, tmpl, inst)
+	case d.masked:
+		return "" // a job on a masked unit fails: it runs nothing
+	case d.id != u && d.id != tmpl:
+		return "" // a node link to another unit: judged as that unit (dependencyWhy, the start set)
+	case depth >= maxInstanceDepth:
 		return fmt.Sprintf("%s: an instance named by an instance's template (through %d instances): too deep to judge", u, depth)
 	}
-	where := nu.Path
-	texts := []struct{ path, text string }{{nu.Path, nu.Contents}}
-	dropins := make([]types.Dropin, 0, len(nu.Dropins))
-	for _, d := range nu.Dropins {
-		texts = append(texts, struct{ path, text string }{d.Path, d.Contents})
-		dropins = append(dropins, types.Dropin{Name: d.Name, Contents: &d.Contents})
+	where := u
+	if len(d.nodeFiles) > 0 {
+		where = d.nodeFiles[0]
+	}
+	texts := []struct{ path, text string }{{where, *d.fragment}}
+	for _, dr := range d.dropins {
+		if dr.Contents != nil {
+			texts = append(texts, struct{ path, text string }{"dropin " + dr.Name + " of " + where, *dr.Contents})
+		}
 	}
 	allChanged := false
 	for _, t := range texts {
@@ -93,15 +103,16 @@ func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
 			}
 		}
 	}
-	contents := nu.Contents
-	p, err := unitFileProps(u, &contents, dropins)
+	p, err := unitFileProps(u, d.fragment, d.dropins)
 	if err != nil {
 		return fmt.Sprintf("%s: the node's %s: %v", u, where, err)
 	}
-	q, err := unitFileProps(allowlist.InstanceProbe(u), &contents, dropins)
+	q, err := unitFileProps(allowlist.InstanceProbe(u), d.fragment, d.dropins)
 	if err != nil || len(q.Exec) != len(p.Exec) {
 		return fmt.Sprintf("%s: the node's %s cannot be read for another instance", u, where)
 	}
+	// The node's .wants/, .requires/, .upholds/ links are its own, as the manager reports them.
+	p.Wants, p.Requires, p.Upholds = append(p.Wants, d.wants...), append(p.Requires, d.requires...), append(p.Upholds, d.upholds...)
 	// A command whose words differ between two instances is the instance's: a changed line. The
 	// programs and paths of the others, and those the instance does not change, are the template's
 	// own (as the node's current definition of a unit a payload changes gives its own).
