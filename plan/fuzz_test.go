@@ -94,7 +94,8 @@ func printable(path string) bool {
 // independently of the implementation hold: a refused plan carries nothing to apply; an eligible plan
 // writes only paths within the built-in rules or the ceiling, never one under a denied prefix, never
 // an unprintable path, never special mode bits; a path only the ceiling allows gets None (or Reload
-// crio under /etc/foo/); it runs only known units; it never drops the MachineConfig unnoticed.
+// crio under /etc/foo/); it runs only known units, and only what recovery would run again from its
+// journal (plan.Journaled); it never drops the MachineConfig unnoticed.
 func FuzzPlan(f *testing.F) {
 	cur := base().JSON()
 	m := fixture.DefaultMachine()
@@ -232,6 +233,11 @@ func FuzzPlan(f *testing.F) {
 		}
 		if p.SSHKeys != nil && p.SSHKeys.User != "core" {
 			t.Fatalf("plan writes keys of %s", p.SSHKeys.User)
+		}
+		// What recovery re-derives from the policy covers every plan's actions: a journal the agent
+		// writes is never refused as hostile (issue 27, class 5).
+		if err := plan.Journaled(pol, p.Actions); err != nil {
+			t.Fatalf("recovery would refuse the plan's own actions: %v", err)
 		}
 	})
 }
