@@ -255,6 +255,8 @@ var round9MCOPaths = []string{
 	"/etc/.ignition-result.json", "/etc/iri-registry/config.yml", "/var/lib/iri-registry/docker/x",
 	"/etc/haproxy/haproxy.cfg", "/var/lib/haproxy/run/haproxy.sock", "/var/lib/pacemaker/alerts/tnf-taint-alert.sh",
 	"/var/lib/pcsd/known-hosts", "/etc/corosync/corosync.conf", "/var/lib/corosync/x",
+	// The MCD's revert unit's inputs: the MachineConfig it applies at boot and its proxy environment.
+	"/etc/mco/machineconfig-revert.json", "/etc/mco/proxy.env.backup",
 }
 
 var round7aPaths = []string{
