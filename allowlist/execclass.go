@@ -753,6 +753,16 @@ func (j judge) judgeRun(argv []string, depth int) string {
 			return why // its command's relative paths are judged from / too
 		}
 	}
+	if j.strict {
+		// The manager substitutes the transient unit's variables ($X, ${X}: its -E values and the
+		// manager's own) in the command it runs, after systemd's first pass turned $$X into $X: a
+		// second substitution the judge does not see (round 10: -E X=-delete with find … $$X).
+		for _, w := range argv[i:] {
+			if strings.Contains(w, "$") {
+				return line + ": systemd-run's command holds " + short(w) + ", which the manager substitutes again from the transient unit's environment (refused in a changed line)"
+			}
+		}
+	}
 	return j.argv(argv[i:], depth+1)
 }
 

@@ -121,8 +121,8 @@ func TestRound9PayloadWrittenFilesAreNotTheNodes(t *testing.T) {
 	}
 	assert.NoError(t, allowlist.JudgeUnit(r9Unit(t, "kubens-x.service", true, false, "ExecStart=/usr/bin/touch /run/kubens-x/env")))
 	// The agent's state dir, wherever --state-dir puts it (Execution.NeverOwn), is not the node's.
-	p := r9Unit(t, "", false, false, "EnvironmentFile=/var/lib/kubelet/agent/x", "ExecStart=/usr/bin/sleep 1")
-	p.NeverOwn = []string{"/var/lib/kubelet/agent"}
+	p := r9Unit(t, "", false, false, "EnvironmentFile=/var/lib/fwupd/agent/x", "ExecStart=/usr/bin/sleep 1")
+	p.NeverOwn = []string{"/var/lib/fwupd/agent"}
 	err := allowlist.JudgeUnit(p)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "state dir")

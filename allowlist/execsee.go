@@ -140,7 +140,22 @@ func nodeContent(p string, never []string) bool {
 			return false
 		}
 	}
+	if otherName(c) {
+		return false
+	}
 	return !unitWritten(c) || provisioningRuntime(c)
+}
+
+// otherName says whether c reaches a tree under another name, or one pods write (round 10):
+// /proc/self/root, /proc/1/cwd, /proc/thread-self/root are / again (systemd reads an
+// EnvironmentFile= in the unit's own process); /sysroot and /ostree hold RHCOS's /var and
+// deployments (/sysroot/ostree/deploy/rhcos/var/tmp is /var/tmp); container storage's layers and
+// volumes are written by unprivileged pods. The audit denies them to every policy, but a changed
+// line may write the tree they name.
+func otherName(c string) bool {
+	return under(c, "/proc") || under(c, "/sys") || under(c, "/sysroot") || under(c, "/ostree") ||
+		under(c, "/var/lib/containers") || under(c, "/run/containers") || under(c, "/var/lib/kubelet") ||
+		under(c, "/var/log/pods") || under(c, "/var/log/containers")
 }
 
 // unitWritten are the trees units write as they run (unitState), and their /var spellings (links
@@ -212,6 +227,8 @@ func codeFileWhy(p string) string {
 		why = "a path the judge cannot place"
 	case payloadWritten(c):
 		why = "a file the agent writes from the payload (core's SSH keys and home, the units and dropins, the built-in rules' files, its own state)"
+	case otherName(c):
+		why = "a path that names another tree (/proc/self/root is /, /sysroot and /ostree hold /var) or pods' storage (/var/lib/containers, /var/lib/kubelet): a changed line or a pod may write what it names"
 	case !osOrDenied(p):
 	case unitWritten(c):
 		why = "a file units write as they run (/run, /tmp, /var/tmp, /var/log, /dev: a changed line of the payload's units may write it)"
