@@ -273,6 +273,7 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 	redirect := false // the next word is a redirection target
 	inBacktick := false
 	glob, brace := false, false // the word holds an unquoted pattern character or {
+	dup := ""                   // a duplication onto standard output or error (dupWhy)
 	endWord := func() {
 		if !inWord {
 			return
@@ -425,14 +426,35 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 			cur.words = append(cur.words, "<<")
 		case c == '<':
 			endWord()
-			cur.words = dropDescriptor(cur.words, s, i)
+			var fd string
+			cur.words, fd = dropDescriptor(cur.words, s, i)
 			redirect = false
+			if i+1 < len(s) && s[i+1] == '&' {
+				// <&M: a duplication (or <&- a close), no file.
+				k := i + 2
+				for k < len(s) && (s[k] >= '0' && s[k] <= '9' || s[k] == '-') {
+					k++
+				}
+				if why := dupWhy(fd, "0", s[i+2:k]); why != "" && dup == "" {
+					dup = why
+				}
+				i = k - 1
+				continue
+			}
+			if fd != "" && fd != "0" && j.strict {
+				// 1<F, 3<F: a descriptor other than standard input open on F, which a write to
+				// /dev/stdout or /dev/fd/N (after 1>&3) reopens for writing (round 10): in a changed
+				// line judged as a write target (in the node's own, as an input: reached).
+				redirect = true
+				continue
+			}
 			cur.words = append(cur.words, "<")
 			// The next word is an input file: read, not run (a shell reading it is judged by its
 			// operand), but reached: opening /dev/watchdog0 for reading arms the watchdog.
 		case c == '>':
 			endWord()
-			cur.words = dropDescriptor(cur.words, s, i)
+			var fd string
+			cur.words, fd = dropDescriptor(cur.words, s, i)
 			if i+1 < len(s) && (s[i+1] == '>' || s[i+1] == '|') {
 				i++
 			}
@@ -443,6 +465,9 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 					k++
 				}
 				if k > i+1 || k < len(s) && s[k] == '-' {
+					if why := dupWhy(fd, "1", s[i+1:k]); why != "" && dup == "" {
+						dup = why
+					}
 					i = k - 1
 					if k < len(s) && s[k] == '-' {
 						i = k
@@ -496,6 +521,9 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 		}
 		cmds[k].words = ws
 	}
+	if dup != "" && j.strict {
+		return nil, dup
+	}
 	return cmds, ""
 }
 
@@ -523,17 +551,31 @@ func arithmetic(s string) int {
 
 // dropDescriptor drops the descriptor a redirection at s[i] names right before it, which is not a
 // word of the command: 2> and 3< (digits), {fd}> and {fd}< (bash's variable-allocated descriptor).
-func dropDescriptor(words []string, s string, i int) []string {
+func dropDescriptor(words []string, s string, i int) ([]string, string) {
 	n := len(words)
 	if n == 0 || i == 0 {
-		return words
+		return words, ""
 	}
 	w := words[n-1]
 	if isFD(w) && s[i-1] >= '0' && s[i-1] <= '9' ||
 		s[i-1] == '}' && len(w) > 2 && w[0] == '{' && w[len(w)-1] == '}' && plainName(w[1:len(w)-1]) {
-		return words[:n-1]
+		return words[:n-1], w
 	}
-	return words
+	return words, ""
+}
+
+// dupWhy says why duplicating descriptor m onto fd (def when the redirection names none) is
+// refused in a changed line, or "": standard output or error made a copy of another descriptor
+// (1>&3, 1<&0, 2>&0) may be a file opened for reading, which a write to /dev/stdout or /dev/stderr
+// reopens for writing (round 10: exec 3</etc/profile; exec 1>&3; echo x > /dev/stdout).
+func dupWhy(fd, def, m string) string {
+	if fd == "" {
+		fd = def
+	}
+	if (fd == "1" || fd == "2") && m != "1" && m != "2" && m != "-" && m != "" {
+		return fd + ">&" + m + ": standard output or error made a copy of descriptor " + m + ", which a write to /dev/stdout reopens (refused in a changed line)"
+	}
+	return ""
 }
 
 func isFD(w string) bool {
