@@ -13,8 +13,14 @@ type shCmd struct {
 	words   []string
 	targets []string
 	inputs  []string // the files its input redirections read (<, 3<)
-	strict  bool
-	subst   bool // a command substitution or a process substitution stands in command position
+	// splits are its words holding an unquoted expansion ($a, ${a}, $(…), `…`), which the shell
+	// splits into fields and expands as patterns after substituting (round 10).
+	splits []string
+	// quotedVars are its words holding an expansion inside double quotes ("$a"): one word, but
+	// the shell's value, which an interpreter may read as code.
+	quotedVars []string
+	strict     bool
+	subst      bool // a command substitution or a process substitution stands in command position
 	// expands are the words the shell would expand into other words (an unquoted pattern, brace
 	// expansion or leading ~): what they name is not what the judge reads.
 	expands []string
@@ -101,6 +107,7 @@ func (j judge) script(s string, depth int, strict bool) string {
 		if c.strict && strings.ContainsAny(cmd[0], "$`") {
 			return strings.Join(cmd, " ") + " (a command named by a variable or substitution cannot be judged)"
 		}
+
 		if c.strict && c.subst && (slices.Contains(shells, cmdName(cmd[0])) || interpreterName(cmdName(cmd[0])) != "" || cmd[0] == "source" || cmd[0] == ".") {
 			return strings.Join(cmd, " ") + ": an interpreter reading a process substitution cannot be judged"
 		}
@@ -138,6 +145,11 @@ func (j judge) script(s string, depth int, strict bool) string {
 		js.loose = !c.strict
 		if why := js.argv(cmd, depth+1); why != "" {
 			return why
+		}
+		if c.strict && j.strict {
+			if why := j.splitWhy(cmd, c.splits, c.quotedVars); why != "" {
+				return why // after the command's own judges, whose reasons name more
+			}
 		}
 		if c.strict {
 			for _, w := range j.written(cmd) {
@@ -274,6 +286,8 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 	inBacktick := false
 	glob, brace := false, false // the word holds an unquoted pattern character or {
 	dup := ""                   // a duplication onto standard output or error (dupWhy)
+	unquoted := false           // the word holds an unquoted expansion
+	quotedVar := false          // the word holds an expansion inside double quotes
 	endWord := func() {
 		if !inWord {
 			return
@@ -288,6 +302,13 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 			cur.expands = append(cur.expands, word)
 		}
 		glob, brace = false, false
+		if unquoted && !redirect && !isAssignment(word) {
+			cur.splits = append(cur.splits, word)
+		}
+		if quotedVar && !redirect && !isAssignment(word) {
+			cur.quotedVars = append(cur.quotedVars, word)
+		}
+		unquoted, quotedVar = false, false
 		if redirect {
 			cur.targets = append(cur.targets, word)
 			redirect = false
@@ -340,6 +361,9 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 			if len(cur.words) == 0 && !inWord && strings.HasPrefix(q, "$(") {
 				cur.subst = true
 			}
+			if c == '"' && strings.Contains(q, "$") {
+				quotedVar = true
+			}
 			w.WriteString(q)
 			inWord = true
 			i = k
@@ -359,6 +383,7 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 			if k >= len(s) {
 				return nil, "a shell script with an unterminated ${ (cannot be judged)"
 			}
+			unquoted = true
 			if inner := s[i+2 : k]; strings.ContainsAny(inner, "`<>") || strings.Contains(inner, "$(") || strings.Contains(inner, "${") {
 				// ${x:=$(cmd)}, ${x:-`cmd`}: the default runs when x is unset.
 				return nil, "${" + short(inner) + "}: a parameter expansion that runs or nests commands cannot be judged"
@@ -387,7 +412,7 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 				}
 			} else {
 				w.WriteByte('$')
-				inWord = true
+				inWord, unquoted = true, true
 				endCmd(true)
 			}
 			i++
@@ -400,7 +425,7 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 				cmds = append(cmds, shCmd{strict: strict, subst: true})
 			} else {
 				w.WriteByte('$')
-				inWord = true
+				inWord, unquoted = true, true
 			}
 			endCmd(true)
 		case (c == '<' || c == '>') && i+1 < len(s) && s[i+1] == '(':
@@ -498,6 +523,9 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 		default:
 			if c == '*' || c == '?' || c == '[' || c == '~' && !inWord {
 				glob = true
+			}
+			if c == '$' && i+1 < len(s) && (isNameByte(s[i+1]) || strings.IndexByte("@*#?!-$", s[i+1]) >= 0) {
+				unquoted = true
 			}
 			w.WriteByte(c)
 			inWord = true
@@ -621,4 +649,61 @@ func substitutions(q string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// oneWordVars are variables the manager sets to one word (a PID, a path without blanks, a name)
+// where the unit does not set them itself.
+var oneWordVars = []string{"MAINPID", "MANAGERPID", "INVOCATION_ID", "HOME", "USER", "LOGNAME", "RUNTIME_DIRECTORY",
+	"STATE_DIRECTORY", "CACHE_DIRECTORY", "LOGS_DIRECTORY", "CONFIGURATION_DIRECTORY"}
+
+// splitInert are the commands whose arguments, however the shell splits them, only print, test,
+// wait or name variables: an unquoted expansion there gives them no file, option or program.
+var splitInert = []string{"echo", "printf", "test", "[", "true", "false", ":", "sleep", "export", "local",
+	"readonly", "declare", "typeset", "return", "exit", "shift", "unset"}
+
+// splitWhy says why, in a changed line, a command's unquoted expansion is refused, or "": the shell
+// splits its value into fields and expands them as patterns, so `a="0777 /etc/shadow"; chmod $a`
+// runs chmod 0777 /etc/shadow and `find /tmp $(cat F)` gets F's words as options (round 10). A
+// value the judge knows, with no blank and no pattern, stays one word.
+func (j judge) splitWhy(cmd, splits, quotedVars []string) string {
+	if len(splits)+len(quotedVars) == 0 || slices.Contains(splitInert, cmdName(cmd[0])) || j.ownProgram(cmd[0]) {
+		return "" // the unit's own programs take any words (their residual: docs/security.md)
+	}
+	if codeReader(cmdName(cmd[0])) {
+		// An interpreter's program or script from the shell's value: "$a" is one word, but code.
+		for _, w := range cmd[1:] {
+			if slices.Contains(quotedVars, w) || slices.Contains(splits, w) {
+				if _, ok := j.expand(w); !ok {
+					return strings.Join(cmd, " ") + ": " + short(w) + " holds a shell expansion the judge cannot see, which " + cmdName(cmd[0]) + " may read as its program (cannot be judged)"
+				}
+			}
+		}
+	}
+	for _, w := range cmd[1:] {
+		if !slices.Contains(splits, w) {
+			continue
+		}
+		x, ok := j.expand(w)
+		if !ok {
+			// The manager's one-word values: a PID, a home, a user name.
+			x, ok = varRef.ReplaceAllStringFunc(x, func(m string) string {
+				if n := varRef.FindStringSubmatch(m)[1]; slices.Contains(oneWordVars, n) {
+					return "v"
+				}
+				return m
+			}), true
+			ok = !strings.ContainsAny(x, "$`")
+		}
+		if !ok || strings.ContainsAny(x, " \t\n*?[{") {
+			return strings.Join(cmd, " ") + ": " + short(w) + " is an unquoted expansion, which the shell splits into words and patterns the judge cannot see (cannot be judged; quote it)"
+		}
+	}
+	return ""
+}
+
+// codeReader says whether the program reads a program text among its arguments: awk's, sed's
+// script, an interpreter's -c/-e, jq's filter.
+func codeReader(n string) bool {
+	return slices.Contains([]string{"awk", "gawk", "mawk", "nawk", "sed", "jq", "xargs", "find"}, n) ||
+		slices.Contains(shells, n) || interpreterName(n) != ""
 }
