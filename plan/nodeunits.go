@@ -32,6 +32,11 @@ const (
 	maxNodeDirEntries = 1000
 	// maxNodeLinkHops bounds the links followed from a unit's name to its file.
 	maxNodeLinkHops = 8
+	// maxNodeUnitReads bounds the distinct unit names one reader (one plan) reads: a payload naming
+	// 40 000 instances as dependencies made every node read the unit directories 40 000 times,
+	// minutes per node before any pacing slot (round 10). A name past it is not read: judged as
+	// one the judge cannot read (an instance refused, a unit by its name).
+	maxNodeUnitReads = 2048
 )
 
 // NodeUnitsAt reads the node's unit files under root (apply's --root, the host's / in the pod),
@@ -59,6 +64,9 @@ func (n *nodeUnits) ReadUnit(name string) (allowlist.NodeUnitDef, bool, error) {
 	defer n.mu.Unlock()
 	if r, seen := n.cache[name]; seen {
 		return r.u, r.ok, r.err
+	}
+	if len(n.cache) >= maxNodeUnitReads {
+		return allowlist.NodeUnitDef{}, false, fmt.Errorf("unit %s: more than %d unit names read for one plan: too costly to judge", name, maxNodeUnitReads)
 	}
 	r, err := os.OpenRoot(n.root)
 	if err != nil {
