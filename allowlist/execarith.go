@@ -24,7 +24,8 @@ func arithLiteral(e string) bool {
 	return true
 }
 
-// plainName says whether w is a variable name with no subscript or expansion.
+// plainName says whether w is a variable name with no subscript or expansion: bash's, and the
+// names systemd accepts (env_name_is_valid).
 func plainName(w string) bool {
 	if w == "" || w[0] >= '0' && w[0] <= '9' {
 		return false

@@ -36,7 +36,7 @@ func systemdArgv(argv []string, env map[string]string) (out, unknown []string) {
 		if w != "" && w[0] == '$' && (len(w) == 1 || w[1] != '{' && w[1] != '$') {
 			name := w[1:]
 			v, ok := env[name]
-			if !envName(name) || !ok {
+			if !plainName(name) || !ok {
 				// Unknown, or no variable (systemd drops the word: $ alone, $A/b, sed's $!d):
 				// kept as written, judged as the text it is, and refused in a changed line.
 				out, unknown = append(out, w), append(unknown, w)
@@ -81,7 +81,7 @@ func pasteWord(w string, env map[string]string) (string, string) {
 				i = k - 1
 				continue
 			}
-			if v, ok := env[w[i+2:k]]; ok && envName(w[i+2:k]) {
+			if v, ok := env[w[i+2:k]]; ok && plainName(w[i+2:k]) {
 				b.WriteString(v)
 			} else {
 				// Unknown, or no variable name (a shell's ${a[n]}, ${!n}, ${#x}, which systemd
@@ -97,19 +97,6 @@ func pasteWord(w string, env map[string]string) (string, string) {
 		}
 	}
 	return b.String(), unknown
-}
-
-// envName says whether s is a variable name systemd accepts (env_name_is_valid, bash's).
-func envName(s string) bool {
-	if s == "" || s[0] >= '0' && s[0] <= '9' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isNameByte(s[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // splitUnquote splits a value as systemd splits a whole-word $NAME's (strv_split_full with
@@ -141,7 +128,7 @@ func (j judge) pasteWhy(argv, unknown []string) string {
 	own := j.opaqueFrom(argv)
 	for k, w := range argv {
 		if u := unknown[k]; u != "" && k < own && u != "$MAINPID" && u != "${MAINPID}" {
-			if name := strings.Trim(u, "${}"); !envName(name) {
+			if name := strings.Trim(u, "${}"); !plainName(name) {
 				return u + " is no variable systemd substitutes: it drops the word (" + short(w) + ") or pastes \"\" for ${…}: write $$ for a literal $ (the judge reads the text as written)"
 			}
 			if scriptLike(w) {
