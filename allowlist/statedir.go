@@ -47,13 +47,8 @@ func (p *Policy) StateDirs() []string { return append([]string(nil), p.stateDirs
 // stateDirOf returns the state dir that path (a file, or a prefix ending in "/") is in, is, or is
 // an ancestor of.
 func (p *Policy) stateDirOf(rulePath string) (string, bool) {
-	q := strings.TrimSuffix(rulePath, "/")
-	for _, d := range p.stateDirs {
-		if under(q, d) || q != "" && under(d, q) {
-			return d, true
-		}
-	}
-	return "", false
+	d := inOrAbove(rulePath, p.stateDirs)
+	return d, d != ""
 }
 
 // stateDirReason says why path is refused for the agent's state dir, or "".
