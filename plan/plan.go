@@ -201,9 +201,11 @@ func Build(in Inputs) (*Plan, error) {
 		return nil, err
 	}
 	extra, warnings := pol.Extra(in.NoRebootPaths)
+	managed := make([]string, 0, len(extra))
 	for _, r := range extra {
-		pol = pol.WithManaged(r.Path) // a unit's command may not change them either (unit judge)
+		managed = append(managed, r.Path)
 	}
+	pol = pol.WithManaged(managed...) // a unit's command may not change them either (unit judge)
 	p := &Plan{Changes: []Change{}, Actions: []UnitAction{}, Refused: []Refusal{}, Warnings: append([]string{}, warnings...),
 		corePassword: corePassword(in.Desired), view: newUnitView(in.Current, in.Desired, pol)}
 	for i := range changes {
