@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -62,45 +63,89 @@ func (d *Drainer) Drain(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	blocked := map[string]bool{} // pods a PDB blocked in some round: named so when time runs out
+	var waiting []string         // the last round's pods, named when time runs out
+	var listErr error            // the last failed listing, retried next round
 	for {
 		pods, err := d.evictable(ctx)
-		if err != nil {
+		switch {
+		case err == nil:
+			listErr = nil
+			if len(pods) == 0 {
+				return nil
+			}
+			if waiting, err = d.evictRound(ctx, pods, blocked); err != nil {
+				return err
+			}
+			d.logger().Info("draining", "node", d.Node, "pods", len(pods))
+		case !transient(err):
 			return err
+		case ctx.Err() != nil:
+			// Time ran out during the listing (the client's rate limiter refuses a wait past the
+			// deadline): the answer is the timeout and the pods of the last round, not the listing.
+		default:
+			// An API server restarting or overloaded: the drain keeps its timeout, not the first error.
+			listErr = err
+			d.logger().Info("draining: listing failed, retried", "node", d.Node, "err", err)
 		}
-		if len(pods) == 0 {
-			return nil
-		}
-		var waiting []string
-		for _, p := range pods {
-			name := p.Namespace + "/" + p.Name
-			if p.DeletionTimestamp != nil {
-				waiting = append(waiting, name+" (terminating)")
-				continue
-			}
-			err := d.evict(ctx, p)
-			switch {
-			case err == nil, apierrors.IsNotFound(err):
-				waiting = append(waiting, name+" (evicted)")
-			case apierrors.IsTooManyRequests(err):
-				// A PodDisruptionBudget does not allow it now: retried next round.
-				blocked[name] = true
-				waiting = append(waiting, name+" (a PodDisruptionBudget blocks it)")
-			case ctx.Err() != nil && blocked[name]:
-				waiting = append(waiting, name+" (a PodDisruptionBudget blocks it)")
-			case ctx.Err() != nil:
-				waiting = append(waiting, name)
-			default:
-				return fmt.Errorf("evicting %s: %w", name, err)
-			}
-		}
-		d.logger().Info("draining", "node", d.Node, "pods", len(pods))
 		select {
 		case <-ctx.Done():
-			slices.Sort(waiting)
-			return fmt.Errorf("drain of node %s: %d pods not evicted within %s: %s", d.Node, len(waiting), timeout, strings.Join(waiting, ", "))
+			return d.timedOut(timeout, waiting, listErr)
 		case <-time.After(interval):
 		}
 	}
+}
+
+// evictRound evicts what it may of pods and returns each one's state, for the timeout's message.
+func (d *Drainer) evictRound(ctx context.Context, pods []corev1.Pod, blocked map[string]bool) ([]string, error) {
+	var waiting []string
+	for _, p := range pods {
+		name := p.Namespace + "/" + p.Name
+		if p.DeletionTimestamp != nil {
+			waiting = append(waiting, name+" (terminating)")
+			continue
+		}
+		err := d.evict(ctx, p)
+		switch {
+		case err == nil, apierrors.IsNotFound(err):
+			waiting = append(waiting, name+" (evicted)")
+		case apierrors.IsTooManyRequests(err):
+			// A PodDisruptionBudget does not allow it now: retried next round.
+			blocked[name] = true
+			waiting = append(waiting, name+" (a PodDisruptionBudget blocks it)")
+		case transient(err) && blocked[name]:
+			// Retried next round, within Timeout.
+			waiting = append(waiting, name+" (a PodDisruptionBudget blocks it)")
+		case transient(err):
+			waiting = append(waiting, name)
+		default:
+			return nil, fmt.Errorf("evicting %s: %w", name, err)
+		}
+	}
+	return waiting, nil
+}
+
+// transient: err is not a refusal that retrying leaves as it is: the transport's or the client's
+// error (the deadline, the client's rate limiter refusing a wait past it, a dropped connection) or
+// an API server that is restarting or overloaded. Another refusal (403, a pod with two PDBs' 500)
+// fails the drain at once, naming it.
+func transient(err error) bool {
+	var s apierrors.APIStatus
+	if !errors.As(err, &s) {
+		return true
+	}
+	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err)
+}
+
+func (d *Drainer) timedOut(timeout time.Duration, waiting []string, listErr error) error {
+	if len(waiting) == 0 && listErr != nil {
+		return fmt.Errorf("drain of node %s: not done within %s: %w", d.Node, timeout, listErr)
+	}
+	slices.Sort(waiting)
+	msg := fmt.Sprintf("drain of node %s: %d pods not evicted within %s: %s", d.Node, len(waiting), timeout, strings.Join(waiting, ", "))
+	if listErr != nil {
+		return fmt.Errorf("%s (the last listing failed: %w)", msg, listErr)
+	}
+	return errors.New(msg)
 }
 
 // evictable lists the pods bound to the node that a drain must evict.
