@@ -329,7 +329,7 @@ func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 	// else's under the lock).
 	defer h.sweepState()
 	phase, meta, _ := actions.Peek(h.StateDir)
-	txn, err := actions.Recover(h.Root, h.StateDir, h.trust())
+	txn, err := actions.Recover(h.Root, h.StateDir, h.trust(ctx))
 	if err != nil {
 		// Said as found, when a journal is there (one refused as not the agent's too): it stays, and
 		// recovery is retried.

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -41,7 +42,7 @@ func (h Host) shownApplied(pf string) error {
 	if err != nil {
 		return fmt.Errorf("payload file %s: %w", pf, err)
 	}
-	may := h.trust().Path
+	may := h.trust(context.Background()).Path // Path asks nothing of the manager
 	holds := func(p string, data []byte) error {
 		if may(p) != nil {
 			return nil // not a file the agent may write on this node

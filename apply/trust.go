@@ -1,6 +1,9 @@
 package apply
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"path"
 	"strings"
 
@@ -13,7 +16,10 @@ import (
 // the policy's unit rules, core's keys file under a home directory, the daemon's record). The journal
 // lives in the state dir, which only root can write; a journal naming anything else was not
 // written by the agent, and recovery refuses it whole rather than delete or overwrite what it names.
-func (h Host) trust() actions.Trust {
+// Each unit it acts on is also judged as the executor judges it right before a job (CheckUnit: what
+// the manager says the unit is), before recovery touches anything: a unit the executor would refuse
+// midway (a file restored, the job refused: an incomplete rollback) refuses the journal up front.
+func (h Host) trust(ctx context.Context) actions.Trust {
 	pol, perr := h.NodePolicy()
 	return actions.Trust{
 		Path: func(p string) error {
@@ -35,9 +41,34 @@ func (h Host) trust() actions.Trust {
 			if perr != nil {
 				return perr
 			}
-			return plan.Journaled(pol, list)
+			if err := plan.Journaled(pol, list); err != nil {
+				return err
+			}
+			return h.unitsActOn(ctx, list)
 		},
 	}
+}
+
+// unitsActOn says which unit of list the node's manager reports as one the executor refuses
+// (actions.ErrUnitRefused), or nil. A manager that cannot be asked, or has no file of a unit (one
+// the refresh wrote and no daemon-reload loaded yet), is no refusal here: the executor asks again
+// before each job.
+func (h Host) unitsActOn(ctx context.Context, list []plan.UnitAction) error {
+	c, ok := h.Units.(actions.UnitChecker)
+	if !ok || actions.Skips(h.Units) {
+		return nil
+	}
+	seen := map[string]bool{}
+	for i, a := range list {
+		if a.Unit == "" || seen[a.Unit] {
+			continue
+		}
+		seen[a.Unit] = true
+		if err := c.CheckUnit(ctx, a.Unit); errors.Is(err, actions.ErrUnitRefused) {
+			return fmt.Errorf("unit action %d: the executor would refuse it: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // sshKeysPath reports whether p is core's keys file as sshKeysOp writes it: under a home directory.
