@@ -363,6 +363,11 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 			}
 			if c == '"' && strings.Contains(q, "$") {
 				quotedVar = true
+				// "$@", "${@:2}", "${a[@]}", "${!p@}": one word a parameter even inside double
+				// quotes (set -- 0777 /etc/shadow; chmod "$@"), so judged as a split (round 11).
+				if multiWord(q) {
+					unquoted = true
+				}
 			}
 			w.WriteString(q)
 			inWord = true
@@ -699,6 +704,12 @@ func (j judge) splitWhy(cmd, splits, quotedVars []string) string {
 		}
 	}
 	return ""
+}
+
+// multiWord says whether a double-quoted text holds an expansion the shell makes one word of each
+// positional parameter or array element of: "$@", "${@…}", "${a[@]…}", "${!prefix@}".
+func multiWord(q string) bool {
+	return strings.Contains(q, "$@") || strings.Contains(q, "${@") || strings.Contains(q, "@]") || strings.Contains(q, "@}")
 }
 
 // codeReader says whether the program reads a program text among its arguments: awk's, sed's
