@@ -25,6 +25,11 @@ var unitSearchPath = []string{
 	"/usr/lib/systemd/system", "/lib/systemd/system", "/run/systemd/generator.late",
 }
 
+// UnitSearchPath is the system manager's unit search path, in its order: every reader of the
+// node's units (NodeUnitsAt, apply.NodeUnitAliases) reads these directories, so a link in one the
+// plan does not read cannot make a unit another unit to the manager only (round 11, units 01).
+func UnitSearchPath() []string { return slices.Clone(unitSearchPath) }
+
 const (
 	// maxNodeUnitFile bounds the bytes read of one unit file or drop-in on the node.
 	maxNodeUnitFile = 1 << 20
