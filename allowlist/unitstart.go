@@ -104,6 +104,9 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 			}
 			continue
 		}
+		if err := reachedAs(it.name, u.Props); err != nil {
+			return fmt.Errorf("%s: %v", it.via, err), nil
+		}
 		if !it.follows && (u.Active || alwaysActive(c)) {
 			// Started already: its start runs and pulls in nothing (a running node's essentials
 			// are, whether or not the reader knows their state).
@@ -121,6 +124,28 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 		push(u.Props, it.via, it.follows)
 	}
 	return nil, nil
+}
+
+// reachedAs says why a unit reached by the name must not be reached, when the name passes
+// DependencyIdentity but the unit it loads (its Id, or any of its Names, as the manager reports
+// them or the node's files define it) does not: a link the plan could not see (round 11, units 01:
+// vendor-wipe.service, a link to crio-wipe.service in a load directory the plan did not read, was
+// started by the real run). Judged whatever the unit's state, as the plan judges a name. A name
+// DependencyIdentity refuses itself is where it is written: a payload may not add it (the plan),
+// and the node keeps its own (crio.service's Requires=crio-wipe.service).
+func reachedAs(name string, p UnitProps) error {
+	if DependencyIdentity(name) != nil {
+		return nil
+	}
+	for _, n := range append([]string{p.ID}, p.Names...) {
+		if n == "" || canonUnit(n) == canonUnit(name) || unitNameShape(n, true) != nil {
+			continue // a name's shape (a D-Bus alias the judge cannot resolve) says nothing of the unit
+		}
+		if err := DependencyIdentity(n); err != nil {
+			return fmt.Errorf("%v (%s loads it: a link)", err, name)
+		}
+	}
+	return nil
 }
 
 type edge struct{ key, unit string }
