@@ -3,11 +3,14 @@ package allowlist
 import (
 	"fmt"
 	"maps"
+	"path"
+	"strings"
 )
 
-// The node's own aliases: a unit file in /etc/systemd/system, /run/systemd/system or
-// /usr/lib/systemd/system that is a symlink to another unit (what systemctl enable makes of
-// [Install] Alias=, or what a package ships) is that unit to systemd. WithUnitAliases gives the
+// The node's own aliases: a unit file in a directory of the manager's unit search path
+// (/etc/systemd/system, /usr/local/lib/systemd/system, /run/systemd/transient … plan.UnitSearchPath)
+// that is a symlink to another unit (what systemctl enable makes of [Install] Alias=, or what a
+// package ships) is that unit to systemd; a template's link aliases every instance. WithUnitAliases gives the
 // policy the node's links (apply reads them under --root: apply.NodeUnitAliases); the plan then
 // judges a dependency on a link as the unit it links to, and a policy may not name a link at all
 // (a rule for it would write a unit file where the link is).
@@ -60,7 +63,7 @@ func (p *Policy) UnitAlias(name string) (string, bool) {
 	for range maxAliasHops {
 		next := identityOf(n)
 		if p != nil {
-			if l, ok := p.nodeAliases[n]; ok {
+			if l, ok := p.nodeLink(n); ok {
 				next = l
 			}
 		}
@@ -70,4 +73,25 @@ func (p *Policy) UnitAlias(name string) (string, bool) {
 		n = next
 	}
 	return n, n != c
+}
+
+// nodeLink is the unit the node's links make the (canonical) name: its own link, or, for an
+// instance without one, its template's. systemd aliases templates (round 11, units 02): a link
+// foo@.service -> bar@.service makes foo@x.service bar@x.service, and an instance's link to a
+// template (foo@x.service -> bar@.service) is that template's instance. (An instance's own file
+// hides its template's link to systemd; judged as the link's here, the stricter.)
+func (p *Policy) nodeLink(n string) (string, bool) {
+	tmpl, inst, isInstance := template(n)
+	isInstance = isInstance && inst != ""
+	l, ok := p.nodeAliases[n]
+	if !ok && isInstance {
+		l, ok = p.nodeAliases[tmpl]
+	}
+	if !ok {
+		return "", false
+	}
+	if t, i, lt := template(l); isInstance && lt && i == "" {
+		l = strings.TrimSuffix(t, path.Ext(t)) + inst + path.Ext(t)
+	}
+	return l, l != n
 }

@@ -122,12 +122,12 @@ func (n *nodeUnits) read(name string, hops int) (allowlist.NodeUnitDef, bool, er
 					u.Fragments = append(u.Fragments, allowlist.NodeUnitFile{Path: p, Name: nm, Masked: true})
 					continue
 				}
-				if base := path.Base(target); base != nm && allowlist.IsUnitName(base) && nm == name && len(u.Fragments) == 0 {
+				if real, ok := linkedUnit(name, nm, path.Base(target)); ok && len(u.Fragments) == 0 {
 					// An alias: the unit is the one linked to, with its own files.
 					if hops >= maxNodeLinkHops {
 						return u, true, fmt.Errorf("%s: more than %d links", p, maxNodeLinkHops)
 					}
-					return n.read(base, hops+1)
+					return n.read(real, hops+1)
 				}
 				target = n.resolve(p, target)
 				text, err := n.readFile(target)
@@ -268,6 +268,31 @@ func (n *nodeUnits) dropins(dirNames []string) ([]allowlist.NodeUnitFile, error)
 	}
 	slices.SortStableFunc(out, func(a, b allowlist.NodeUnitFile) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// linkedUnit is the unit name loads when its file nm (name itself, or its template) is a link to
+// the unit file base, and whether it is an alias at all. systemd aliases templates: a link
+// foo@.service -> bar@.service makes foo@x.service bar@x.service, and an instance's own link to a
+// template (foo@x.service -> bar@.service) is that template's instance (round 11, units 02). A
+// template's link to a unit that is no template is judged by the linked file's text (systemd
+// loads nothing of it: the instance is not found).
+func linkedUnit(name, nm, base string) (string, bool) {
+	if base == nm || !allowlist.IsUnitName(base) {
+		return "", false
+	}
+	if _, inst, ok := allowlist.Instance(name); ok && isTemplate(base) {
+		real := strings.TrimSuffix(base, path.Ext(base)) + inst + path.Ext(base)
+		return real, real != name // foo@x.service -> foo@.service: the instance of its own template
+	}
+	if nm != name {
+		return "", false
+	}
+	return base, true
+}
+
+// isTemplate says whether the unit name is a template (foo@.service).
+func isTemplate(name string) bool {
+	return strings.HasSuffix(strings.TrimSuffix(name, path.Ext(name)), "@")
 }
 
 // templateOf is the template of an instance name (getty@tty1.service: getty@.service).

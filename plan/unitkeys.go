@@ -706,10 +706,16 @@ func dependencyWhy(u string, pol *allowlist.Policy, depth int) string {
 		return fmt.Sprintf("%s: %v", u, err)
 	}
 	if real, ok := pol.UnitAlias(u); ok {
-		// A link on the node (or an alias the judge knows) is the unit it links to.
+		// A link on the node (or an alias the judge knows) is the unit it links to; an instance of
+		// a template's link (foo@x.service, foo@.service -> bar@.service) is the linked template's
+		// instance, judged by its text with the payload's instance (round 11, units 02).
 		if err := allowlist.DependencyIdentity(real); err != nil {
 			return fmt.Sprintf("%s: a link to %s: %v", u, real, err)
 		}
+		if why := instanceWhy(real, pol, depth); why != "" {
+			return fmt.Sprintf("%s: a link to %s: %s", u, real, why)
+		}
+		return ""
 	}
 	return instanceWhy(u, pol, depth)
 }
