@@ -470,8 +470,16 @@ func (j judge) wrapped(prog string, argv []string, depth int, ruled bool, judged
 			continue
 		}
 		if isAssignment(a) && !strings.ContainsAny(strings.SplitN(a, "=", 2)[0], "$`%") {
-			if why := assignmentWhy(a); why != "" && !program && !word {
+			// Before the program: the wrapper's own assignments (env's), whatever words came
+			// before (in a changed line also after a word that may be an option's value: env -u X
+			// BASH_ENV=F bash, round 11).
+			if why := assignmentWhy(a); why != "" && !program && (!word || j.strict) {
 				return short(strings.Join(argv, " ")) + ": " + why
+			}
+			if k, v, _ := strings.Cut(a, "="); !program && !word || j.strict && !program {
+				// env D=/etc/cron.d sh -c 'rm -rf "$D"': the command runs with the wrapper's value
+				// (unknown when it holds an expansion), not the unit's (round 11).
+				jl = jl.setVar(k, v)
 			}
 			continue // an assignment (env FOO=$BAR), never the program the wrapper runs
 		}
@@ -491,6 +499,11 @@ func (j judge) wrapped(prog string, argv []string, depth int, ruled bool, judged
 			if why := j.changeDir(a); why != "" {
 				return why
 			}
+		}
+		if g, ok := wrapperGrammars[prog]; ok && slices.Contains(g.valued, last) && i > 1 {
+			// A modeled wrapper's option value (env -u NAME, -C DIR; nice -n N): neither its command
+			// nor a word after which env's assignments stop being env's (round 11).
+			continue
 		}
 		if j.strict && !program {
 			if why := strictCandidate(prog, a, last, operands); why != "" {

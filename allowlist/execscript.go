@@ -36,6 +36,7 @@ func (j judge) script(s string, depth int, strict bool) string {
 	if depth > 8 {
 		return "a shell script nested too deep to judge"
 	}
+	j = j.withoutAssigned(s)
 	if j.strict && strict {
 		if why := arithTextWhy(s); why != "" {
 			return why
