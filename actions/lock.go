@@ -164,6 +164,12 @@ func openLockFile(p string, create bool) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("node lock %s: not a regular file; refusing it", p)
 	}
+	// The holder's line is written into this file: a hard link to another file (/etc/shadow linked
+	// into a user-writable state dir) would have root truncate and rewrite that file.
+	if st.Nlink > 1 {
+		f.Close()
+		return nil, fmt.Errorf("node lock %s: has %d hard links, not a file the agent made; refusing it (remove it once no refresh-agent runs on the node)", p, st.Nlink)
+	}
 	return f, nil
 }
 

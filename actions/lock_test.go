@@ -119,6 +119,7 @@ func TestLockRefusesWhatTheAgentDidNotMake(t *testing.T) {
 		{"symlink", func(p, target string) error { return os.Symlink(target, p) }},
 		{"directory", func(p, _ string) error { return os.Mkdir(p, 0o700) }},
 		{"fifo", func(p, _ string) error { return exec.Command("mkfifo", p).Run() }},
+		{"hard link", func(p, target string) error { return os.Link(target, p) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Root is the node's filesystem root (/host in the DaemonSet). Every operation resolves inside it
@@ -116,6 +117,31 @@ func (r *Root) CheckStateDir(dir string) error {
 		if !fi.IsDir() {
 			return fmt.Errorf("state dir %s: /%s is not a directory", dir, cur)
 		}
+		if err := ownStateDir(fi, i == len(parts)-1); err != nil {
+			return fmt.Errorf("state dir %s: /%s %w", dir, cur, err)
+		}
+	}
+	return nil
+}
+
+// ownStateDir refuses a state dir another user could write into or rename: the agent, as root,
+// reads its record and journal back from there and trusts them to name what it wrote. The dir
+// itself must be the agent's (owned by its uid, writable by no one else); a directory above it may
+// be a sticky one such as /tmp, but must be owned by root or the agent.
+func ownStateDir(fi fs.FileInfo, last bool) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	euid := uint32(os.Geteuid())
+	perm := fi.Mode().Perm()
+	switch {
+	case last && st.Uid != euid:
+		return fmt.Errorf("is owned by uid %d, not the agent's (%d): refusing a state dir another user made", st.Uid, euid)
+	case st.Uid != euid && st.Uid != 0:
+		return fmt.Errorf("is owned by uid %d: refusing a state dir below a directory another user owns", st.Uid)
+	case perm&0o022 != 0 && (last || fi.Mode()&fs.ModeSticky == 0):
+		return fmt.Errorf("is writable by group or others (mode %04o): refusing a state dir another user can change", perm)
 	}
 	return nil
 }

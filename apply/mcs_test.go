@@ -577,3 +577,46 @@ func TestHostileHashIsInvalid(t *testing.T) {
 	res := n.apply(t, mcs.Base().Served(), "rendered-worker-0a1b2c:sha256/abc")
 	assert.Equal(t, api.OutcomeNoop, res.Outcome)
 }
+
+// A state dir another user can write into is refused before its journal or record is read: a
+// journal planted there would otherwise steer root's recovery (adversary r11 core/05).
+func TestStateDirOthersCanWriteIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		spoil      func(dir string) error
+	}{
+		{"mode 0777", "writable by group or others", func(d string) error { return os.Chmod(d, 0o777) }},
+		{"group-writable", "writable by group or others", func(d string) error { return os.Chmod(d, 0o770) }},
+		{"owned by another user", "not the agent's", func(d string) error {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to chown")
+			}
+			return os.Chown(d, 1000, 1000)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { stateDirRefused(t, tc.spoil, tc.want) })
+	}
+}
+
+func stateDirRefused(t *testing.T, spoil func(string) error, want string) {
+	base := mcs.Base()
+	n := provision(t, base)
+	require.NoError(t, os.MkdirAll(n.StateDir, 0o700))
+	require.NoError(t, spoil(n.StateDir))
+	tmp := filepath.Join(n.dir, "etc/containers/.registries.conf.refresh-agent-tmp")
+	require.NoError(t, os.WriteFile(tmp, []byte("half"), 0o600))
+	j := `{"version":2,"phase":"preparing","meta":{"hash":"x"},"entries":[{"path":"/etc/containers/registries.conf","temp":"/etc/containers/.registries.conf.refresh-agent-tmp"}]}`
+	require.NoError(t, os.WriteFile(filepath.Join(n.StateDir, "journal.json"), []byte(j), 0o600))
+	before := treeHashes(t, n.dir)
+	next := base.Clone()
+	next.Files[mcs.PullSecret] = mcs.File{Data: []byte(`{"auths":{"x":{}}}`), Mode: 0o600}
+	for _, dry := range []bool{true, false} {
+		_, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: next.Served(), Hash: "P2", DryRun: dry})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), want)
+	}
+	_, err := apply.Recover(context.Background(), n.Host)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), want)
+	assert.Equal(t, before, treeHashes(t, n.dir), "nothing touched")
+}
