@@ -28,8 +28,8 @@ func TestBackupOfATargetSwappedForASymlink(t *testing.T) {
 				require.NoError(t, os.Symlink(outside, secret))
 			}
 			if when == "between the check and the link" {
-				linkBackup = func(r *os.Root, a, b string) error { swap(); return r.Link(a, b) }
-				t.Cleanup(func() { linkBackup = (*os.Root).Link })
+				linkBackup = func(r *nofollowRoot, a, b string) error { swap(); return r.Link(a, b) }
+				t.Cleanup(func() { linkBackup = (*nofollowRoot).Link })
 			}
 			r, err := OpenRoot(dir)
 			require.NoError(t, err)

@@ -13,8 +13,8 @@ import (
 // On a filesystem that refuses hard links the backup is a copy with the original's mode and owner;
 // a rollback restores it by copy, checks contents, mode and owner, and keeps it until that passes.
 func TestCopyBackupWhereHardLinksAreRefused(t *testing.T) {
-	linkBackup = func(*os.Root, string, string) error { return syscall.EPERM }
-	t.Cleanup(func() { linkBackup = (*os.Root).Link })
+	linkBackup = func(*nofollowRoot, string, string) error { return syscall.EPERM }
+	t.Cleanup(func() { linkBackup = (*nofollowRoot).Link })
 	dir, state := t.TempDir(), t.TempDir()
 	reg := filepath.Join(dir, "etc/containers/registries.conf")
 	require.NoError(t, os.MkdirAll(filepath.Dir(reg), 0o755))

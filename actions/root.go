@@ -16,10 +16,11 @@ import (
 
 // Root is the node's filesystem root (/host in the DaemonSet). Every operation resolves inside it
 // through os.Root, so no path can escape; on top of that, any symlink on the way to a managed path is
-// refused, never followed.
+// refused, never followed: checked before the transaction starts (checkPath), and again by every
+// call that writes, at the moment it writes (nofollowRoot).
 type Root struct {
 	Dir  string
-	root *os.Root
+	root *nofollowRoot
 }
 
 // OpenRoot opens dir as a node root.
@@ -28,7 +29,7 @@ func OpenRoot(dir string) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := os.OpenRoot(abs)
+	r, err := openNofollowRoot(abs)
 	if err != nil {
 		return nil, fmt.Errorf("node root %s: %w", dir, err)
 	}

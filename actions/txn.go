@@ -288,7 +288,7 @@ func (t *Txn) backup(e *Entry) error {
 
 // linkBackup makes the backup's hard link; a variable so that a test can stand in for a filesystem
 // that refuses hard links.
-var linkBackup = (*os.Root).Link
+var linkBackup = (*nofollowRoot).Link
 
 // Commit moves every new file into place (and removes the removed ones), makes the renames durable,
 // and records the transaction as committed. If a step fails it returns the error and the caller rolls

@@ -1,0 +1,177 @@
+package actions
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// nofollowRoot is os.Root without its one leniency: os.Root follows a symlink that stays inside
+// the root. The transaction checks every component for a symlink before it acts (checkPath), but a
+// user who owns a directory on the way (core's ~/.ssh, whose authorized_keys.d the agent writes)
+// can swap in a symlink to /etc between that check and the write, and root would write through it.
+// Every call here that opens, creates, links, renames or removes resolves the parent one component
+// at a time from a descriptor of the root, each with O_NOFOLLOW, and acts relative to the last:
+// a symlink anywhere on the way is refused at the moment of the call, and a directory swapped
+// after it was opened is written as the directory it was. Lstat and Close are os.Root's.
+type nofollowRoot struct {
+	*os.Root
+	fd int // the root directory, O_PATH
+}
+
+func openNofollowRoot(abs string) (*nofollowRoot, error) {
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(abs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		r.Close()
+		return nil, &fs.PathError{Op: "open", Path: abs, Err: err}
+	}
+	return &nofollowRoot{Root: r, fd: fd}, nil
+}
+
+// Close releases both descriptors.
+func (r *nofollowRoot) Close() error {
+	unix.Close(r.fd)
+	return r.Root.Close()
+}
+
+// parent opens the directory that holds rp (root-relative, clean), refusing a symlink or a
+// non-directory on the way, and returns it with rp's last component. The caller closes dfd.
+func (r *nofollowRoot) parent(op, rp string) (dfd int, base string, err error) {
+	parts := strings.Split(rp, "/")
+	if rp == "." || rp == "" {
+		parts = []string{"."}
+	}
+	dfd, err = unix.Dup(r.fd)
+	if err != nil {
+		return -1, "", &fs.PathError{Op: op, Path: rp, Err: err}
+	}
+	for i, c := range parts[:len(parts)-1] {
+		if c == "" || c == "." || c == ".." {
+			unix.Close(dfd)
+			return -1, "", &fs.PathError{Op: op, Path: rp, Err: errors.New("not a clean path inside the root")}
+		}
+		next, err := unix.Openat(dfd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			err = r.symlinkErr(dfd, c, err)
+			unix.Close(dfd)
+			return -1, "", &fs.PathError{Op: op, Path: strings.Join(parts[:i+1], "/"), Err: err}
+		}
+		unix.Close(dfd)
+		dfd = next
+	}
+	base = parts[len(parts)-1]
+	if base == ".." {
+		unix.Close(dfd)
+		return -1, "", &fs.PathError{Op: op, Path: rp, Err: errors.New("not a clean path inside the root")}
+	}
+	return dfd, base, nil
+}
+
+// symlinkErr turns the ENOTDIR or ELOOP of a symlinked component into ErrSymlink.
+func (r *nofollowRoot) symlinkErr(dfd int, name string, err error) error {
+	if !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
+		return err
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return ErrSymlink
+	}
+	return err
+}
+
+// OpenFile opens rp with O_NOFOLLOW added: its last component is never followed either.
+func (r *nofollowRoot) OpenFile(rp string, flag int, perm fs.FileMode) (*os.File, error) {
+	dfd, base, err := r.parent("open", rp)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dfd)
+	fd, err := unix.Openat(dfd, base, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: rp, Err: r.symlinkErr(dfd, base, err)}
+	}
+	return os.NewFile(uintptr(fd), rp), nil
+}
+
+// Open opens rp for reading.
+func (r *nofollowRoot) Open(rp string) (*os.File, error) { return r.OpenFile(rp, os.O_RDONLY, 0) }
+
+// ReadFile reads rp whole.
+func (r *nofollowRoot) ReadFile(rp string) ([]byte, error) {
+	f, err := r.Open(rp)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// Mkdir creates the directory rp.
+func (r *nofollowRoot) Mkdir(rp string, perm fs.FileMode) error {
+	dfd, base, err := r.parent("mkdir", rp)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	if err := unix.Mkdirat(dfd, base, uint32(perm.Perm())); err != nil {
+		return &fs.PathError{Op: "mkdir", Path: rp, Err: err}
+	}
+	return nil
+}
+
+// Remove removes the file or empty directory rp (never what a symlink names: unlink removes the
+// link itself).
+func (r *nofollowRoot) Remove(rp string) error {
+	dfd, base, err := r.parent("remove", rp)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	err = unix.Unlinkat(dfd, base, 0)
+	if errors.Is(err, unix.EISDIR) {
+		err = unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
+	}
+	if err != nil {
+		return &fs.PathError{Op: "remove", Path: rp, Err: err}
+	}
+	return nil
+}
+
+// Rename renames oldp to newp.
+func (r *nofollowRoot) Rename(oldp, newp string) error {
+	return r.two("rename", oldp, newp, func(od int, ob string, nd int, nb string) error {
+		return unix.Renameat(od, ob, nd, nb)
+	})
+}
+
+// Link makes newp a hard link to oldp (oldp's last component not followed).
+func (r *nofollowRoot) Link(oldp, newp string) error {
+	return r.two("link", oldp, newp, func(od int, ob string, nd int, nb string) error {
+		return unix.Linkat(od, ob, nd, nb, 0)
+	})
+}
+
+func (r *nofollowRoot) two(op, oldp, newp string, do func(int, string, int, string) error) error {
+	od, ob, err := r.parent(op, oldp)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(od)
+	nd, nb, err := r.parent(op, newp)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(nd)
+	if err := do(od, ob, nd, nb); err != nil {
+		return &os.LinkError{Op: op, Old: oldp, New: newp, Err: err}
+	}
+	return nil
+}
