@@ -65,23 +65,26 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 	type item struct {
 		name, via string
 		follows   bool // restarted or stopped with the unit (it follows it), not only started
+		// own says the unit is one the acted-on unit's start pulls in itself (its own Wants=,
+		// Requires=, …): judged by name where it is written (reachedAs), not here.
+		own bool
 	}
 	seen := map[string]bool{canonUnit(p.ID): true}
 	for _, n := range p.Names {
 		seen[canonUnit(n)] = true
 	}
 	var queue []item
-	push := func(from UnitProps, via string, follower bool) {
+	push := func(from UnitProps, via string, follower, own bool) {
 		for _, e := range startEdges(from) {
-			queue = append(queue, item{e.unit, via + " " + e.key + "=" + e.unit, false})
+			queue = append(queue, item{e.unit, via + " " + e.key + "=" + e.unit, false, own})
 		}
 		if follower {
 			for _, e := range followerEdges(from) {
-				queue = append(queue, item{e.unit, via + " " + e.key + " " + e.unit, true})
+				queue = append(queue, item{e.unit, via + " " + e.key + " " + e.unit, true, false})
 			}
 		}
 	}
-	push(p, p.ID+":", true)
+	push(p, p.ID+":", true, true)
 	judged := 0
 	for len(queue) > 0 {
 		it := queue[0]
@@ -97,6 +100,11 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 		u, err := load(it.name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", it.via, err)
+		}
+		if !it.own {
+			if err := reachedIdentity(it.name, u); err != nil {
+				return fmt.Errorf("%s: %v (reached through the node's units: a job the refresh runs would start it)", it.via, err), nil
+			}
 		}
 		if !u.Known || u.Masked {
 			if err := startedName(it.name); err != nil {
@@ -121,9 +129,46 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 			}
 			return fmt.Errorf("%s: %s %v", it.via, u.Props.ID, err), nil
 		}
-		push(u.Props, it.via, it.follows)
+		push(u.Props, it.via, it.follows, false)
 	}
 	return nil, nil
+}
+
+// reachedIdentity says why a unit a job reaches through another unit (a node unit's Wants=,
+// Requires=, BindsTo=, Upholds=, OnSuccess=, OnFailure=, drop-ins and .wants/ links, the service
+// a socket, path or timer triggers, a follower of the restart or stop), not by the acted-on
+// unit's own dependency, must not be reached: judged as a dependency a payload adds
+// (DependencyIdentity), by the name it is reached by and every name it loads as (its Id and
+// Names), whatever its state (round 11, units 03: a payload's Wants=helper.service, a node unit
+// with Wants=crio-wipe.service, ran crio-wipe). One hop through a unit the node has is no way
+// around the rule the payload's own entries are judged by. The always-running essentials (dbus,
+// journald, crio, kubelet …: a start of them is done at once) are not judged by it; the targets a
+// running node has reached never get here (BootReached). The acted-on unit's own dependencies, as
+// the node writes them, stay the node's (crio.service's Requires=crio-wipe.service: a restart of
+// crio runs it as every restart of crio does); the plan judges the entries a payload adds.
+func reachedIdentity(name string, u StartedUnit) error {
+	names := []string{name}
+	if u.Known {
+		names = append(names, u.Props.ID)
+		names = append(names, u.Props.Names...)
+	}
+	for _, n := range names {
+		if n == "" || alwaysActive(canonUnit(n)) {
+			return nil // an essential (as itself or by an alias): running, its start runs nothing
+		}
+	}
+	for _, n := range names {
+		if n == "" || n != name && unitNameShape(n, true) != nil {
+			continue // a name's shape (a D-Bus alias the judge cannot resolve) says nothing of the unit
+		}
+		if err := DependencyIdentity(n); err != nil {
+			if canonUnit(n) != canonUnit(name) {
+				return fmt.Errorf("%v (%s loads it: a link)", err, name)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // reachedAs says why a unit reached by the name must not be reached, when the name passes

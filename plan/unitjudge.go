@@ -74,7 +74,10 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 					}
 					*lists[o.Name] = append(*lists[o.Name], names...)
 				}
-			case trigger && o.Name == "Unit" && (o.Section == "Socket" || o.Section == "Path" || o.Section == "Timer"):
+			case trigger && (o.Name == "Unit" && (o.Section == "Path" || o.Section == "Timer") || o.Name == "Service" && o.Section == "Socket"):
+				// A socket names its service with Service= (systemd.socket(5)), a path or timer
+				// with Unit= (round 11, units 04: a node socket's Service=other.service was read as
+				// activating the socket's own name).
 				names, err := unitNames(name, o, strings.Fields(o.Value))
 				if err != nil {
 					return p, err
