@@ -2,12 +2,15 @@ package actions
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/openshift/refresh-agent/diff"
 )
 
 // nofollowRoot is os.Root without its one leniency: os.Root follows a symlink that stays inside
@@ -104,14 +107,33 @@ func (r *nofollowRoot) OpenFile(rp string, flag int, perm fs.FileMode) (*os.File
 // Open opens rp for reading.
 func (r *nofollowRoot) Open(rp string) (*os.File, error) { return r.OpenFile(rp, os.O_RDONLY, 0) }
 
-// ReadFile reads rp whole.
+// ReadFile reads rp whole, up to the payload budget: no file the agent reads is larger than what a
+// payload may carry, and a node file may be anything (5 GB sparse: round 11, core 01).
 func (r *nofollowRoot) ReadFile(rp string) ([]byte, error) {
+	return r.readUpTo(rp, diff.MaxPayloadSize)
+}
+
+// readUpTo reads rp whole if it holds at most max bytes, and ErrTooLarge without holding more than
+// max+1 of them if not: counted as read, not as stat says (a file that grows after its stat, a
+// file whose size the filesystem does not report).
+func (r *nofollowRoot) readUpTo(rp string, max int64) ([]byte, error) {
 	f, err := r.Open(rp)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > max {
+		return nil, tooLarge(rp, max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		return nil, tooLarge(rp, max)
+	}
+	return data, err
+}
+
+func tooLarge(rp string, max int64) error {
+	return fmt.Errorf("/%s: %w: more than %d bytes (--max-payload-bytes bounds every file the agent reads)", rp, ErrTooLarge, max)
 }
 
 // Mkdir creates the directory rp.

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/openshift/refresh-agent/diff"
 )
 
 // Root is the node's filesystem root (/host in the DaemonSet). Every operation resolves inside it
@@ -160,31 +162,25 @@ func (r *Root) Stat(p string) (fs.FileInfo, error) {
 var ErrTooLarge = errors.New("file too large to read")
 
 // ReadFileUpTo is ReadFile for files of at most max bytes: a larger one returns its info and
-// ErrTooLarge without a byte read (a node file may be anything, sparse gigabytes included).
+// ErrTooLarge without more than max+1 bytes read (a node file may be anything, sparse gigabytes
+// included).
 func (r *Root) ReadFileUpTo(p string, max int64) ([]byte, fs.FileInfo, error) {
 	fi, err := r.Stat(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	if fi.Size() > max {
-		return nil, fi, ErrTooLarge
+		return nil, fi, tooLarge(strings.TrimPrefix(p, "/"), max)
 	}
-	data, err := r.root.ReadFile(strings.TrimPrefix(p, "/"))
+	rp, _ := rel(p)
+	data, err := r.root.readUpTo(rp, max)
 	return data, fi, err
 }
 
-// ReadFile reads a file inside the root, refusing symlinked components.
+// ReadFile reads a file inside the root, refusing symlinked components, up to the payload budget
+// (diff.MaxPayloadSize): a larger file is ErrTooLarge naming it, never read whole.
 func (r *Root) ReadFile(p string) ([]byte, fs.FileInfo, error) {
-	if _, err := r.checkPath(p); err != nil {
-		return nil, nil, err
-	}
-	rp, _ := rel(p)
-	fi, err := r.root.Lstat(rp)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := r.root.ReadFile(rp)
-	return data, fi, err
+	return r.ReadFileUpTo(p, diff.MaxPayloadSize) // bounded: see nofollowRoot.ReadFile
 }
 
 // syncDir fsyncs a directory inside the root so that renames and removals in it are durable.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/openshift/refresh-agent/diff"
 )
 
 // VolumeSource reads the ConfigMap mounted as a volume. kubelet updates such a volume by writing a
@@ -92,7 +95,7 @@ func (s *VolumeSource) read() Snapshot {
 		}
 		data := map[string][]byte{} // bytes, not strings: a 10 MiB payload is not copied on the way
 		for _, k := range []string{KeyConfig, KeyHash, KeyNoRebootPaths} {
-			b, err := os.ReadFile(filepath.Join(dir, k))
+			b, err := readKey(filepath.Join(dir, k))
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -122,4 +125,19 @@ func (s *VolumeSource) generation() (gen, dir string, err error) {
 		return "", "", fmt.Errorf("..data points outside the volume (%s)", target)
 	}
 	return target, filepath.Join(s.Dir, target), nil
+}
+
+// readKey reads one key of the volume, never more than the payload budget and a byte: a key is a
+// ConfigMap's value (at most 1 MiB through the API), but the directory is a node path.
+func readKey(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, diff.MaxPayloadSize+1))
+	if err == nil && int64(len(b)) > diff.MaxPayloadSize {
+		return nil, fmt.Errorf("%s: larger than the %d byte budget (--max-payload-bytes)", name, diff.MaxPayloadSize)
+	}
+	return b, err
 }

@@ -54,3 +54,17 @@ func TestVolumeSourcePlainDirectoryAndBadLink(t *testing.T) {
 	snap = (&VolumeSource{Dir: dir}).read()
 	assert.Contains(t, snap.Problem, "outside the volume")
 }
+
+// A key of the volume is read up to the payload budget: a node path may hold anything (a sparse
+// file of gigabytes), and the problem names the key's file.
+func TestVolumeSourceKeyOverTheBudget(t *testing.T) {
+	dir := t.TempDir()
+	writeGeneration(t, dir, "..gen1", "c", "h")
+	swapData(t, dir, "..gen1")
+	big := filepath.Join(dir, "..gen1", KeyConfig)
+	require.NoError(t, os.Truncate(big, 4<<30))
+	snap := (&VolumeSource{Dir: dir}).read()
+	assert.Contains(t, snap.Problem, KeyConfig)
+	assert.Contains(t, snap.Problem, "byte budget")
+	assert.Empty(t, snap.Config)
+}

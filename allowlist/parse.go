@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"slices"
@@ -151,7 +152,7 @@ type policyFile struct {
 // prefixes stay in force, so a rule or ceiling prefix under one is an error, as is a rule or ceiling
 // naming a unit the policy does not allow.
 func LoadPolicy(file string) (*Policy, error) {
-	data, err := os.ReadFile(file)
+	data, err := readUpTo(file, MaxRulesSize)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +161,24 @@ func LoadPolicy(file string) (*Policy, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return p, nil
+}
+
+// readUpTo reads file if it holds at most max bytes, never more than max+1 of them (round 11, core
+// 02: a 3 GB policy file was read whole before its limit said no).
+func readUpTo(file string, max int64) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: policy is larger than %d bytes", file, max)
+	}
+	return data, nil
 }
 
 // ParsePolicy parses a policy document; see LoadPolicy.

@@ -113,12 +113,15 @@ func (h Host) sshKeysOp(k *plan.SSHKeysOp) (actions.Op, error) {
 // MachineConfig when the node has that file and the payload carries a MachineConfig, so a later
 // daemon run does not diff against stale state.
 func (h Host) mcdCurrentConfigOp(des *diff.Payload) (*actions.Op, error) {
-	_, fi, err := h.Root.ReadFile(MCDCurrentConfig)
+	fi, err := h.Root.Stat(MCDCurrentConfig) // its owner and mode: the contents are rewritten
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s): refusing to replace it", MCDCurrentConfig, fi.Mode().Type())
 	}
 	// Checked now (a MachineConfig the daemon cannot read fails the refresh before anything is
 	// written), and produced again at staging time: it is as large as the payload's files together,

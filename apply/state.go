@@ -130,12 +130,14 @@ func loadCurrent(root *actions.Root, stateDir string, cache *Decoded) (*Current,
 		return nil, fmt.Errorf("state: %w", err)
 	}
 	for _, f := range []string{MCDCurrentConfig, diff.MachineConfigContentPath} {
+		// Read up to the payload budget, as the payload is (round 11, core 01: a 5 GB sparse
+		// record was read whole before the decode's budget said no).
 		raw, _, err := root.ReadFile(f)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("current config %s: %w", f, err)
 		}
 		p, err := diff.Decode(raw)
 		if err != nil {

@@ -35,9 +35,13 @@ func unwrap(raw []byte) ([]layer, []byte, error) {
 			if err != nil {
 				return nil, nil, fmt.Errorf("gzip: %w", err)
 			}
-			inner, err := io.ReadAll(zr)
+			// Bounded as the decode is: a gzip bomb is refused, not inflated.
+			inner, err := io.ReadAll(io.LimitReader(zr, diff.MaxPayloadSize+1))
 			if err != nil {
 				return nil, nil, fmt.Errorf("gzip: %w", err)
+			}
+			if int64(len(inner)) > diff.MaxPayloadSize {
+				return nil, nil, fmt.Errorf("gzip: decompressed size exceeds the %d byte limit (--max-payload-bytes)", diff.MaxPayloadSize)
 			}
 			layers = append(layers, layer{gzip: true})
 			cur = inner
