@@ -80,6 +80,10 @@ type journal struct {
 	Meta        Meta     `json:"meta"`
 	Entries     []Entry  `json:"entries"`
 	CreatedDirs []string `json:"createdDirs,omitempty"` // outermost first
+	// CreatedDirIDs are the created directories' device and inode, each recorded once it is made
+	// (journal version 6): a clean-up removes a created directory only when it is this one (rule 7),
+	// never a directory a journal merely names (adversary round 11, core 03).
+	CreatedDirIDs []DirID `json:"createdDirIds,omitempty"`
 	// Committed is set with PhaseCommitted and kept through a rollback: the unit actions may have run
 	// on the new content, so they run again once the originals are back.
 	Committed bool `json:"committed,omitempty"`
@@ -88,15 +92,22 @@ type journal struct {
 	Finishing bool `json:"finishing,omitempty"`
 }
 
+// DirID names a directory the transaction created by its device and inode.
+type DirID struct {
+	Path string `json:"path"`
+	Dev  uint64 `json:"dev"`
+	Ino  uint64 `json:"ino"`
+}
+
 const (
 	journalFile = "journal.json"
-	// journalVersion 5 records each new file's sha256 (Entry.NewSHA256); 4 each original's
+	// journalVersion 6 records each created directory's device and inode (CreatedDirIDs); 5 each new file's sha256 (Entry.NewSHA256); 4 each original's
 	// (Entry.OrigSHA256); 3 names side files .refresh-agent-<hash>-<kind> (names.go); 2 named them
-	// .NAME.refresh-agent-<kind>; 1 kept backups in the state dir. Recovery reads all five (an older
+	// .NAME.refresh-agent-<kind>; 1 kept backups in the state dir. Recovery reads all six (an older
 	// agent refuses a newer journal whole, touching nothing: rule 1); one before version 5 proves a
 	// new file by its inode alone, so its rollback never deletes or replaces a file on that proof
 	// (rules 13 and 17): such a file is kept and the rollback stays incomplete.
-	journalVersion = 5
+	journalVersion = 6
 	// backupDir held version 1 journals' backups in the state dir.
 	backupDir = "backup"
 )
@@ -149,7 +160,13 @@ func readJournal(stateDir string) (*journal, error) {
 //     digits, and from version 4 on it is there for every entry with an original from the prepared
 //     phase on (Prepare records it with the backup); a new file's hash likewise, a removal carrying
 //     none, and from version 5 on it is there for every write from the prepared phase on;
-//  7. a created directory is clean, absolute, named once, and a parent of some entry's path;
+//  7. a created directory is clean, absolute, named once, and a parent of some entry's path; its
+//     recorded device and inode (version 6, recorded as it is made: from the prepared phase on there
+//     is one for every created directory) name a created directory, once. A clean-up removes a
+//     created directory only when it is empty and the directory in place is the recorded one: a
+//     journal that names a directory the agent did not make (an empty /etc/kubernetes/manifests)
+//     never has it removed, and one before version 6, or a crash between the mkdir and its record,
+//     leaves an empty directory behind rather than remove one it cannot prove its own;
 //  8. the payload file is payloads/<sha256>; the hash is printable ASCII of at most 253 bytes;
 //  9. finishing is set only once the outcome was settled (done, rolled back, or abandoned while
 //     preparing), and committed is set in the committed and done phases;
@@ -272,6 +289,16 @@ func (j *journal) check() error {
 			return fmt.Errorf("created dir %q is no entry's parent, or named twice", d)
 		}
 		dirs[d] = true
+	}
+	ids := map[string]bool{}
+	for _, id := range j.CreatedDirIDs {
+		if !dirs[id.Path] || ids[id.Path] || id.Ino == 0 {
+			return fmt.Errorf("created dir id %q is no created dir's, or named twice", id.Path)
+		}
+		ids[id.Path] = true
+	}
+	if j.Version >= 6 && j.Phase != PhasePreparing && len(ids) != len(dirs) {
+		return fmt.Errorf("a created dir carries no device and inode: not a journal this agent writes")
 	}
 	if f := j.Meta.PayloadFile; f != "" && !payloadFileRE.MatchString(f) {
 		return fmt.Errorf("payload file %q is not payloads/<sha256>", f)

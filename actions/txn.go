@@ -156,8 +156,8 @@ var ErrJournalTooLarge = errors.New("the transaction's journal would be larger t
 // entrySlack is what an entry can gain in the journal after Prepare's first write, at its widest:
 // "hadOriginal":true, "backupCopy":true, origMode, origUID and origGID, newDev and newIno at their
 // widest numbers, origSHA256 and newSHA256 (about 310 bytes); plus the phase, committed and
-// finishing fields.
-const entrySlack, journalSlack = 352, 128
+// finishing fields; dirSlack is what a created directory's id adds besides its path.
+const entrySlack, journalSlack, dirSlack = 352, 128, 80
 
 // undoSlack is what a unit action's undo (set after the dry run, from the unit's state) can add:
 // ,"undo":"Unmask" at its widest, rounded up.
@@ -177,7 +177,12 @@ func journalBound(j *journal) int64 {
 	if err != nil {
 		return math.MaxInt64
 	}
-	return int64(len(data)) + int64(len(j.Entries))*entrySlack + int64(len(j.Meta.Actions))*undoSlack + journalSlack
+	n := int64(len(data)) + int64(len(j.Entries))*entrySlack + int64(len(j.Meta.Actions))*undoSlack + journalSlack
+	for _, d := range j.CreatedDirs {
+		q, _ := json.Marshal(d)
+		n += int64(len(q)) + dirSlack // its id: the path again, as JSON writes it, and two numbers
+	}
+	return n
 }
 
 func (t *Txn) stage(ops []Op, dirs map[string]Op) error {
@@ -189,6 +194,22 @@ func (t *Txn) stage(ops []Op, dirs map[string]Op) error {
 		}
 		if err := t.root.mkdir(d, mode, op.DirUID, op.DirGID); err != nil {
 			return fmt.Errorf("%s: creating parent %s: %w", op.Path, d, err)
+		}
+		rp, _ := rel(d)
+		fi, err := t.root.root.Lstat(rp)
+		if err != nil {
+			return fmt.Errorf("%s: creating parent %s: %w", op.Path, d, err)
+		}
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		if st == nil || !fi.IsDir() {
+			return fmt.Errorf("%s: creating parent %s: not the directory just made", op.Path, d)
+		}
+		t.j.CreatedDirIDs = append(t.j.CreatedDirIDs, DirID{Path: d, Dev: uint64(st.Dev), Ino: st.Ino})
+	}
+	if len(t.j.CreatedDirs) > 0 {
+		// Recorded before any file is staged in them: what proves them the transaction's to remove.
+		if err := writeJournal(t.stateDir, &t.j); err != nil {
+			return fmt.Errorf("journal: %w", err)
 		}
 	}
 	parents := map[string]bool{}
@@ -432,8 +453,8 @@ func (t *Txn) removeCreatedDirs() []error {
 	for i := len(t.j.CreatedDirs) - 1; i >= 0; i-- {
 		dr, _ := rel(t.j.CreatedDirs[i])
 		fi, err := t.root.root.Lstat(dr)
-		if err == nil && !fi.IsDir() {
-			continue // not a directory any more: someone else's, left alone
+		if err == nil && !t.madeDir(t.j.CreatedDirs[i], fi) {
+			continue // not the directory it made (or not one it can prove): someone else's, left alone
 		}
 		if err == nil {
 			err = t.root.root.Remove(dr)
@@ -445,6 +466,21 @@ func (t *Txn) removeCreatedDirs() []error {
 		}
 	}
 	return errs
+}
+
+// madeDir says whether fi, found at the created directory d, is the directory the transaction made
+// there: the device and inode recorded as it was made (rule 7).
+func (t *Txn) madeDir(d string, fi fs.FileInfo) bool {
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	if st == nil || !fi.IsDir() {
+		return false
+	}
+	for _, id := range t.j.CreatedDirIDs {
+		if id.Path == d {
+			return id.Dev == uint64(st.Dev) && id.Ino == st.Ino
+		}
+	}
+	return false
 }
 
 // EnsureStateDir creates the state dir 0700 (it holds backups of secrets); parents it creates get
