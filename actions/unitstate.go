@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 
 	sd "github.com/coreos/go-systemd/v22/dbus"
 
@@ -23,10 +24,8 @@ func (s *Systemd) runState(ctx context.Context, a plan.UnitAction) error {
 		var changes []sd.EnableUnitFileChange
 		_, changes, err = s.conn.EnableUnitFilesContext(ctx, files, false, false)
 		for _, c := range changes {
-			// [Install] Also= in a unit file the OS provides: other units enabled with it. The
-			// rollback's Disable of this unit follows Also= too.
-			if err == nil && path.Base(c.Filename) != a.Unit && path.Base(c.Destination) != a.Unit {
-				err = fmt.Errorf("%w: enabling it also changed %s (its [Install] Also=), a unit no rule names", ErrUnitRefused, c.Filename)
+			if err == nil {
+				err = enabledLink(a.Unit, c)
 			}
 		}
 	case allowlist.ActionDisable:
@@ -41,6 +40,38 @@ func (s *Systemd) runState(ctx context.Context, a plan.UnitAction) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
+	}
+	return nil
+}
+
+// enabledLink refuses a change EnableUnitFiles reports that the plan never plans (plan.judgeLinks
+// and allowlist.JudgeUnit, which read the same [Install] section): only a link named for the unit,
+// to the unit's file, in a .wants/, .requires/ or .upholds/ directory of a target that
+// allowlist.JudgeInstallLink accepts. A link of another unit (its [Install] Also=, followed
+// transitively by systemd) or of another name (Alias=) is refused; the rollback disables the unit
+// again. Residual: links of an Also= unit that was already enabled are no change, so nothing
+// reports them here, and the rollback's disable follows Also= to them (the plan refuses every
+// Also= it can read: under the node's root, the node's files too).
+func enabledLink(unit string, c sd.EnableUnitFileChange) error {
+	dir := path.Base(path.Dir(c.Filename))
+	key := ""
+	for suffix, k := range map[string]string{".wants": "WantedBy", ".requires": "RequiredBy", ".upholds": "UpheldBy"} {
+		if strings.HasSuffix(dir, suffix) {
+			key = k
+			dir = strings.TrimSuffix(dir, suffix)
+		}
+	}
+	switch {
+	case c.Type != "symlink" || path.Base(c.Destination) != unit:
+		return fmt.Errorf("%w: enabling it also changed %s (%s to %s): a unit its [Install] Also= names, and a refresh enables only the unit its entry names",
+			ErrUnitRefused, c.Filename, c.Type, c.Destination)
+	case path.Base(c.Filename) != unit:
+		return fmt.Errorf("%w: enabling it linked %s to it: %v", ErrUnitRefused, c.Filename, allowlist.JudgeInstallLink("Alias", path.Base(c.Filename)))
+	case key == "":
+		return fmt.Errorf("%w: enabling it linked %s, not a link in a target's .wants/, .requires/ or .upholds/", ErrUnitRefused, c.Filename)
+	}
+	if err := allowlist.JudgeInstallLink(key, dir); err != nil {
+		return fmt.Errorf("%w: enabling it linked %s: %v", ErrUnitRefused, c.Filename, err)
 	}
 	return nil
 }

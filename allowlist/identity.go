@@ -599,16 +599,15 @@ func JudgeUnit(p UnitProps) error {
 // the node's essentials.
 func judgeReach(p UnitProps) error {
 	if len(p.Alias) > 0 {
-		return fmt.Errorf("[Install] Alias=%s: the unit would answer to a name no unit rule grants", strings.Join(p.Alias, " "))
+		return JudgeInstallLink("Alias", strings.Join(p.Alias, " "))
 	}
 	for _, dep := range []struct {
 		key  string
 		list []string
 	}{{"WantedBy", p.WantedBy}, {"RequiredBy", p.RequiredBy}, {"UpheldBy", p.UpheldBy}} {
 		for _, u := range dep.list {
-			lu := strings.ToLower(u)
-			if !strings.HasSuffix(lu, ".target") || (stopsSystem(lu) != nil && lu != "default.target") {
-				return fmt.Errorf("[Install] %s=%s: enabling the unit would tie it to a unit no unit rule names", dep.key, u)
+			if err := JudgeInstallLink(dep.key, u); err != nil {
+				return err
 			}
 		}
 	}
@@ -622,6 +621,24 @@ func judgeReach(p UnitProps) error {
 				return fmt.Errorf("%s=%s: a job on the unit would stop or restart a unit no unit rule names", dep.key, u)
 			}
 		}
+	}
+	return nil
+}
+
+// JudgeInstallLink says why enabling a unit may not make the link an [Install] setting key
+// (WantedBy, RequiredBy, UpheldBy: a link in the target's .wants/, .requires/, .upholds/; Alias: a
+// link of another name) to the unit named target, or nil: only the first three, to an ordinary
+// target (never one that stops the system, the manager or the boot: shutdown.target, reboot.target,
+// a power or special target). The plan judges the [Install] section it reads with it (JudgeUnit),
+// the executor each link EnableUnitFiles reports, so both accept the same links.
+func JudgeInstallLink(key, target string) error {
+	if key == "Alias" {
+		return fmt.Errorf("[Install] Alias=%s: the unit would answer to a name no unit rule grants", target)
+	}
+	lu := strings.ToLower(target)
+	if key != "WantedBy" && key != "RequiredBy" && key != "UpheldBy" || !strings.HasSuffix(lu, ".target") ||
+		(stopsSystem(lu) != nil && lu != "default.target") {
+		return fmt.Errorf("[Install] %s=%s: enabling the unit would tie it to a unit no unit rule names", key, target)
 	}
 	return nil
 }

@@ -221,7 +221,7 @@ func TestNDPUnitStates(t *testing.T) {
 		"unmask with contents": {withUnits(u(nil, boolp(true), nil)), withUnits(u(nil, nil, str(svc))), "unmasking a unit and writing its file in one refresh"},
 		"enabled unset":        {withUnits(u(boolp(true), nil, str(svc))), withUnits(u(nil, nil, str(svc))), "a refresh does not apply presets"},
 		"enable with Also=": {withUnits(u(boolp(false), nil, str(svc))), withUnits(u(boolp(true), nil, str(svc+"Also=other.service\n"))),
-			"[Install] Also= (other.service) would enable units no unit rule names"},
+			"[Install] Also=other.service: to enable it would enable other.service too"},
 		"mask and enable": {withUnits(u(nil, nil, str(svc))), withUnits(u(boolp(true), boolp(true), nil)), "a masked unit cannot be enabled"},
 		"no rule":         {withUnits(types.Unit{Name: "x.service", Enabled: boolp(false)}), withUnits(types.Unit{Name: "x.service", Enabled: boolp(true)}), "systemd units and dropins are not changed"},
 	}

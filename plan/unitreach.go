@@ -69,9 +69,9 @@ func checkFollowers(c keyCtx) string {
 	return ""
 }
 
-// enableReach says why enabling the unit as the payload defines it would make a unit no rule names
-// follow it, or "": enabling links every [Install] RequiredBy=/UpheldBy= entry, the node's own
-// unchanged ones too (its file and dropins, as systemctl enable reads them).
+// enableReach says why enabling the unit u (as systemctl enable will read it: judgeLinks passes the
+// payload's file and drop-ins over the node's) would make a unit no rule names follow it, or "":
+// enabling links every [Install] RequiredBy=/UpheldBy= entry, the node's own unchanged ones too.
 func enableReach(u types.Unit, pol *allowlist.Policy) string {
 	def, err := unitDefinition(&u, true)
 	if err != nil {

@@ -96,14 +96,8 @@ func planUnit(c *diff.Change, pol *allowlist.Policy, v *unitView) ([]FileOp, []U
 			act(allowlist.ActionDisable)
 		}
 	}
-	if slices.ContainsFunc(state, func(a UnitAction) bool { return a.Action == allowlist.ActionEnable }) {
-		// Enabling (and disabling) follows [Install] Also=: units no rule names would be enabled.
-		if also := installAlso(des); len(also) > 0 {
-			return refuse("its [Install] Also= (%s) would enable units no unit rule names", strings.Join(also, " "))
-		}
-		if why := enableReach(des, pol); why != "" {
-			return refuse("enabling it: %s", why)
-		}
+	if why := judgeLinks(c.Unit, state, des, v, pol); why != "" {
+		return refuse("%s", why)
 	}
 	if len(state) > 0 {
 		if err := allowlist.ActOn(c.Unit); err != nil {
@@ -150,23 +144,70 @@ func planUnit(c *diff.Change, pol *allowlist.Policy, v *unitView) ([]FileOp, []U
 	return ops, state, eff, ""
 }
 
-// installAlso lists the units a unit file's [Install] Also= names (an unreadable file names none:
-// judgeUnitFile refuses it).
-func installAlso(u types.Unit) []string {
-	if u.Contents == nil {
-		return nil
-	}
-	opts, err := allowlist.UnitOptions(*u.Contents)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, o := range opts {
-		if o.Section == "Install" && o.Name == "Also" {
-			out = append(out, strings.Fields(o.Value)...)
+// judgeLinks says why the unit's enable or disable (or its undo on rollback) may not run, or "":
+// systemctl enable and disable read the unit's [Install] section as the manager will load it (its
+// fragment and drop-ins: the payload's over the node's own files, under the node's root), and
+// follow Also=. The forward action reads the definition the refresh writes; its undo runs once the
+// files are back, on the current one.
+func judgeLinks(name string, state []UnitAction, des types.Unit, v *unitView, pol *allowlist.Policy) string {
+	for _, a := range state {
+		if a.Action != allowlist.ActionEnable && a.Action != allowlist.ActionDisable {
+			continue
+		}
+		after, err := v.asLoaded(name, &des, false)
+		if err != nil {
+			return fmt.Sprintf("the node's files of it cannot be read: %v", err)
+		}
+		if why := installAlso(name, a.Action, after); why != "" {
+			return why
+		}
+		if a.Action == allowlist.ActionEnable {
+			if why := enableReach(after, pol); why != "" {
+				return "enabling it: " + why
+			}
+		}
+		if a.Undo == "" {
+			continue
+		}
+		before, err := v.asLoaded(name, nil, true)
+		if err != nil {
+			return fmt.Sprintf("the node's files of it cannot be read: %v", err)
+		}
+		if why := installAlso(name, a.Undo, before); why != "" {
+			return "undoing it on rollback (the current definition): " + why
 		}
 	}
-	return out
+	return ""
+}
+
+// installAlso says why the action (Enable or Disable) may not run on the unit u, whose [Install]
+// Also= names other units, or "": systemctl enable and disable follow Also= (transitively), so
+// they would enable or disable those units too. A refresh acts only on the unit its entry names,
+// and never follows Also=: a disable's Also=crio-wipe.service would disable a unit the node keeps
+// enabled, and the rollback's disable of an enable would do it to an Also= unit that was enabled
+// before the refresh. The executor refuses any link EnableUnitFiles makes for another unit (the
+// same rule, over D-Bus). An unreadable file names none: judgeUnitFile refuses it.
+func installAlso(name string, a allowlist.Action, u types.Unit) string {
+	def, err := unitDefinition(&u, true)
+	if err != nil {
+		return ""
+	}
+	var other []string
+	// Not list: an empty Also= resets nothing (systemd's config_parse_also adds each word, and
+	// none for an empty value), so a drop-in's "Also=" leaves the fragment's entries in force.
+	for _, v := range def[optKey{"Install", "Also"}] {
+		for _, f := range strings.Fields(v) {
+			if e := allowlist.ResolveSpecifiers(name, f); e != name && !slices.Contains(other, e) {
+				other = append(other, e)
+			}
+		}
+	}
+	if len(other) == 0 {
+		return ""
+	}
+	verb := map[allowlist.Action]string{allowlist.ActionEnable: "enable", allowlist.ActionDisable: "disable"}[a]
+	return fmt.Sprintf("[Install] Also=%s: to %s it would %s %s too (systemctl follows Also=), and a refresh %ss only the unit its entry names",
+		strings.Join(other, " "), verb, verb, strings.Join(other, " "), verb)
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

@@ -209,3 +209,34 @@ func (v *unitView) props(d definition) (allowlist.UnitProps, error) {
 	p.Upholds = append(p.Upholds, d.upholds...)
 	return p, nil
 }
+
+// asLoaded is the unit name as systemctl enable and disable will read it, one file with its
+// drop-ins in order: after the refresh (u is the desired payload's entry) or, before, as the node
+// has it now (the current payload's entry over the node's files). Without a root, the payload's
+// entry alone.
+func (v *unitView) asLoaded(name string, u *types.Unit, before bool) (types.Unit, error) {
+	if before {
+		u = nil
+		if v != nil {
+			u = v.cur[name]
+		}
+	}
+	if v == nil || v.node == nil {
+		if u == nil {
+			return types.Unit{Name: name}, nil
+		}
+		return *u, nil
+	}
+	view := v
+	if before {
+		view = &unitView{node: v.node, cur: v.cur, des: v.cur}
+	}
+	d, err := view.define(name, u)
+	if err != nil {
+		return types.Unit{Name: name}, err
+	}
+	if d.masked {
+		return types.Unit{Name: name}, nil
+	}
+	return types.Unit{Name: name, Contents: d.fragment, Dropins: d.dropins}, nil
+}
