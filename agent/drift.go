@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -35,6 +36,7 @@ var driftDebounce = 500 * time.Millisecond
 // costs no memory per file's size.
 type expect struct {
 	sum  [sha256.Size]byte
+	size int64
 	mode fs.FileMode
 }
 
@@ -180,7 +182,7 @@ func (d *driftWatch) loadPayload(h apply.Host, recordHash string, payload *diff.
 			if err != nil {
 				continue
 			}
-			want[f.Path] = expect{sum: sha256.Sum256(data), mode: fs.FileMode(diff.FileMode(f)).Perm()}
+			want[f.Path] = expect{sum: sha256.Sum256(data), size: int64(len(data)), mode: fs.FileMode(diff.FileMode(f)).Perm()}
 		}
 	}
 	d.mu.Lock()
@@ -207,8 +209,7 @@ func (d *driftWatch) check() {
 	d.mu.Unlock()
 	var drifted []string
 	for p, e := range want {
-		data, fi, err := root.ReadFile(p)
-		if err != nil || sha256.Sum256(data) != e.sum || fi.Mode().Perm() != e.mode {
+		if !e.holds(root, p) {
 			drifted = append(drifted, p)
 		}
 	}
@@ -267,4 +268,16 @@ func sameMap(a, b map[string]expect) bool {
 		}
 	}
 	return true
+}
+
+// holds says whether the node's file p is still what the record says: its mode and size from a
+// stat, then its contents streamed through the hash, never held (a file its user can grow, core's
+// keys, costs no more memory than a small one: round 11, core 01's class).
+func (e expect) holds(root *actions.Root, p string) bool {
+	fi, err := root.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != e.mode || fi.Size() != e.size {
+		return false
+	}
+	sum, err := root.HashFile(p)
+	return err == nil && sum == hex.EncodeToString(e.sum[:])
 }

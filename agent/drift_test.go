@@ -17,6 +17,7 @@ import (
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/test/fixture"
+	"github.com/openshift/refresh-agent/test/memtest"
 )
 
 const (
@@ -88,4 +89,24 @@ func TestDriftWatch(t *testing.T) {
 	// Without the delegation, the pull secret is watched too.
 	require.True(t, d.load(h, "v1", nil))
 	assert.Equal(t, testRegistries+","+testPullSecret, d.report())
+}
+
+// A watched file grown huge (a sparse 48 MiB registries.conf, or core's keys, which core can grow)
+// is drift found from its size and stat, never read into memory; a file of the same size but other
+// bytes is drift found by its streamed hash.
+func TestDriftCheckNeverHoldsAFile(t *testing.T) {
+	h := recordedHost(t)
+	d := newDriftWatch(slog.New(slog.DiscardHandler), func() {}, func([]string) {})
+	require.True(t, d.load(h, "v1", map[string]string{testPullSecret: "the syncer's"}))
+	reg := filepath.Join(h.Root.Dir, testRegistries)
+	require.NoError(t, os.Truncate(reg, 48<<20)) // under the payload budget: once read whole
+	n := memtest.Allocated(d.check)
+	assert.Equal(t, testRegistries, d.report())
+	assert.Less(t, n, uint64(8<<20), "allocated %d bytes", n)
+	require.NoError(t, os.WriteFile(reg, []byte("# mirror!"), 0o644)) // same size as "# mirrors"
+	d.check()
+	assert.Equal(t, testRegistries, d.report())
+	require.NoError(t, os.WriteFile(reg, []byte("# mirrors"), 0o644))
+	d.check()
+	assert.Empty(t, d.report())
 }
