@@ -484,6 +484,46 @@ func configMapNever(path string) (Location, bool) {
 	return NodeOnlyUnder(path)
 }
 
+// runTwin returns, for a path under /run (or /var/run), the /etc or /var/lib path of the same name
+// and the denied or node-policy-only row that one lies under. Root-run programs read configuration
+// from /run as from /etc and /var/lib: systemd its units and drop-ins (/run/systemd/system,
+// system.control, transient, generator*), udev /run/udev/rules.d, systemd-tmpfiles, -sysctl,
+// -binfmt, -modules-load and modprobe /run/tmpfiles.d, sysctl.d, binfmt.d, modules-load.d,
+// modprobe.d, systemd /run/credstore and /run/environment.d, NetworkManager /run/NetworkManager
+// (conf.d, system-connections), crio and podman /run/containers (auth.json). So the audit's row for
+// /etc/X or /var/lib/X stands for /run/X too (round 11, exec 01): one list, not a second copy.
+func runTwin(path string) (string, Location, bool) {
+	c := strings.TrimSuffix(path, "/")
+	rest, ok := strings.CutPrefix(c, "/run/")
+	if !ok {
+		rest, ok = strings.CutPrefix(c, "/var/run/")
+	}
+	if !ok || rest == "" {
+		return "", Location{}, false
+	}
+	for _, base := range []string{"/etc/", "/var/lib/"} {
+		if l, ok := configMapNever(base + rest); ok {
+			return base + rest, l, true
+		}
+	}
+	return "", Location{}, false
+}
+
+// NeverOwn says why path (a file, or a directory ending in "/") is no unit's own place whatever the
+// unit is called or its *Directory= settings say, or "": a denied or node-policy-only row
+// (configMapNever), or a path under /run whose /etc or /var/lib twin is one (runTwin).
+func NeverOwn(path string) string {
+	if l, ok := configMapNever(path); ok {
+		return l.Prefix + " is " + l.Class + " (" + l.Why + ")"
+	}
+	if twin, l, ok := runTwin(path); ok {
+		c := strings.TrimSuffix(path, "/")
+		return c + " is the /run twin of " + twin + ", which root-run programs read as they read " + l.Prefix +
+			" (" + l.Class + ": " + l.Why + ")"
+	}
+	return ""
+}
+
 // NodeOnlyUnder returns the node-policy-only location path lies under, if any: the ConfigMap never
 // reaches it, whatever the ceiling.
 func NodeOnlyUnder(path string) (Location, bool) { return locationOf(path, NodeOnly) }

@@ -679,8 +679,8 @@ func (j judge) ownMutation(who, w string) string {
 		if d := inOrAbove(c, m.managed); d != "" {
 			return who + " changes " + c + ": " + m.rule() + "; the node policy manages " + d + " (its mode and owner are the policy's: a unit may not change them), never a unit's own place"
 		}
-		if l, never := configMapNever(c); never {
-			return who + " changes " + c + ": " + m.rule() + "; " + l.Prefix + " is " + l.Class + " (" + l.Why + "), never a unit's own place"
+		if why := NeverOwn(c); why != "" {
+			return who + " changes " + c + ": " + m.rule() + "; " + why + ", never a unit's own place"
 		}
 		return who + " changes " + c + ": " + m.rule()
 	}
@@ -728,8 +728,10 @@ func (m *unitPlaces) ownDir(c string) bool {
 		return false
 	}
 	// A unit's own places never include what the ConfigMap may never reach (denied or node policy
-	// only, whatever the unit: NetworkManager's /etc/NetworkManager, nftables' /etc/nftables).
-	if _, never := configMapNever(c); never {
+	// only, whatever the unit: NetworkManager's /etc/NetworkManager, nftables' /etc/nftables), nor
+	// its /run twin (NetworkManager's /run/NetworkManager/conf.d, a udev.service's /run/udev/rules.d,
+	// RuntimeDirectory=systemd/system: round 11, exec 01).
+	if NeverOwn(c) != "" {
 		return false
 	}
 	for _, d := range m.dirs {

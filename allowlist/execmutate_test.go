@@ -242,12 +242,18 @@ func TestUnchangedLinesMutateNoNodeCode(t *testing.T) {
 	} {
 		assert.NoError(t, strictUnit(t, false, l), l)
 	}
-	// As a changed line of kubelet.service, /run/kubelet is kubelet's own place; /var/lib/kubelet is
+	// As a changed line of kubelet.service, /run/kubelet-x is kubelet's own place, /run/kubelet is
+	// not (the /run twin of the denied /var/lib/kubelet: round 11, exec 01); /var/lib/kubelet is
 	// denied (the audit), never a unit's own place, whatever the unit (round 8).
-	p := unitOfLines(t, true, `ExecStart=/bin/mkdir -p /run/kubelet`)
+	p := unitOfLines(t, true, `ExecStart=/bin/mkdir -p /run/kubelet-x`)
 	p.ID, p.Names = "kubelet.service", []string{"kubelet.service"}
 	assert.NoError(t, allowlist.JudgeUnit(p))
-	p = unitOfLines(t, true, `ExecStart=/bin/mkdir -p /var/lib/kubelet/x /run/kubelet`)
+	p = unitOfLines(t, true, `ExecStart=/bin/mkdir -p /run/kubelet`)
+	p.ID, p.Names = "kubelet.service", []string{"kubelet.service"}
+	if err := allowlist.JudgeUnit(p); assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "/run/kubelet is the /run twin of /var/lib/kubelet")
+	}
+	p = unitOfLines(t, true, `ExecStart=/bin/mkdir -p /var/lib/kubelet/x /run/kubelet-x`)
 	p.ID, p.Names = "kubelet.service", []string{"kubelet.service"}
 	if err := allowlist.JudgeUnit(p); assert.Error(t, err) {
 		assert.Contains(t, err.Error(), "/var/lib/kubelet is denied")

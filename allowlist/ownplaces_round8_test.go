@@ -35,8 +35,9 @@ func TestOwnPlacesNeverIncludeWhatTheConfigMapNeverReaches(t *testing.T) {
 			assert.Regexp(t, "never a unit's own place|where the node runs its programs", err.Error(), c.line)
 		}
 	}
-	// /run/S stays the unit's own (the broad /run row counts only through rows below it).
-	p := unitOfLines(t, true, `ExecStartPre=/bin/mkdir -p /run/NetworkManager/x /var/log/NetworkManager`)
+	// /run/S stays the unit's own (the broad /run row counts only through rows below it, and through
+	// the /run twins of the rows: round 11, exec 01, TestRunTwinsOfConfigAreNeverAUnitsOwnPlace).
+	p := unitOfLines(t, true, `ExecStartPre=/bin/mkdir -p /run/NetworkManager-x/y /var/log/NetworkManager`)
 	p.ID, p.Names = "NetworkManager.service", []string{"NetworkManager.service"}
 	assert.NoError(t, allowlist.JudgeUnit(p))
 }

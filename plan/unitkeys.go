@@ -516,6 +516,14 @@ func checkOwnDirectories(c keyCtx) string {
 					if strings.Contains(d, "..") || (first != stem && !strings.HasPrefix(first, stem+"-")) {
 						return fmt.Sprintf("%s: not the unit's own directory (%s or %s-…): systemd creates it, hands it to the unit's user and may remove it", d, stem, stem)
 					}
+					// Named after the unit, but configuration a root-run program reads or a row of
+					// the audit (NetworkManager.service's RuntimeDirectory=NetworkManager/conf.d,
+					// kubelet.service's StateDirectory=kubelet): no unit's own (round 11, exec 01).
+					if roots := dirRoots[c.key.key]; len(roots) > 0 && d != "" {
+						if why := allowlist.NeverOwn(path.Join(roots[0], d)); why != "" {
+							return fmt.Sprintf("%s: %s, never a unit's own directory: systemd creates it, hands it to the unit's user and may remove it", d, why)
+						}
+					}
 				}
 			}
 		}
