@@ -78,6 +78,7 @@ func TestWideCeilingNeverReachesRootOrTrust(t *testing.T) {
 	paths = append(paths, round4bPaths...)
 	paths = append(paths, round7aPaths...)
 	paths = append(paths, round9MCOPaths...)
+	paths = append(paths, round11Paths...)
 	for _, p := range paths {
 		for _, entry := range []string{p, p[:strings.LastIndex(p, "/")+1]} {
 			rules := mustRules(t, fmt.Sprintf(`[{"path": %q, "action": "None"}]`, entry))

@@ -332,6 +332,7 @@ var Audit = []Location{
 	{"/var/lib/haproxy", Deny, "haproxy (the on-prem masters' API load balancer, an MCO static pod)", "its runtime sockets: the admin socket reconfigures it"},
 	{"/var/lib/pacemaker", Deny, "pacemaker (two-node-with-fencing masters, MCO templates)", "alerts/*.sh (tnf-taint-alert.sh) run as root on cluster events; the cluster's configuration"},
 	{"/var/lib/pcsd", Deny, "pcsd (two-node-with-fencing masters)", "its tokens and settings: administers the cluster as root"},
+	{"/etc/pacemaker", Deny, "pacemaker, pacemaker-remoted (two-node-with-fencing masters)", "authkey: who may run the cluster's resource agents and fencing, as root"},
 	{"/etc/corosync", Deny, "corosync (two-node-with-fencing masters)", "the cluster's membership and its authentication key; fencing follows it"},
 	{"/var/lib/corosync", Deny, "corosync (two-node-with-fencing masters)", "the cluster's membership state"},
 	{"/etc/wireguard", Deny, "wg-quick (as root)", "PostUp and PreDown run commands as root; the tunnels' keys"},
@@ -350,6 +351,7 @@ var Audit = []Location{
 	{"/etc/crio/crio.conf", Deny, "crio", "runtimes, hooks, default capabilities"},
 	{"/etc/crio/crio.conf.d", Deny, "crio", "runtimes, hooks, default capabilities"},
 	{"/etc/crun*", Deny, "crun", "runtime configuration"},
+	{"/etc/criu", Deny, "criu, run as root by runc and crun when crio checkpoints or restores a container", "default.conf, runc.conf: action-script runs a program as root at each step of a dump or restore"},
 	{"/etc/kata-containers", Deny, "the Kata runtime (crio's kata handler)", "hypervisor, kernel and initrd paths: binaries run as root"},
 	{"/etc/nvidia-container-runtime", Deny, "nvidia-container-runtime (a crio runtime or hook)", "the CLI and ldconfig paths it runs as root"},
 	{"/etc/nvidia-container-toolkit", Deny, "nvidia-ctk, the NVIDIA runtime hooks", "hook and CDI configuration: programs run as root"},
@@ -361,6 +363,7 @@ var Audit = []Location{
 	{"/var/lib/crio", Deny, "crio", "crio's own state"},
 	{"/var/lib/sriov", Deny, "the SR-IOV operator's host service", "the config daemon binary a systemd unit runs as root"},
 	{"/etc/sriov-operator", Deny, "the SR-IOV operator's host service (at boot)", "which interfaces and drivers it configures"},
+	{"/var/lib/etcd", Deny, "etcd (the control plane's static pod, masters)", "the cluster's database: every object and secret the API server serves"},
 	// The kubelet.
 	{"/var/lib/kubelet", Deny, "kubelet", "its whole state (one exception, config.json, the pull secret: node policy only)"},
 	{"/etc/kubernetes/kubelet.conf", Deny, "kubelet", "staticPodPath, authentication and authorization, TLS"},

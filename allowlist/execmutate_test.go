@@ -43,7 +43,8 @@ func TestChangedLinesChangeFilesOnlyInTheUnitsOwnPlaces(t *testing.T) {
 		{`ExecStart=/usr/bin/sed -i s/a/b/ /etc/hosts`, "sed changes /etc/hosts"},
 		{`ExecStart=/bin/sh -c 'cat /etc/myapp/app.conf > /etc/resolv.conf'`, "the shell changes /etc/resolv.conf"},
 		{`ExecStart=/bin/sh -c 'echo x >> /etc/hosts'`, "the shell changes /etc/hosts"},
-		{`ExecStart=/usr/bin/truncate -s 0 /var/lib/etcd/x`, "truncate changes /var/lib/etcd/x"},
+		{`ExecStart=/usr/bin/truncate -s 0 /var/lib/mysql/x`, "truncate changes /var/lib/mysql/x"},
+		{`ExecStart=/usr/bin/truncate -s 0 /var/lib/etcd/x`, "writes /var/lib/etcd/x"}, // denied (round 11, units 06)
 		{`ExecStart=/usr/bin/mkdir -p /etc/cron.d`, "mkdir changes /etc/cron.d"},
 		{`ExecStart=/usr/bin/date -s 2020-01-01`, "clock"},
 		{`ExecStart=/usr/bin/date --set=2020-01-01`, "clock"},

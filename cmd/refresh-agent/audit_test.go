@@ -86,3 +86,51 @@ func TestApplyWideCeilingRefusesRound4bPaths(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "nothing written")
 }
+
+// Round 11 (units 06), through the binary: with the widest ceiling, a payload writing criu's
+// configuration (/etc/criu/default.conf, runc.conf: action-script runs a program as root when
+// crio, runc or crun checkpoint or restore), pacemaker's authkey and etcd's database is refused
+// whole, naming each path and its row, and writes nothing.
+func TestApplyWideCeilingRefusesRound11Paths(t *testing.T) {
+	root := nodeRoot(t)
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		f := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(f, data, 0o600))
+		return f
+	}
+	paths := map[string]string{"/etc/criu/default.conf": "/etc/criu", "/etc/criu/runc.conf": "/etc/criu",
+		"/etc/pacemaker/authkey": "/etc/pacemaker", "/var/lib/etcd/member/snap/db": "/var/lib/etcd"}
+	des := fixture.Ignition("3.2.0")
+	for p := range paths {
+		des = des.File(p, []byte("action-script /tmp/x\n"), 0o644)
+	}
+	cur := write("cur.ign", fixture.Ignition("3.2.0").JSON())
+	desired := write("des.ign", des.JSON())
+	wide := write("wide.yaml", []byte("configMapCeiling:\n- {prefix: /etc/, actions: [None]}\n- {prefix: /var/, actions: [None]}\n"))
+	nrp := write("nrp.json", []byte(`[{"path": "/etc/", "action": "None"}, {"path": "/var/", "action": "None"}]`))
+	before, err := fixture.TreeHash(root)
+	require.NoError(t, err)
+	code, out, stderr := run(t, "apply", "--root", root, "--current", cur, "--desired", desired, "--policy", wide,
+		"--no-reboot-paths", nrp, "--systemd", "none", "--cri-socket", "none", "--output", "json")
+	require.Equal(t, exitRefused, code, stderr)
+	var got struct {
+		Applied, Eligible bool
+		Refused           []struct{ Path, Reason string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.False(t, got.Applied)
+	assert.False(t, got.Eligible)
+	refused := map[string]string{}
+	for _, r := range got.Refused {
+		refused[r.Path] = r.Reason
+	}
+	for p, row := range paths {
+		if assert.Contains(t, refused, p) {
+			assert.Contains(t, refused[p], "under denied prefix "+row, p)
+		}
+	}
+	after, err := fixture.TreeHash(root)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "nothing written")
+}

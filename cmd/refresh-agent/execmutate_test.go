@@ -27,7 +27,7 @@ func TestCLIRefusesChangedLinesThatChangeOtherFiles(t *testing.T) {
 		"ExecStartPre=/usr/bin/rm /run/crio/crio.sock":                         "rm changes /run/crio/crio.sock",
 		"ExecStartPre=/usr/bin/sed -i s/a/b/ /etc/hosts":                       "sed changes /etc/hosts",
 		"ExecStartPre=/bin/sh -c 'cat /etc/myapp/app.conf > /etc/resolv.conf'": "the shell changes /etc/resolv.conf",
-		"ExecStartPre=/usr/bin/truncate -s 0 /var/lib/etcd/x":                  "truncate changes /var/lib/etcd/x",
+		"ExecStartPre=/usr/bin/truncate -s 0 /var/lib/mysql/x":                 "truncate changes /var/lib/mysql/x",
 		"ExecStartPre=/usr/bin/rm -f /var/lib/other/y":                         "rm changes /var/lib/other/y",
 	} {
 		t.Run(service, func(t *testing.T) {
