@@ -82,24 +82,35 @@ func (h Host) owner(u types.NodeUser, g types.NodeGroup) (int, int, error) {
 // ErrUnsafeHome marks a home directory the agent will not write core's keys under.
 var ErrUnsafeHome = errors.New("unsafe home directory")
 
-// SSHKeysFile is where Ignition and the machine-config daemon keep core's keys, below its home.
-const SSHKeysFile = ".ssh/authorized_keys.d/ignition"
-
-// sshKeysOp writes core's keys to <home>/.ssh/authorized_keys.d/ignition: directories 0700, file
-// 0600, owned by core. The home comes from the root's /etc/passwd (/var/home/core on RHCOS, where
-// /home is a symlink that would be refused).
-func (h Host) sshKeysOp(k *plan.SSHKeysOp) (actions.Op, error) {
-	usr, err := h.Root.LookupUser(k.User)
+// sshKeysTarget is user's keys file as sshKeysOp writes it, under the home the root's /etc/passwd
+// gives (/var/home/core on RHCOS, where /home is a symlink that would be refused). Recovery trusts a
+// journal's keys entry only at this one path (trust.go): another user's keys, a nested or foreign
+// home, are nothing a refresh could have written.
+func (h Host) sshKeysTarget(user string) (actions.User, string, error) {
+	usr, err := h.Root.LookupUser(user)
 	if err != nil {
-		return actions.Op{}, fmt.Errorf("SSH keys: %w", err)
+		return actions.User{}, "", fmt.Errorf("SSH keys: %w", err)
 	}
 	home := usr.Home
 	if home == "" || !path.IsAbs(home) || path.Clean(home) != home || !strings.HasPrefix(home, "/var/home/") && !strings.HasPrefix(home, "/home/") {
 		// The home comes from the node's /etc/passwd; keys go nowhere but under a home directory
 		// (RHCOS: /var/home/core), never /root or a path the deny list covers.
-		return actions.Op{}, fmt.Errorf("SSH keys: %w: home %q of %s in the node's /etc/passwd is not under /var/home/ or /home/", ErrUnsafeHome, home, k.User)
+		return actions.User{}, "", fmt.Errorf("SSH keys: %w: home %q of %s in the node's /etc/passwd is not under /var/home/ or /home/", ErrUnsafeHome, home, user)
 	}
-	op := actions.Op{Path: path.Join(home, SSHKeysFile), Mode: 0o600, UID: usr.UID, GID: usr.GID,
+	return usr, path.Join(home, SSHKeysFile), nil
+}
+
+// SSHKeysFile is where Ignition and the machine-config daemon keep core's keys, below its home.
+const SSHKeysFile = ".ssh/authorized_keys.d/ignition"
+
+// sshKeysOp writes core's keys to <home>/.ssh/authorized_keys.d/ignition (sshKeysTarget):
+// directories 0700, file 0600, owned by core.
+func (h Host) sshKeysOp(k *plan.SSHKeysOp) (actions.Op, error) {
+	usr, p, err := h.sshKeysTarget(k.User)
+	if err != nil {
+		return actions.Op{}, err
+	}
+	op := actions.Op{Path: p, Mode: 0o600, UID: usr.UID, GID: usr.GID,
 		DirMode: 0o700, DirUID: usr.UID, DirGID: usr.GID}
 	if len(k.Keys) == 0 {
 		op.Remove = true

@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/plan"
 )
 
 // trust is what recovery may act on in a journal: the paths and unit actions a refresh could have
 // planned on this node under its policy (the same path rules and denied prefixes, unit files only for
-// the policy's unit rules, core's keys file under a home directory, the daemon's record). The journal
+// the policy's unit rules, core's keys file at the home the node's /etc/passwd gives it, the daemon's record). The journal
 // lives in the state dir, which only root can write; a journal naming anything else was not
 // written by the agent, and recovery refuses it whole rather than delete or overwrite what it names.
 // Each unit it acts on is also judged as the executor judges it right before a job (CheckUnit: what
@@ -21,14 +22,23 @@ import (
 // midway (a file restored, the job refused: an incomplete rollback) refuses the journal up front.
 func (h Host) trust(ctx context.Context) actions.Trust {
 	pol, perr := h.NodePolicy()
+	_, keys, kerr := h.sshKeysTarget(diff.CoreUser)
 	return actions.Trust{
 		Path: func(p string) error {
 			if perr != nil {
 				return perr
 			}
-			switch {
-			case p == MCDCurrentConfig, sshKeysPath(p):
+			if p == MCDCurrentConfig || kerr == nil && p == keys {
 				return nil
+			}
+			if isSSHKeysFile(p) {
+				// Another user's keys, a home that is not core's: no refresh writes them (and the
+				// deny rows need not list every home for recovery to leave them alone).
+				why := "core's is " + keys
+				if kerr != nil {
+					why = kerr.Error()
+				}
+				return fmt.Errorf("%s: a keys file no refresh of this node writes (%s)", p, why)
 			}
 			if u := unitOfFile(p); u != "" {
 				if _, ok := pol.UnitRule(u); ok {
@@ -71,11 +81,8 @@ func (h Host) unitsActOn(ctx context.Context, list []plan.UnitAction) error {
 	return nil
 }
 
-// sshKeysPath reports whether p is core's keys file as sshKeysOp writes it: under a home directory.
-func sshKeysPath(p string) bool {
-	home, ok := strings.CutSuffix(p, "/"+SSHKeysFile)
-	return ok && path.Clean(home) == home && (strings.HasPrefix(home, "/var/home/") || strings.HasPrefix(home, "/home/"))
-}
+// isSSHKeysFile reports whether p is named as a keys file of some home.
+func isSSHKeysFile(p string) bool { return strings.HasSuffix(p, "/"+SSHKeysFile) }
 
 // unitOfFile returns the unit whose file or dropin p is under plan.UnitDir, or "".
 func unitOfFile(p string) string {
