@@ -299,7 +299,8 @@ func TestCeilingStaysInEtcAndVar(t *testing.T) {
 	}
 	for _, p := range []string{"/.autorelabel", "/system-update", "/forcefsck", "/fastboot", "/etc/system-update", "/etc/initrd-release",
 		"/etc/NetworkManager/VPN/", "/etc/NetworkManager/VPN/x.name", "/etc/pki/tls/fips_local.cnf", "/etc/cdi/", "/etc/nologin",
-		"/etc/passwd.lock", "/var/lib/portables/", "/etc/NetworkManager/dnsmasq.d/x.conf"} {
+		"/etc/passwd.lock", "/var/lib/portables/", "/etc/NetworkManager/dnsmasq.d/x.conf",
+		"/etc/locale.conf", "/etc/e2fsck.conf", "/etc/blkid.conf", "/etc/kubernetes/apiserver-url.env"} {
 		_, err := allowlist.ParsePolicy([]byte(fmt.Sprintf("paths:\n- {path: %s, action: None}\n", p)))
 		if assert.Error(t, err, p) {
 			assert.Contains(t, err.Error(), "denied prefix", p)
@@ -310,7 +311,7 @@ func TestCeilingStaysInEtcAndVar(t *testing.T) {
 		}
 	}
 	// The node policy still names the node-policy-only files the second pass added.
-	for _, p := range []string{"/etc/crictl.yaml", "/etc/locale.conf", "/var/lib/chrony/drift", "/etc/localtime"} {
+	for _, p := range []string{"/etc/crictl.yaml", "/etc/adjtime", "/var/lib/chrony/drift", "/etc/localtime"} {
 		pol := mustPolicy(t, fmt.Sprintf("paths:\n- {path: %s, action: None}\n", p))
 		assert.True(t, pol.Resolve(p, nil).Allowed, p)
 	}

@@ -61,6 +61,7 @@ var Audit = []Location{
 	{"/etc/.updated", Deny, "systemd (ConditionNeedsUpdate=)", "whether the boot-time update units (ldconfig, hwdb, sysusers, journal catalog) run"},
 	{"/var/.updated", Deny, "systemd (ConditionNeedsUpdate=)", "whether the boot-time update units (ldconfig, hwdb, sysusers, journal catalog) run"},
 	{"/etc/vconsole.conf", Deny, "systemd-vconsole-setup (loadkeys, setfont), the initramfs", "KEYMAP= and FONT= name files it loads: key bindings that type commands on root's console (as /etc/inputrc)"},
+	{"/etc/locale.conf", Deny, "systemd (LANG= and LC_*= for every unit), /etc/profile.d/lang.sh and lang.csh in root's login shells", "lang.sh evals what a sed makes of its lines (its character class admits ; $ { }): runs commands in root's shells"},
 	{"/etc/kernel", Deny, "kernel-install", "install hooks and the kernel command line"},
 	{"/etc/modprobe.d", Deny, "modprobe", "module options and install commands run as root"},
 	{"/etc/modprobe.conf", Deny, "modprobe", "module options and install commands run as root"},
@@ -164,6 +165,8 @@ var Audit = []Location{
 	{"/var/lib/tuned", Deny, "tuned", "its persistent storage: Python pickles it loads as root"},
 	{"/var/lib/ocp-tuned", Deny, "the Node Tuning Operator's ocp-tuned units", "image.env names the image its boot-time unit runs privileged; its profiles' state"},
 	{"/etc/e2scrub.conf", Deny, "e2scrub, e2scrub_all (a root timer)", "sourced by their shell scripts: runs commands as root"},
+	{"/etc/e2fsck.conf", Deny, "e2fsck (systemd-fsck, at every boot for the node's ext4 /boot)", "log_filename and log_dir name files it writes as root: any file replaced at the next boot"},
+	{"/etc/blkid.conf", Deny, "libblkid (blkid, findfs, scripts resolving LABEL= or UUID= as root)", "CACHE_FILE= names the file it writes its cache to as root, by rename: any file replaced"},
 	{"/etc/irqbalance*", Deny, "irqbalance (EnvironmentFile= in some builds)", "IRQBALANCE_ARGS --policyscript runs a program as root"},
 	{"/etc/sysstat", Deny, "sa1, sa2 (sysstat's root timers)", "sysstat is sourced by their shell scripts: runs commands as root"},
 	{"/etc/watchdog*", Deny, "watchdog", "repair-binary and test-binary run as root; it reboots the node on a failed test"},
@@ -280,6 +283,9 @@ var Audit = []Location{
 	{"/etc/bash_completion", Deny, "root's interactive bash (Debian-style builds)", "sourced"},
 	{"/etc/terminfo", Deny, "ncurses (every curses program, root's included; searched first)", "tput init, tset and reset pass iprog to system(): runs a program as root; key strings that type commands"},
 	{"/etc/termcap", Deny, "ncurses (its termcap fallback), termcap programs", "the same capabilities as terminfo"},
+	{"/etc/DIR_COLORS*", Deny, "dircolors in root's login shells (profile.d/colorls.sh)", "escape sequences written to root's terminal, as /etc/terminfo's"},
+	{"/etc/ModemManager", Deny, "ModemManager", "fcc-unlock.d and connection.d scripts run as root"},
+	{"/etc/oddjob*", Deny, "oddjobd", "oddjobd.conf and oddjobd.conf.d name the helpers it runs as root on D-Bus calls"},
 	// Tools root runs interactively: their rc files run commands (vim's :!, gdb's shell, git's
 	// core.pager and hooks, screen's and tmux's exec, nano's linter).
 	{"/etc/vimrc", Deny, "vim run by root", "sourced: runs commands"},
@@ -373,6 +379,7 @@ var Audit = []Location{
 	{"/etc/kubernetes/kubelet-env", Deny, "kubelet.service (EnvironmentFile=)", "the kubelet's environment (LD_PRELOAD)"},
 	{"/etc/kubernetes/kubelet-workaround", Deny, "kubelet.service (EnvironmentFile=)", "the kubelet's environment (LD_PRELOAD)"},
 	{"/etc/kubernetes/node.env", Deny, "units' EnvironmentFile=", "environment of root units"},
+	{"/etc/kubernetes/apiserver-url.env", Deny, "host-network pods that source it (cloud node managers, node-label-sync); the machine-config operator writes it", "sourced as shell: runs commands in pods that hold the node's rights"},
 	{"/etc/node-sizing*", Deny, "kubelet.service (EnvironmentFile=)", "the kubelet's environment"},
 	{"/etc/kubernetes/manifests", Deny, "kubelet", "static pods run privileged (one exception, kube-apiserver-proxy.yaml)"},
 	{"/etc/kubernetes/kubelet-plugins", Deny, "kubelet", "volume plugins it executes as root"},
@@ -437,7 +444,6 @@ var Audit = []Location{
 	{"/etc/ntp*", NodeOnly, "ntpd, ntpdate", "ntp.conf and ntp/keys: the clock, certificate validity"},
 	{"/etc/adjtime", NodeOnly, "hwclock, systemd-timedated", "whether the hardware clock keeps local time: the clock at boot"},
 	{"/etc/localtime", NodeOnly, "glibc (every process), crond", "the time zone: when root's cron jobs run"},
-	{"/etc/locale.conf", NodeOnly, "systemd (LANG= and LC_*= for every unit), root's shells", "how every root process parses and sorts; glibc loads locale data only from the OS's locale directories (a name with / stays below them, .. is refused), so no code"},
 	{"/etc/crictl.yaml", NodeOnly, "crictl run by root", "which runtime endpoint root's crictl talks to and trusts"},
 }
 

@@ -92,6 +92,21 @@ func TestApplyWideCeilingRefusesRound4bPaths(t *testing.T) {
 // crio, runc or crun checkpoint or restore), pacemaker's authkey and etcd's database is refused
 // whole, naming each path and its row, and writes nothing.
 func TestApplyWideCeilingRefusesRound11Paths(t *testing.T) {
+	applyWideCeilingRefuses(t, map[string]string{"/etc/criu/default.conf": "/etc/criu", "/etc/criu/runc.conf": "/etc/criu",
+		"/etc/pacemaker/authkey": "/etc/pacemaker", "/var/lib/etcd/member/snap/db": "/var/lib/etcd"})
+}
+
+// Round 12 (units 03-06): e2fsck's and libblkid's configurations (a file they write as root, named
+// by the payload), the locale lang.sh evals, the env file host-network pods source.
+func TestApplyWideCeilingRefusesRound12Paths(t *testing.T) {
+	applyWideCeilingRefuses(t, map[string]string{"/etc/e2fsck.conf": "/etc/e2fsck.conf", "/etc/blkid.conf": "/etc/blkid.conf",
+		"/etc/locale.conf": "/etc/locale.conf", "/etc/kubernetes/apiserver-url.env": "/etc/kubernetes/apiserver-url.env",
+		"/etc/ModemManager/connection.d/10-x": "/etc/ModemManager", "/etc/oddjobd.conf.d/x.conf": "/etc/oddjob"})
+}
+
+// applyWideCeilingRefuses runs a real apply with a ceiling of all of /etc/ and /var/ and a payload
+// writing each path: refused whole, each path named with its row, nothing written.
+func applyWideCeilingRefuses(t *testing.T, paths map[string]string) {
 	root := nodeRoot(t)
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
@@ -99,8 +114,6 @@ func TestApplyWideCeilingRefusesRound11Paths(t *testing.T) {
 		require.NoError(t, os.WriteFile(f, data, 0o600))
 		return f
 	}
-	paths := map[string]string{"/etc/criu/default.conf": "/etc/criu", "/etc/criu/runc.conf": "/etc/criu",
-		"/etc/pacemaker/authkey": "/etc/pacemaker", "/var/lib/etcd/member/snap/db": "/var/lib/etcd"}
 	des := fixture.Ignition("3.2.0")
 	for p := range paths {
 		des = des.File(p, []byte("action-script /tmp/x\n"), 0o644)
