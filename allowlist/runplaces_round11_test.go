@@ -49,6 +49,13 @@ func TestRunTwinsOfConfigAreNeverAUnitsOwnPlace(t *testing.T) {
 		{"kubelet.service", "", `ExecStartPre=/bin/touch /run/kubelet/x`, "/run/kubelet/x"},
 		{"kubernetes.service", "", `ExecStartPre=/bin/touch /run/kubernetes/x`, "/run/kubernetes/x"},
 		{"udev.service", "", `ExecStartPre=/bin/touch /run/udev/rules.d/x.rules`, "/run/udev/rules.d/x.rules"},
+		// Round 12 (units, notes): /var/log/S is a unit's own, but not the journal's, the audit
+		// trail's or the pods' logs, whatever the unit is called or its LogsDirectory= says.
+		{"journal.service", "", `ExecStartPre=/bin/rm -rf /var/log/journal`, "/var/log/journal"},
+		{"journal.service", "", `ExecStartPre=/bin/sh -c 'echo x > /var/log/journal/x.journal'`, "/var/log/journal/x.journal"},
+		{"audit.service", "", `ExecStartPre=/bin/rm -f /var/log/audit/audit.log`, "/var/log/audit/audit.log"},
+		{"pods.service", "", `ExecStartPre=/bin/rm -rf /var/log/pods/ns_pod_uid`, "/var/log/pods/ns_pod_uid"},
+		{"containers.service", "", `ExecStartPre=/bin/rm -f /var/log/containers/x.log`, "/var/log/containers/x.log"},
 		// RuntimeDirectory= names one: still never the unit's own.
 		{"myapp.service", "systemd/system", `ExecStartPre=/bin/touch /run/systemd/system/x.service`, "/run/systemd/system/x.service"},
 		{"myapp.service", "NetworkManager/conf.d", `ExecStartPre=/bin/touch /run/NetworkManager/conf.d/x.conf`, "/run/NetworkManager/conf.d/x.conf"},
@@ -75,6 +82,7 @@ func TestRunTwinsOfConfigAreNeverAUnitsOwnPlace(t *testing.T) {
 		{"myapp.service", "myapp/sub", `ExecStartPre=/bin/touch /run/myapp/sub/x`},
 		{"myapp-helper.service", "", `ExecStartPre=/bin/mkdir -p /run/myapp-helper/x /var/lib/myapp-helper`},
 		{"kubelet.service", "", `ExecStartPre=/bin/mkdir -p /run/kubelet-x`},
+		{"myapp.service", "", `ExecStartPre=/bin/sh -c 'echo x >> /var/log/myapp/x.log; mkdir -p /var/log/myapp-journal'`},
 	} {
 		p := unitOfLines(t, true, c.line)
 		p.ID, p.Names = c.unit, []string{c.unit}
