@@ -34,6 +34,7 @@ type unitPlaces struct {
 	writes  map[string]bool // Execution.OwnWrites
 	never   []string        // Execution.NeverOwn: the agent's state dirs
 	managed []string        // Execution.Managed: the node policy's rule paths
+	reads   []NodeRead      // Execution.NodeReads and the unit's own environment and programs
 	collect *[]string       // OwnWrites: record instead of judging
 }
 
@@ -61,6 +62,29 @@ func placesOf(p UnitProps) *unitPlaces {
 		m.writes[w] = true
 	}
 	m.never, m.managed = p.NeverOwn, p.Managed
+	self := func(u string) bool { return canonUnit(u) == canonUnit(p.ID) || slices.Contains(p.Names, u) }
+	for _, r := range p.NodeReads {
+		r.self = self(r.Unit)
+		m.reads = append(m.reads, r)
+	}
+	// The unit's own EnvironmentFile= and programs, as the payload defines it: a changed line
+	// writing them gives the node's own lines of the unit their code at its next start.
+	for _, f := range p.EnvironmentFiles {
+		if f = strings.TrimPrefix(f, "-"); strings.HasPrefix(f, "/") {
+			m.reads = append(m.reads, NodeRead{Path: nodePath(f), As: f, Unit: p.ID, Setting: "EnvironmentFile=", self: true})
+		}
+	}
+	for i, argv := range p.Exec {
+		key := "Exec"
+		if i < len(p.ExecKeys) {
+			key = p.ExecKeys[i]
+		}
+		if len(argv) > 0 {
+			if prog := strings.TrimLeft(argv[0], "@-:+!|"); strings.HasPrefix(prog, "/") {
+				m.reads = append(m.reads, NodeRead{Path: nodePath(prog), As: prog, Unit: p.ID, Setting: key + "=", self: true})
+			}
+		}
+	}
 	return m
 }
 
@@ -665,6 +689,16 @@ func (j judge) ownMutation(who, w string) string {
 	if j.charge(len(paths)) {
 		return tooCostly
 	}
+	// Before the unit's own places and its node lines' writes, from every directory the path may
+	// be from: a file a unit reads as root is no unit's own, whatever its name (round 12).
+	// restorecon only restores the policy's label (the MCS's kubelet relabels its kubenswrapper).
+	for _, c := range paths {
+		if m.collect == nil && who != "restorecon" {
+			if rs := readsBy(c, m.reads); len(rs) > 0 {
+				return nodeReadWhy(who, c, rs)
+			}
+		}
+	}
 	for _, c := range paths {
 		if m.collect != nil {
 			*m.collect = append(*m.collect, c)
@@ -706,9 +740,32 @@ func (m *unitPlaces) ownPlace(c string) bool {
 		if strings.Contains(c[k:], "..") {
 			return false
 		}
-		return m.ownDir(c[:strings.LastIndexByte(c[:k], '/')+1])
+		return m.ownDir(c[:strings.LastIndexByte(c[:k], '/')+1]) || m.stemPattern(c, k)
 	}
 	return slices.Contains([]string{"/dev/null", "/dev/stdout", "/dev/stderr"}, c) || m.ownDir(c)
+}
+
+// stemPattern says whether the pattern c (its first pattern character at k) names only the unit's
+// S-… or S.… names at a base (/run/S.x*, /var/log/S-*.log: its fixed part already holds the name's
+// "S." or "S-"), none of them the agent's state dir or the node policy's (round 12: rm -f
+// /run/openvswitch.x* is openvswitch.service's own).
+func (m *unitPlaces) stemPattern(c string, k int) bool {
+	if m.stem == "" || m.collect != nil || !m.ownDir(c[:k]) {
+		return false
+	}
+	for _, base := range []string{"/run/", "/var/lib/", "/var/cache/", "/var/log/", "/etc/"} {
+		fixed, ok := strings.CutPrefix(c[:k], base)
+		if !ok || strings.Contains(fixed, "/") || !strings.HasPrefix(fixed, m.stem+"-") && !strings.HasPrefix(fixed, m.stem+".") {
+			continue
+		}
+		for _, d := range append(slices.Clone(m.never), m.managed...) {
+			if d = strings.TrimSuffix(d, "/"); globsMeet(c, d) || globsMeet(c, d+"/**") || globsMeet(c+"/**", d) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // ownDir says whether c (a path, or a directory ending in /: every name below it) is the unit's own.

@@ -30,6 +30,12 @@ type Execution struct {
 	// Managed are the paths the node policy's rules manage (Policy.Rules, a prefix rule ending in
 	// "/"): their mode and owner are the policy's, so never a unit's own place either (round 9).
 	Managed []string
+	// NodeReads are the files the node's units and the payload's read as root (their
+	// EnvironmentFile=, credentials, programs, PID files: NodeReadsOf, gathered by the plan from
+	// every unit file and drop-in the node's manager loads): never a changed line's own place,
+	// whatever their names (round 12). Those of the unit judged itself (by its name) stay its own
+	// only for its PID file; its own EnvironmentFile= and programs are added from its definition.
+	NodeReads []NodeRead
 	// The job mode of the jobs OnFailure=/OnSuccess= start ("" is replace).
 	OnFailureJobMode, OnSuccessJobMode string
 	// StandardInput/Output/Error: file:PATH, append:PATH, truncate:PATH, journal, tty, …; over

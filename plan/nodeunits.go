@@ -54,6 +54,10 @@ type nodeUnits struct {
 	root  string
 	mu    sync.Mutex
 	cache map[string]nodeUnitRead
+	// what every unit file and drop-in of the node reads (nodeReads), once read.
+	readsDone bool
+	reads     []allowlist.NodeRead
+	readsErr  error
 	// fs is the root opened for one read: nothing is read outside it, through any link.
 	fs *os.Root
 }
@@ -183,6 +187,11 @@ func (n *nodeUnits) resolve(p, target string) string {
 	return path.Clean(target)
 }
 
+var (
+	errNotRegular     = errors.New("not a regular file")
+	errTooManyEntries = errors.New("more entries than the judge reads")
+)
+
 // readFile reads a node file (following links inside the root, as the node would), bounded.
 func (n *nodeUnits) readFile(p string) (string, error) {
 	for range maxNodeLinkHops {
@@ -205,7 +214,7 @@ func (n *nodeUnits) readFile(p string) (string, error) {
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return "", errors.New("not a regular file")
+		return "", errNotRegular
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxNodeUnitFile+1))
 	if err != nil {
@@ -330,4 +339,124 @@ func dropinDirNames(names []string) []string {
 		add(strings.TrimPrefix(ext, ".") + ".d")
 	}
 	return out
+}
+
+const (
+	// maxNodeReadEntries bounds the entries of one unit directory or drop-in directory the scan
+	// of what units read (nodeReads) lists; maxNodeReadFiles the files it reads, maxNodeReadBytes
+	// their bytes, maxNodeReadPaths the paths it gathers. Past one the scan fails: a changed line
+	// that writes anything is then refused (the readers cannot all be known).
+	maxNodeReadEntries = 10000
+	maxNodeReadFiles   = 20000
+	maxNodeReadBytes   = 64 << 20
+	maxNodeReadPaths   = 100000
+)
+
+// nodeReads are the files the node's units read as root (allowlist.NodeReadsOf of every unit file
+// and drop-in in every directory of the unit search path, generators' output included: a unit's
+// fragment or link by its name, a template by its, NAME.d, prefix and type drop-in directories by
+// the units they apply to), read once for the reader's life. A reader that is not the node's
+// (a test's) has none.
+func nodeReads(r allowlist.NodeUnitReader) ([]allowlist.NodeRead, error) {
+	n, ok := r.(*nodeUnits)
+	if !ok {
+		return nil, nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.readsDone {
+		n.reads, n.readsErr = n.scanReads()
+		n.readsDone = true
+	}
+	return n.reads, n.readsErr
+}
+
+func (n *nodeUnits) scanReads() ([]allowlist.NodeRead, error) {
+	root, err := os.OpenRoot(n.root)
+	if err != nil {
+		return nil, err
+	}
+	n.fs = root
+	defer func() { root.Close(); n.fs = nil }()
+	var out []allowlist.NodeRead
+	files, bytes := 0, 0
+	read := func(unit, p string) error {
+		if files++; files > maxNodeReadFiles {
+			return fmt.Errorf("more than %d unit files and drop-ins", maxNodeReadFiles)
+		}
+		text, err := n.readFile(p)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotRegular) {
+			return nil // a broken link, a mask (/dev/null): the manager loads nothing of it
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if bytes += len(text); bytes > maxNodeReadBytes {
+			return fmt.Errorf("more than %d bytes of unit files and drop-ins", maxNodeReadBytes)
+		}
+		reads, ok := allowlist.NodeReadsOf(unit, p, text, maxNodeReadPaths-len(out))
+		out = append(out, reads...)
+		if !ok {
+			return fmt.Errorf("more than %d paths read", maxNodeReadPaths)
+		}
+		return nil
+	}
+	for _, dir := range unitSearchPath {
+		entries, err := n.listAll(dir)
+		if err != nil && !errors.Is(err, errTooManyEntries) {
+			continue // a search directory the view cannot open (ReadUnit reads none of it either)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			name, p := e.Name(), path.Join(dir, e.Name())
+			switch {
+			case allowlist.IsUnitName(name):
+				if err := read(name, p); err != nil {
+					return nil, err
+				}
+			case strings.HasSuffix(name, ".d"):
+				if fi, err := n.fs.Stat(n.onNode(p)); err != nil || !fi.IsDir() {
+					continue
+				}
+				confs, err := n.listAll(p)
+				if err != nil {
+					return nil, err
+				}
+				for _, c := range confs {
+					if strings.HasSuffix(c.Name(), ".conf") {
+						if err := read(allowlist.ReaderName(name), path.Join(p, c.Name())); err != nil {
+							return nil, err
+						}
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// listAll lists a directory of the node whole (none: no entries), or fails past maxNodeReadEntries.
+func (n *nodeUnits) listAll(p string) ([]os.DirEntry, error) {
+	f, err := n.fs.Open(n.onNode(p))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
+		return nil, nil
+	}
+	entries, err := f.ReadDir(maxNodeReadEntries + 1)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if len(entries) > maxNodeReadEntries {
+		return nil, fmt.Errorf("%s: %w (%d)", p, errTooManyEntries, maxNodeReadEntries)
+	}
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, nil
 }

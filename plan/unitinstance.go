@@ -130,6 +130,13 @@ func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
 	withExec := func(x allowlist.UnitProps, exec [][]string) allowlist.UnitProps { x.Exec = exec; return x }
 	p.OwnWrites = append(allowlist.OwnWrites(withExec(p, own)), both(allowlist.OwnWrites(withExec(p, mine)), allowlist.OwnWrites(withExec(q, theirs)))...)
 	p.NeverOwn = pol.StateDirs()
+	if slices.Contains(p.ExecChanged, true) {
+		reads, err := nodeReads(pol.NodeUnitFiles())
+		if err != nil {
+			return fmt.Sprintf("%s: a changed command may write only files no unit reads as root, and the node's unit files cannot all be read to say which: %v", u, err)
+		}
+		p.NodeReads = reads
+	}
 	if err := allowlist.JudgeInstance(p); err != nil {
 		return fmt.Sprintf("%s: the node's %s run with the payload's instance %s (the commands holding it judged as changed lines): %v", u, where, inst, err)
 	}

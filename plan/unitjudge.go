@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/coreos/go-systemd/v22/unit"
@@ -224,6 +225,13 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy, v *unit
 	if pol != nil {
 		p.NeverOwn = pol.StateDirs()
 		p.Managed = pol.ManagedPaths()
+	}
+	if slices.Contains(p.ExecChanged, true) {
+		reads, err := v.unitReads()
+		if err != nil {
+			return fmt.Sprintf("unit %s: a changed command may write only files no unit reads as root, and the node's unit files cannot all be read to say which: %v", u.Name, err)
+		}
+		p.NodeReads = reads
 	}
 	if err := allowlist.JudgeUnit(p); err != nil {
 		return fmt.Sprintf("unit %s: %v%s", u.Name, err, def.nodeNote())

@@ -44,6 +44,45 @@ func newUnitView(cur, des *diff.Payload, pol *allowlist.Policy) *unitView {
 	return v
 }
 
+// unitReads are the files units read as root (allowlist.NodeRead): the node's (every unit file and
+// drop-in its manager loads: nodeReads) and the desired payload's units' and drop-ins', which the
+// node will load once written (round 12).
+func (v *unitView) unitReads() ([]allowlist.NodeRead, error) {
+	var out []allowlist.NodeRead
+	if v != nil && v.node != nil {
+		r, err := nodeReads(v.node)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r...)
+	}
+	if v == nil {
+		return out, nil
+	}
+	names := make([]string, 0, len(v.des))
+	for n := range v.des {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		u := v.des[n]
+		if isTrue(u.Mask) {
+			continue
+		}
+		if u.Contents != nil {
+			r, _ := allowlist.NodeReadsOf(n, "the payload's "+path.Join(UnitDir, n), *u.Contents, maxNodeReadPaths)
+			out = append(out, r...)
+		}
+		for _, d := range u.Dropins {
+			if d.Contents != nil {
+				r, _ := allowlist.NodeReadsOf(n, "the payload's "+path.Join(UnitDir, n+".d", d.Name), *d.Contents, maxNodeReadPaths)
+				out = append(out, r...)
+			}
+		}
+	}
+	return out, nil
+}
+
 // searchIndex is the position in the search path of the directory p (a node path) lies in.
 func searchIndex(p string) int {
 	best, idx := -1, len(unitSearchPath)

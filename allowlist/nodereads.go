@@ -1,0 +1,322 @@
+package allowlist
+
+import (
+	"path"
+	"strings"
+)
+
+// A file a unit of the node reads as root is no changed line's own place, whatever it is called
+// (round 12, environment files). RHCOS's ovsdb-server.service and ovs-vswitchd.service read
+// /run/openvswitch.useropts as their EnvironmentFile= and run ovs-ctl as root with it: a changed
+// line of openvswitch.service writing its "own" /run/openvswitch.* name wrote LD_PRELOAD= or
+// BASH_ENV= into another unit's root environment. The plan reads every unit file and drop-in the
+// node's manager loads (plan.NodeUnitsAt: the unit search path, generators' output, NAME.d, prefix
+// and type drop-in directories) and the payload's units, and passes what they read
+// (Execution.NodeReads); the judge refuses a changed line's write that is, lies under or above
+// one of them (ownMutation: the one place every writer's resolved path is judged: redirections,
+// tee, cp, install, mv, ln, sed -i, dd of=, patterns).
+
+// NodeRead is a file a unit reads: its environment, a credential, a program it runs, the PID file
+// its manager reads.
+type NodeRead struct {
+	// Path is the node path (cleaned, /var/run as /run), a pattern where the unit's name is unknown
+	// to the file (a template's %i, a type or prefix drop-in's %n): "**" there matches any names,
+	// "/" included.
+	Path string
+	// As is the path as the setting spells it, when not Path (/usr/tmp/x, /var/run/x).
+	As string
+	// Unit is the unit that reads it (ovsdb-server.service, a template, "every service" for a
+	// type drop-in); File the unit file or drop-in that says so.
+	Unit, File string
+	// Setting is the setting that reads it (EnvironmentFile=, LoadCredential=, PIDFile=, ExecStart=).
+	Setting string
+	// Self: the unit is the one judged (Execution.NodeReads of a unit holds its own: NodeReadsOf
+	// does not know which unit is judged; JudgeUnit marks them).
+	self bool
+}
+
+// ReaderName is the unit a drop-in directory's files apply to, for NodeRead.Unit: NAME.d is NAME's,
+// a prefix directory foo-.service.d every foo-… service, a type directory service.d every service.
+func ReaderName(dropinDir string) string {
+	n := strings.TrimSuffix(path.Base(dropinDir), ".d")
+	switch {
+	case !strings.Contains(n, "."):
+		return "every " + n + " unit (" + n + ".d)"
+	case strings.HasSuffix(unitStem(n), "-"):
+		return "every " + unitStem(n) + "… unit (" + n + ".d)"
+	}
+	return n
+}
+
+// NodeReadsOf are the files a unit file or drop-in's text says its unit (name, or ReaderName's
+// description of a drop-in directory's units) reads: EnvironmentFile= (every word of a continued
+// line too, "-" dropped), LoadCredential=/LoadCredentialEncrypted= paths, PIDFile= (a relative one
+// under /run), the programs of every Exec*= command (and a shell's or interpreter's script
+// operand), ExecSearchPath= directories and StandardInput=file:. A text the lexer refuses reads
+// nothing here (the plan judges the units it acts on by their own texts). At most limit reads.
+func NodeReadsOf(name, file, text string, limit int) ([]NodeRead, bool) {
+	opts, err := UnitOptions(text)
+	if err != nil {
+		return nil, true
+	}
+	var out []NodeRead
+	add := func(setting, p string) bool {
+		p = readerPath(name, strings.TrimSpace(p))
+		if !strings.HasPrefix(p, "/") {
+			return true
+		}
+		if len(out) >= limit {
+			return false
+		}
+		out = append(out, NodeRead{Path: nodePath(p), As: p, Unit: name, File: file, Setting: setting + "="})
+		return true
+	}
+	for _, o := range opts {
+		v := strings.TrimSpace(strings.ReplaceAll(o.Value, "\\\n", " "))
+		ok := true
+		switch {
+		case o.Name == "EnvironmentFile":
+			// systemd reads the value as one path; a judge reading every word too misses none.
+			ok = add(o.Name, strings.TrimPrefix(v, "-"))
+			if f := strings.Fields(v); len(f) > 1 {
+				for _, w := range f {
+					ok = ok && add(o.Name, strings.TrimPrefix(w, "-"))
+				}
+			}
+		case o.Name == "LoadCredential" || o.Name == "LoadCredentialEncrypted":
+			if _, p, has := strings.Cut(v, ":"); has {
+				ok = add(o.Name, p)
+			}
+		case o.Name == "PIDFile":
+			if v != "" && !strings.HasPrefix(v, "/") {
+				v = "/run/" + v
+			}
+			ok = add(o.Name, v)
+		case o.Name == "ExecSearchPath":
+			for _, d := range strings.Split(v, ":") {
+				ok = ok && add(o.Name, d)
+			}
+		case o.Name == "StandardInput":
+			if p, has := strings.CutPrefix(v, "file:"); has {
+				ok = add(o.Name, p)
+			}
+		case strings.HasPrefix(o.Name, "Exec") && v != "":
+			argvs, err := SplitExec(v)
+			if err != nil {
+				continue
+			}
+			for _, argv := range argvs {
+				if len(argv) == 0 {
+					continue
+				}
+				prog := strings.TrimLeft(argv[0], "@-:+!|")
+				ok = ok && add(o.Name, prog)
+				// A shell's or interpreter's script: /bin/sh /run/x.sh runs the file as code.
+				if b := path.Base(prog); len(argv) > 1 && (b == "sh" || b == "bash" || interpreterName(b) != "") && !strings.HasPrefix(argv[1], "-") {
+					ok = ok && add(o.Name, argv[1])
+				}
+			}
+		}
+		if !ok {
+			return out, false
+		}
+	}
+	return out, true
+}
+
+// readerPath resolves a value's specifiers as the manager would for the unit name (ReaderName's
+// description of many units: none known): a name specifier the file's unit does not fix (a
+// template's %i, %n; every one of a drop-in directory shared by many units) and one the judge
+// does not know (%H, %m, %b) are "**", any names.
+func readerPath(name, v string) string {
+	if !strings.Contains(v, "%") {
+		return v
+	}
+	known := IsUnitName(name)
+	tmpl := false
+	if known {
+		_, inst, _ := strings.Cut(unitStem(name), "@")
+		tmpl = strings.Contains(name, "@") && inst == ""
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] != '%' || i+1 >= len(v) {
+			b.WriteByte(v[i])
+			continue
+		}
+		i++
+		c := v[i]
+		switch {
+		case specifiers[c] != "":
+			b.WriteString(specifiers[c])
+		case known && strings.IndexByte("pPjJ", c) >= 0, known && !tmpl && strings.IndexByte("nNiIf", c) >= 0:
+			b.WriteString(ResolveSpecifiers(name, "%"+string(c)))
+		default:
+			b.WriteString("**")
+		}
+	}
+	return b.String()
+}
+
+// readsBy returns the reads of reads a changed line's write of c (a node path or pattern) reaches:
+// the file itself, a file below it (a credential directory) or a directory above it (rm -rf,
+// mv of the directory holding it). The judged unit's own PID file stays its own.
+func readsBy(c string, reads []NodeRead) []*NodeRead {
+	c = strings.TrimSuffix(c, "/")
+	var out []*NodeRead
+	for i := range reads {
+		r := &reads[i]
+		if r.self && r.Setting == "PIDFile=" {
+			continue
+		}
+		if globsMeet(c, r.Path) || globsMeet(c, r.Path+"/**") || globsMeet(c+"/**", r.Path) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// globsMeet says whether some path matches both patterns a and b: "*" and "?" any one name's
+// characters, "[…]" taken as any one character, "**" and everything from a "{" on any characters
+// ("/" too).
+func globsMeet(a, b string) bool {
+	ta, tb := globTokens(a), globTokens(b)
+	if len(ta)*len(tb) > 1<<16 {
+		return true // too long to compare: taken as meeting
+	}
+	memo := map[[2]int]bool{}
+	var meet func(i, j int) bool
+	meet = func(i, j int) bool {
+		if i == len(ta) && j == len(tb) {
+			return true
+		}
+		k := [2]int{i, j}
+		if v, ok := memo[k]; ok {
+			return v
+		}
+		memo[k] = false
+		r := false
+		switch {
+		case i < len(ta) && ta[i].star():
+			// The star ends here, or takes b's next character (b's star: that one ends first).
+			r = meet(i+1, j) || j < len(tb) && (tb[j].star() || ta[i].takes(tb[j])) && meet(i, j+1)
+		case j < len(tb) && tb[j].star():
+			r = meet(i, j+1) || i < len(ta) && tb[j].takes(ta[i]) && meet(i+1, j)
+		case i < len(ta) && j < len(tb):
+			r = ta[i].meets(tb[j]) && meet(i+1, j+1)
+		}
+		memo[k] = r
+		return r
+	}
+	return meet(0, 0)
+}
+
+// globToken is one character of a pattern: a literal, one of any ("?", "[…]"), or a star ("*":
+// within a name; any: "**", "{…", across names).
+type globToken struct {
+	lit       byte
+	one, many bool
+	any       bool
+}
+
+func (t globToken) star() bool { return t.many }
+
+// takes says whether the star t matches the one character u: "*" any but "/".
+func (t globToken) takes(u globToken) bool { return t.any || u.one || u.lit != '/' }
+
+func (t globToken) meets(u globToken) bool {
+	switch {
+	case !t.one && !u.one:
+		return t.lit == u.lit
+	case t.one && u.one:
+		return true
+	case t.one:
+		return u.lit != '/'
+	}
+	return t.lit != '/'
+}
+
+func globTokens(p string) []globToken {
+	var out []globToken
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '*':
+			if i+1 < len(p) && p[i+1] == '*' {
+				out = append(out, globToken{many: true, any: true})
+				i++
+				continue
+			}
+			out = append(out, globToken{many: true})
+		case '?':
+			out = append(out, globToken{one: true})
+		case '[':
+			if k := strings.IndexByte(p[i+1:], ']'); k >= 0 {
+				out = append(out, globToken{one: true})
+				i += k + 1
+				continue
+			}
+			out = append(out, globToken{lit: c})
+		case '{':
+			return append(out, globToken{many: true, any: true})
+		case '\\':
+			if i+1 < len(p) {
+				i++
+			}
+			out = append(out, globToken{lit: p[i]})
+		default:
+			out = append(out, globToken{lit: c})
+		}
+	}
+	return out
+}
+
+// nodeReadWhy says why a changed line's write of c, which reaches rs (one or more), is refused,
+// naming every reader (up to maxNamedReads of them).
+func nodeReadWhy(who, c string, rs []*NodeRead) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		s := nodeReadSays(r)
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		if len(parts) == maxNamedReads {
+			parts = append(parts, "and more")
+			break
+		}
+		parts = append(parts, s)
+	}
+	return who + " changes " + c + ": " + strings.Join(parts, "; ") +
+		": a file a unit of the node reads as root is never a unit's own place, whatever its name"
+}
+
+const maxNamedReads = 4
+
+// nodeReadSays says what reads r: the unit, the path, how, and the file that says so.
+func nodeReadSays(r *NodeRead) string {
+	what := map[string]string{
+		"EnvironmentFile=":         "as its environment (EnvironmentFile=: its variables, LD_PRELOAD= and BASH_ENV= among them, reach the unit's root commands)",
+		"LoadCredential=":          "as a credential it loads (LoadCredential=)",
+		"LoadCredentialEncrypted=": "as a credential it loads (LoadCredentialEncrypted=)",
+		"PIDFile=":                 "as its PID file (PIDFile=: the manager signals and kills the process it names)",
+		"ExecSearchPath=":          "as the directory its programs are found in (ExecSearchPath=)",
+		"StandardInput=":           "as its standard input (StandardInput=file:)",
+	}[r.Setting]
+	if what == "" {
+		what = "as a program it runs (" + r.Setting + ")"
+	}
+	unit := r.Unit
+	if r.self {
+		unit = "the unit itself (" + r.Unit + ") at its next start"
+	}
+	as := ""
+	if r.As != "" && r.As != r.Path {
+		as = " (" + r.As + ")"
+	}
+	where := ""
+	if r.File != "" {
+		where = ", " + r.File
+	}
+	return unit + " reads " + r.Path + as + " " + what + where
+}
