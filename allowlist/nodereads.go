@@ -169,11 +169,33 @@ func readsBy(c string, reads []NodeRead) []*NodeRead {
 		if r.self && r.Setting == "PIDFile=" {
 			continue
 		}
-		if globsMeet(c, r.Path) || globsMeet(c, r.Path+"/**") || globsMeet(c+"/**", r.Path) {
+		if pathsMeet(c, r.Path) {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// pathsMeet says whether a write of c (a path or pattern) reaches r (one too): c is r, lies below
+// it or above it, for some names the patterns match.
+func pathsMeet(c, r string) bool {
+	// Fixed parts that differ before either's first pattern character never meet (most reads).
+	pc, pr := literalPrefix(c), literalPrefix(r)
+	if n := min(len(pc), len(pr)); pc[:n] != pr[:n] {
+		return false
+	}
+	if len(pc) == len(c) && len(pr) == len(r) {
+		return under(c, r) || under(r, c)
+	}
+	return globsMeet(c, r) || globsMeet(c, r+"/**") || globsMeet(c+"/**", r)
+}
+
+// literalPrefix is p up to its first pattern character.
+func literalPrefix(p string) string {
+	if k := strings.IndexAny(p, "*?[{\\"); k >= 0 {
+		return p[:k]
+	}
+	return p
 }
 
 // globsMeet says whether some path matches both patterns a and b: "*" and "?" any one name's
@@ -276,11 +298,12 @@ func nodeReadWhy(who, c string, rs []*NodeRead) string {
 	var parts []string
 	seen := map[string]bool{}
 	for _, r := range rs {
-		s := nodeReadSays(r)
-		if seen[s] {
-			continue
+		k := r.Unit + "\x00" + r.Path + "\x00" + r.Setting
+		if seen[k] {
+			continue // the same read in another file (the node's, the payload's, the judged unit's)
 		}
-		seen[s] = true
+		seen[k] = true
+		s := nodeReadSays(r)
 		if len(parts) == maxNamedReads {
 			parts = append(parts, "and more")
 			break

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -69,15 +70,19 @@ func (v *unitView) unitReads() ([]allowlist.NodeRead, error) {
 		if isTrue(u.Mask) {
 			continue
 		}
-		if u.Contents != nil {
-			r, _ := allowlist.NodeReadsOf(n, "the payload's "+path.Join(UnitDir, n), *u.Contents, maxNodeReadPaths)
-			out = append(out, r...)
-		}
+		texts := map[string]*string{"the payload's " + path.Join(UnitDir, n): u.Contents}
 		for _, d := range u.Dropins {
-			if d.Contents != nil {
-				r, _ := allowlist.NodeReadsOf(n, "the payload's "+path.Join(UnitDir, n+".d", d.Name), *d.Contents, maxNodeReadPaths)
-				out = append(out, r...)
+			texts["the payload's "+path.Join(UnitDir, n+".d", d.Name)] = d.Contents
+		}
+		for _, f := range slices.Sorted(maps.Keys(texts)) {
+			if texts[f] == nil {
+				continue
 			}
+			r, ok := allowlist.NodeReadsOf(n, f, *texts[f], maxNodeReadPaths-len(out))
+			if !ok {
+				return nil, fmt.Errorf("more than %d paths read", maxNodeReadPaths)
+			}
+			out = append(out, r...)
 		}
 	}
 	return out, nil

@@ -47,7 +47,7 @@ func TestCLIRefusesUnitsWhoseCommandsMakeTheirCode(t *testing.T) {
 		{`ExecStart=/usr/bin/sed -i '2i /usr/bin/bash /etc/myapp/app.conf' /usr/local/bin/kubenswrapper`, "operand of sed"},
 		{`ExecStart=/usr/bin/setfacl -m u:core:rwx /usr/local/bin`, "operand of setfacl"},
 		{`ExecStart=/usr/bin/bash -c 'HOME=/usr/local/bin; cd; cp /etc/myapp/app.conf ok'`, "HOME=/usr/local/bin"},
-		{"ExecStartPre=/usr/bin/install -m 755 /etc/myapp/app.conf /var/tmp/ok\nExecStart=/usr/tmp/ok", "a changed line runs /usr/tmp/ok"},
+		{"ExecStartPre=/usr/bin/install -m 755 /etc/myapp/app.conf /var/tmp/ok\nExecStart=/usr/tmp/ok", "reads /var/tmp/ok (/usr/tmp/ok) as a program it runs"},
 		{"ExecStart=/usr/bin/sleep infinity\nStandardOutput=tty", "StandardOutput=tty"},
 	}
 	for _, c := range cases {
