@@ -44,6 +44,29 @@ var errMalformed = errors.New("malformed JSON")
 // maxDepth is encoding/json's own nesting limit.
 const maxDepth = 10000
 
+// maxMembers bounds the members of one JSON object in a payload: real Ignition configs and
+// MachineConfigs have at most a few tens in any object (12 in the largest of the MCO's rendered
+// ones), and the only objects a decode turns into maps (a MachineConfig's metadata.labels and
+// metadata.annotations, Kubernetes' ObjectMeta) are read twice, case-sensitively and not, each
+// member a map entry: 4.5 million annotations in a 52 MB payload cost 1.1 GB and 45 s before it was.
+const maxMembers = 10000
+
+// BoundError is a JSON document over one of the scan's bounds (maxMembers, or the decode's budget
+// for what its values cost once decoded), refused where the scan met it, before anything decodes it.
+type BoundError struct {
+	Pointer string // JSON pointer (RFC 6901) of the object or array over the bound
+	What    string
+}
+
+func (e *BoundError) Error() string {
+	at := "(top level)"
+	if e.Pointer != "" {
+		// metadata.annotations, storage.files.3: the form Ignition's own reports use.
+		at = api.Truncate(strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(e.Pointer[1:], "/", "."), "~1", "/"), "~0", "~"), 256)
+	}
+	return at + ": " + e.What
+}
+
 // checkKeys fails on the first object in js that repeats a key (as encoding/json matches keys). It is
 // a single pass that allocates only for keys with escapes or non-ASCII bytes, so it costs little next
 // to the decode that follows. Malformed JSON is reported as encoding/json reports it.
@@ -51,8 +74,15 @@ const maxDepth = 10000
 // It also returns what decoding js may cost in memory beyond its bytes (see objectCost): a few bytes
 // of JSON ("{}," or "\"\",") become hundreds of bytes of Go values, so a small compressed payload
 // of millions of empty entries would otherwise exhaust memory within its byte budget.
-func checkKeys(js []byte) (int64, error) {
-	s := keyScanner{js: js}
+//
+// The scan stops, with a *BoundError naming the object, at an object of more than maxMembers
+// members, or as soon as that cost exceeds limit (what the decode has left of its budget): the
+// scan's own memory (a map of an object's keys once it has many) stays within what it charges.
+func checkKeys(js []byte) (int64, error) { return checkKeysWithin(js, MaxPayloadSize) }
+
+// checkKeysWithin is checkKeys for a decode that has limit bytes of its budget left.
+func checkKeysWithin(js []byte, limit int64) (int64, error) {
+	s := keyScanner{js: js, limit: limit}
 	s.ws()
 	err := s.value(0)
 	if err == nil {
@@ -64,7 +94,8 @@ func checkKeys(js []byte) (int64, error) {
 	if err != errMalformed {
 		return s.cost, err
 	}
-	var v any
+	// Only the syntax is wanted: a RawMessage is the input copied, never a tree of values.
+	var v json.RawMessage
 	if uerr := json.Unmarshal(js, &v); uerr != nil {
 		return 0, jsonError(js, uerr)
 	}
@@ -77,15 +108,34 @@ func checkKeys(js []byte) (int64, error) {
 // validated (an invalid or duplicate entry also gets a report entry with its path; measured: about
 // 1.5 KiB per empty file entry, 0.9 KiB per duplicate SSH key); a string value a copy of its bytes.
 // Real payloads have a few hundred objects and elements.
+// A member beyond an object's manyKeys-th costs memberCost and its key's bytes: an entry of the scan's
+// own key set (a map once an object has that many), and a map entry where a decode reads the object
+// as a map (ObjectMeta's labels and annotations: read by the two decoders of the payload, again for
+// the daemon's record; measured: about 620 bytes a member, maps grown, TestObjectMemberCostIsBounded).
+// No struct of Ignition's or the MachineConfig's has that many fields, so the members a struct
+// decode skips or reads into its fields cost nothing beyond their object; and a map of up to
+// manyKeys entries is within its objectCost.
 const (
 	objectCost  = 2048
 	elementCost = 1024
+	memberCost  = 768
 )
 
 type keyScanner struct {
-	js   []byte
-	pos  int
-	cost int64 // see objectCost
+	js    []byte
+	pos   int
+	cost  int64 // see objectCost
+	limit int64 // the most cost may reach
+}
+
+// over is the error for a cost beyond the scan's limit, nil within it.
+func (s *keyScanner) over() error {
+	if s.cost <= s.limit {
+		return nil
+	}
+	return &BoundError{What: fmt.Sprintf("what the JSON's objects, members, elements and strings cost once decoded exceeds the %d byte payload budget (--max-payload-bytes) "+
+		"(%d bytes an object, %d a member and its key, %d an element, a string its bytes; %d left after the payload itself)",
+		MaxPayloadSize, objectCost, memberCost, elementCost, max(s.limit, 0))}
 }
 
 func (s *keyScanner) ws() {
@@ -162,6 +212,9 @@ func (s *keyScanner) array(depth int) error {
 	}
 	for i := 0; ; i++ {
 		s.cost += elementCost
+		if err := s.over(); err != nil {
+			return err
+		}
 		s.ws()
 		if err := s.value(depth); err != nil {
 			return within(err, strconv.Itoa(i))
@@ -185,6 +238,7 @@ func (s *keyScanner) array(depth int) error {
 // seenKey is a key already met in the current object.
 type seenKey struct {
 	raw    []byte // between the quotes, as written
+	at     int    // the offset of its opening quote
 	folded string // folded form, set for keys that are not plain ASCII (and for all once many)
 }
 
@@ -201,8 +255,11 @@ func (s *keyScanner) object(depth int) error {
 	}
 	var buf [manyKeys]seenKey // most objects have a few keys: no allocation for them
 	seen := buf[:0]
-	var byFold map[string]string // folded -> raw, once the object has many keys
-	for {
+	var byFold map[string]int // folded -> the offset of the key (its opening quote), once the object has many
+	for members := 1; ; members++ {
+		if members > maxMembers {
+			return &BoundError{What: fmt.Sprintf("more than %d members (an object's bound in a payload: real configs have tens)", maxMembers)}
+		}
 		s.ws()
 		if s.pos >= len(s.js) || s.js[s.pos] != '"' {
 			return errMalformed
@@ -212,23 +269,29 @@ func (s *keyScanner) object(depth int) error {
 		if err != nil {
 			return err
 		}
-		key := seenKey{raw: raw}
+		if members > manyKeys { // see memberCost
+			s.cost += memberCost + int64(len(raw))
+			if err := s.over(); err != nil {
+				return err
+			}
+		}
+		key := seenKey{raw: raw, at: at}
 		if !plainASCII(raw) {
 			key.folded = foldKey(unquoteKey(raw))
 		}
-		if first, dup := lookup(seen, byFold, key); dup {
+		if first, dup := s.lookup(seen, byFold, key); dup {
 			name := unquoteKey(raw)
 			return &DuplicateKeyError{Key: name, First: first, Pointer: "/" + escapePointer(name), Offset: int64(at)}
 		}
 		switch {
 		case byFold != nil:
-			byFold[key.fold()] = unquoteKey(raw)
+			byFold[key.fold()] = at
 		case len(seen) < manyKeys:
 			seen = append(seen, key)
 		default:
-			byFold = make(map[string]string, 2*manyKeys)
+			byFold = make(map[string]int, 2*manyKeys)
 			for _, k := range append(seen, key) {
-				byFold[k.fold()] = unquoteKey(k.raw)
+				byFold[k.fold()] = k.at
 			}
 			seen = nil
 		}
@@ -258,10 +321,15 @@ func (s *keyScanner) object(depth int) error {
 }
 
 // lookup returns the earlier key that k repeats, if any.
-func lookup(seen []seenKey, byFold map[string]string, k seenKey) (string, bool) {
+func (s *keyScanner) lookup(seen []seenKey, byFold map[string]int, k seenKey) (string, bool) {
 	if byFold != nil {
-		first, ok := byFold[k.fold()]
-		return first, ok
+		at, ok := byFold[k.fold()]
+		if !ok {
+			return "", false
+		}
+		first := keyScanner{js: s.js, pos: at}
+		raw, _ := first.str() // scanned already
+		return unquoteKey(raw), true
 	}
 	for _, o := range seen {
 		var same bool
@@ -287,8 +355,12 @@ func (k seenKey) fold() string {
 // within prefixes a duplicate key's pointer with the member or element it was found in.
 func within(err error, segment string) error {
 	var dup *DuplicateKeyError
-	if errors.As(err, &dup) {
+	var bound *BoundError
+	switch {
+	case errors.As(err, &dup):
 		dup.Pointer = "/" + escapePointer(segment) + dup.Pointer
+	case errors.As(err, &bound):
+		bound.Pointer = "/" + escapePointer(segment) + bound.Pointer
 	}
 	return err
 }

@@ -167,11 +167,30 @@ var errEOF = errors.New("EOF")
 func FuzzCheckKeys(f *testing.F) {
 	for _, s := range []string{`{"a":1,"A":2}`, `{"a":{"b":[{"c":1},{"c":2,"C":3}]}}`, `{"\u017f":1,"s":2}`,
 		`{"a\\":"\"","a\\\\":1}`, `[1,"x",{"k":true,"K":null}]`, `{"a":"\\\"}","b":1}`, `{"\u212a":1,"k":2}`, `{"\ud800":1,"\ufffd":2}`,
-		"{\"a\xff\":1,\"a\xfe\":2}"} {
+		"{\"a\xff\":1,\"a\xfe\":2}",
+		// Past manyKeys (the scan's key set is a map): a case variant of an earlier key, found by
+		// its offset; and an object past maxMembers (a *BoundError, not a duplicate).
+		`{` + manyKeysJSON(20) + `,"K03":0}`, `{"x":{` + manyKeysJSON(17) + `,"\u212a01":1}}`, `{"m":{` + members(maxMembers+1) + `}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, js []byte) {
-		_, err := checkKeys(js)
+		cost, err := checkKeys(js)
+		var bound *BoundError
+		if errors.As(err, &bound) {
+			if !strings.Contains(bound.What, "members") {
+				t.Fatalf("over the budget of %d bytes: %v", MaxPayloadSize, err)
+			}
+			return // an object of more than maxMembers members: refused, whatever else it holds
+		}
+		if err == nil {
+			// Within its own cost the scan passes; with less, it passes or is refused by the bound.
+			if _, e := checkKeysWithin(js, cost); e != nil {
+				t.Fatalf("refused within its cost %d: %v", cost, e)
+			}
+			if _, e := checkKeysWithin(js, cost/2); e != nil && !errors.As(e, &bound) {
+				t.Fatalf("with half its cost: %v", e)
+			}
+		}
 		if !json.Valid(js) {
 			if err == nil {
 				// The scan does not check spelling of literals; the decode after it does.

@@ -91,7 +91,7 @@ func (d *decoder) parseMachineConfig(data []byte) (*machineConfig, error) {
 		}
 		data = js
 	}
-	cost, err := checkKeys(data)
+	cost, err := checkKeysWithin(data, d.budget)
 	if err != nil {
 		return nil, err
 	}

@@ -271,7 +271,7 @@ func probeJSON(js []byte) (probe, error) {
 
 // decodeJSON tells an Ignition config from a MachineConfig by their top-level keys.
 func (d *decoder) decodeJSON(js []byte) (*Payload, Form, error) {
-	cost, err := checkKeys(js)
+	cost, err := checkKeysWithin(js, d.budget)
 	if err != nil {
 		return nil, "", err
 	}
