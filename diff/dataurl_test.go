@@ -2,6 +2,7 @@ package diff
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/vincent-petithory/dataurl"
@@ -47,6 +48,14 @@ var dataURLSeeds = []string{
 	"data:;base64,a,b",
 	"data:text/plain;charset=%41,x",
 	"data:text/plain;charset=%4,x",
+	// The header bounds (checkDataURLHeader): one parameter over, one byte over, a quoted value's
+	// semicolons and commas (not parameters, still the header's bytes), and each just within.
+	"data:text/plain" + strings.Repeat(";a=b", maxDataURLParams) + ",x",
+	"data:text/plain" + strings.Repeat(";a=b", maxDataURLParams+1) + ",x",
+	"data:text/" + strings.Repeat("a", maxDataURLHeader-len("text/")) + ",x",
+	"data:text/" + strings.Repeat("a", maxDataURLHeader-len("text/")+1) + ",x",
+	`data:text/plain;a="` + strings.Repeat(`;,\"`, 40) + `",x`,
+	`data:text/plain;a="` + strings.Repeat(`;,\"`, 200) + `",x`,
 }
 
 // decodeDataURL is dataurl.DecodeString's data, byte for byte and error for error.
@@ -75,8 +84,15 @@ func TestDataURLAsTheParser(t *testing.T) {
 
 func checkDataURL(t *testing.T, s string) {
 	t.Helper()
-	want, wantErr := dataurl.DecodeString(s)
 	got, err := decodeDataURL(s)
+	if herr := checkDataURLHeader(s); herr != nil {
+		// Over the header bounds: refused before the parser sees it.
+		if err == nil || err.Error() != herr.Error() {
+			t.Fatalf("%q: over the header bounds, yet %v", s, err)
+		}
+		return
+	}
+	want, wantErr := dataurl.DecodeString(s)
 	switch {
 	case (err == nil) != (wantErr == nil):
 		t.Fatalf("%q: error %v, the parser's %v", s, err, wantErr)

@@ -51,6 +51,10 @@ func (d *decoder) parseIgnition(raw []byte, versionField *string) (types.Config,
 		return types.Config{}, nil, fmt.Errorf("unknown Ignition version %q (supported: 3.0.0 to 3.5.0)", version.String())
 	}
 	cfg, rpt, err := d.unmarshalValidate(raw, version.Minor)
+	var header *DataURLHeaderError
+	if errors.As(err, &header) {
+		return types.Config{}, nil, err
+	}
 	if err != nil {
 		return types.Config{}, nil, jsonError(raw, err)
 	}
@@ -183,12 +187,18 @@ func parseSpec[C any](d *decoder, raw []byte, translate func(C) types.Config) (t
 	if d.restore == nil && !d.whole { // an embedded config's placeholders are put back later (streamed.go)
 		if a := aliasSources(raw); a != nil {
 			if json.Unmarshal(a.doc, &c) == nil && a.put(&c) == nil {
+				if err := checkDataURLHeaders(c); err != nil {
+					return types.Config{}, report.Report{}, err
+				}
 				return translate(c), validate.ValidateWithContext(forValidation(d, c), nil), nil
 			}
 			c = *new(C) // decoded whole: errors are worded on the document as given
 		}
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
+		return types.Config{}, report.Report{}, err
+	}
+	if err := checkDataURLHeaders(c); err != nil {
 		return types.Config{}, report.Report{}, err
 	}
 	return translate(c), validate.ValidateWithContext(forValidation(d, c), nil), nil
