@@ -345,27 +345,38 @@ func lockDir(ctx context.Context, dir string, f *os.File, w *closeWatch, how int
 // dirHolder names the holder of the state dir's lock: the lock file's line when it has one (a
 // replaced file may carry the holder's), else the pid /proc/locks gives for the dir's inode.
 func dirHolder(d, f *os.File) string {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(d.Fd()), &st); err == nil {
-		if data, err := os.ReadFile("/proc/locks"); err == nil {
-			want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
-			for _, line := range strings.Split(string(data), "\n") {
-				fs := strings.Fields(line)
-				if len(fs) < 6 || fs[1] == "->" || fs[1] != "FLOCK" || !strings.EqualFold(fs[5], want) {
-					continue
-				}
-				pid := fs[4]
-				cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
-				c := strings.Join(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " ")), " ")
-				if len(c) > 120 {
-					c = c[:120]
-				}
-				if c == "" {
-					c = "command unknown"
-				}
-				return fmt.Sprintf("pid %s (%s; the lock file was removed or replaced while it held the lock)", pid, c)
-			}
-		}
+	if h, ok := flockHolder(d); ok {
+		return h[:len(h)-1] + "; the lock file was removed or replaced while it held the lock)"
 	}
 	return readHolder(f)
+}
+
+// flockHolder names the process /proc/locks shows holding a flock on d's inode: "pid N (COMMAND)".
+func flockHolder(d *os.File) (string, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(d.Fd()), &st); err != nil {
+		return "", false
+	}
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return "", false
+	}
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	for _, line := range strings.Split(string(data), "\n") {
+		fs := strings.Fields(line)
+		if len(fs) < 6 || fs[1] == "->" || fs[1] != "FLOCK" || !strings.EqualFold(fs[5], want) {
+			continue
+		}
+		pid := fs[4]
+		cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+		c := strings.Join(strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " ")), " ")
+		if len(c) > 160 {
+			c = c[:160]
+		}
+		if c == "" {
+			c = "command unknown"
+		}
+		return fmt.Sprintf("pid %s (%s)", pid, c), true
+	}
+	return "", false
 }

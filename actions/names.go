@@ -274,8 +274,9 @@ var sideRE = regexp.MustCompile(`^\.refresh-agent-[0-9a-f]{24}-(tmp|backup|resto
 var legacySideRE = regexp.MustCompile(`^\.(.+)\.refresh-agent-(tmp|backup|restore)$`)
 
 // SweepSides removes, in the directories of paths (the files a refresh manages on the node), the
-// side files no journal accounts for: it must only be called with the node lock held and no journal
-// pending. A temp file holds new contents (a pull secret, keys): it is removed. A backup or a
+// side files no journal accounts for: it must only be called with the node lock held (the root's
+// and the state dir's) and no journal pending, in this state dir nor in the root's owner's
+// (CheckRootOwner). A temp file holds new contents (a pull secret, keys): it is removed. A backup or a
 // restore's copy may be an original: it is removed only when it is its target under a second name
 // (same inode, or same bytes, mode and owner); any other is kept, untouched, and returned with the
 // reason, for the operator to compare and remove by hand (the plan refuses a refresh of its target

@@ -92,6 +92,11 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 	if err := EnsureStateDir(stateDir); err != nil {
 		return nil, err
 	}
+	// Before the first journal write: from here until this journal is settled, a process with
+	// another state dir on this root refuses (rootowner.go).
+	if err := claimRoot(root, stateDir); err != nil {
+		return nil, err
+	}
 	// The state dir may live inside the root (<root>/var/lib/refresh-agent): creating it may have
 	// created parents the entries need. Those are not the transaction's to create or remove.
 	t.j.CreatedDirs = slices.DeleteFunc(t.j.CreatedDirs, func(d string) bool {

@@ -305,14 +305,14 @@ func Recover(ctx context.Context, h Host) (Recovery, error) {
 	if err := h.Root.CheckStateDir(h.StateDir); err != nil {
 		return Recovery{}, err
 	}
-	unlock, err := h.lock(ctx, true)
+	l, err := h.lock(ctx, true)
 	if err != nil {
 		return h.peek(err), err
 	}
-	if unlock == nil {
+	defer l.release()
+	if !l.stateHeld {
 		return Recovery{}, nil // no state dir: nothing was ever started here
 	}
-	defer unlock()
 	rec, err := h.recoverLocked(ctx)
 	if err == nil {
 		cur, cerr := h.LoadCurrent()

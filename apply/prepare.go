@@ -42,7 +42,7 @@ type Prepared struct {
 	ops      []actions.Op
 	des      *diff.Payload
 	hash     string
-	unlock   func()
+	lock     *nodeLock
 	// readOnly says the state dir cannot be written: Prepare reads as a dry run and refuses.
 	readOnly bool
 	// final says Prepare reached the outcome (refused, invalid on the node, a dry run): Execute does
@@ -65,11 +65,11 @@ func Prepare(ctx context.Context, h Host, req Request) (*Prepared, error) {
 	// either: the refresh is refused below with the dry run's reason (CheckStateWritable), read
 	// under the shared lock as the dry run reads, writing nothing.
 	readOnly := !req.DryRun && errors.Is(actions.CheckStateWritable(h.StateDir), actions.ErrUnwritable)
-	unlock, err := h.lock(ctx, !req.DryRun && !readOnly)
+	l, err := h.lock(ctx, !req.DryRun && !readOnly)
 	if err != nil {
 		return nil, err
 	}
-	p := &Prepared{host: h, req: req, unlock: unlock, readOnly: readOnly}
+	p := &Prepared{host: h, req: req, lock: l, readOnly: readOnly}
 	if err := p.prepare(ctx); err != nil {
 		p.Close()
 		return nil, err
@@ -217,10 +217,8 @@ func (p *Prepared) Writes() bool { return !p.final && len(p.ops) > 0 }
 // Close gives the node lock back without executing. It is safe to call more than once, and after
 // Execute.
 func (p *Prepared) Close() {
-	if p.unlock != nil {
-		p.unlock()
-		p.unlock = nil
-	}
+	p.lock.release()
+	p.lock = nil
 }
 
 // Execute carries the prepared refresh out: it records a no-op, or drains when the plan says so,
@@ -239,11 +237,14 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 		res.Outcome, res.Reason = api.OutcomeFailed, "state dir "+h.StateDir+" cannot be written: "+actions.CheckStateWritable(h.StateDir).Error()
 		return res, nil
 	}
-	if p.unlock == nil {
-		// A node without a state dir when this started: the lock is taken before the first write.
-		late, err := h.lockLate(ctx)
+	if !p.lock.stateHeld {
+		// A node without a state dir when this started: the state dir's lock is taken before the
+		// first write (the root's is held since Prepare).
+		err := p.lock.late(ctx)
 		if errors.Is(err, errStateAppeared) {
-			// The state dir exists now: this time the lock comes first.
+			// The state dir exists now: this time its lock comes first. The root's lock is given
+			// back first: a second flock of it by this process would wait on itself.
+			p.Close()
 			again, err := Prepare(ctx, h, req)
 			if err != nil {
 				return nil, err
@@ -253,7 +254,6 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.unlock = late
 	}
 	if len(p.ops) == 0 && !p.built.ChangesUnits() {
 		// Nothing on the node changes; only the record moves to the new hash.

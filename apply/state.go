@@ -291,6 +291,12 @@ func (h Host) sweepSides(cur *diff.Payload) []string {
 	if phase, _, err := actions.Peek(h.StateDir); err != nil || phase != "" {
 		return nil // a journal is pending: its side files are its own
 	}
+	if err := actions.CheckRootOwner(h.Root, h.StateDir); err != nil {
+		// Another state dir's journal accounts for side files on this root (the lock refuses this
+		// before; checked again right before anything is removed).
+		h.logger().Warn("not removing leftover side files", "reason", err.Error())
+		return nil
+	}
 	paths := []string{MCDCurrentConfig}
 	if cur != nil {
 		for _, f := range cur.Config.Storage.Files {

@@ -26,7 +26,7 @@ import (
 const EnvRoot = "REFRESH_AGENT_ROOT"
 
 // defaultStateDir is the state dir on the node when --state-dir is not given (denied in the audit).
-const defaultStateDir = "/var/lib/refresh-agent"
+const defaultStateDir = actions.DefaultStateDir
 
 // nodeFlags are the flags every command acting on a node shares.
 type nodeFlags struct {
