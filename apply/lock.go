@@ -37,6 +37,12 @@ func (h Host) lock(ctx context.Context, exclusive bool) (*nodeLock, error) {
 		return nil, err
 	}
 	l := &nodeLock{h: h, root: rl}
+	// Under the root's lock, before the state dir's lock file is even created: a refused process
+	// writes nothing.
+	if err := actions.CheckRootOwner(h.Root, h.StateDir); err != nil {
+		l.release()
+		return nil, err
+	}
 	if _, err := os.Lstat(h.StateDir); !errors.Is(err, fs.ErrNotExist) {
 		wait := h.LockWait - time.Since(start) // one wait for both locks
 		if exclusive {
@@ -49,10 +55,6 @@ func (h Host) lock(ctx context.Context, exclusive bool) (*nodeLock, error) {
 			return nil, err
 		}
 		l.stateHeld = true
-	}
-	if err := actions.CheckRootOwner(h.Root, h.StateDir); err != nil {
-		l.release()
-		return nil, err
 	}
 	return l, nil
 }

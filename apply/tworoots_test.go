@@ -1,0 +1,241 @@
+package apply_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/api"
+	"github.com/openshift/refresh-agent/apply"
+	"github.com/openshift/refresh-agent/plan"
+	"github.com/openshift/refresh-agent/test/fixture"
+)
+
+// Two processes on one node root with different --state-dir (adversary r12 core/03): process A, the
+// default state dir, is a real process (this test binary run again as TestTwoStateDirsHelper), and
+// B runs here with another state dir.
+
+const helperEnv = "REFRESH_AGENT_TWO_STATE_DIRS_HELPER"
+
+// TestTwoStateDirsHelper is process A: it refreshes the node at ROOT (state dir STATE) to v2 and,
+// by mode, stops in the unit action until its stdin closes ("hold"), is killed there, after the
+// commit ("committed"), or is killed right after staging, temps and backups beside the targets
+// ("staged").
+func TestTwoStateDirsHelper(t *testing.T) {
+	mode := os.Getenv(helperEnv)
+	if mode == "" {
+		t.Skip("process A of the two-state-dir tests")
+	}
+	root, err := actions.OpenRoot(os.Getenv("ROOT"))
+	require.NoError(t, err)
+	state := os.Getenv("STATE")
+	if mode == "staged" {
+		_, err := actions.Prepare(root, state, []actions.Op{
+			{Path: registries, Data: []byte("# v2 mirrors"), Mode: 0o644},
+			{Path: pullSecret, Data: []byte(`{"auths":{"v2":{}}}`), Mode: 0o600},
+		}, actions.Meta{Hash: "v2"})
+		require.NoError(t, err)
+		fmt.Println("paused")
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+	units := &fakeUnits{fail: map[string]int{}, hook: func(context.Context, plan.UnitAction) error {
+		fmt.Println("paused")
+		if mode == "committed" {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		return nil
+	}}
+	res, err := apply.Run(context.Background(), apply.Host{Root: root, StateDir: state, Units: units}, apply.Request{Desired: v2().JSON(), Hash: "v2"})
+	require.NoError(t, err)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
+}
+
+// startA runs process A on n in mode and returns once it says it paused (or was killed there).
+func startA(t *testing.T, n *node, mode string) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTwoStateDirsHelper$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "ROOT="+n.dir, "STATE="+n.StateDir)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	require.Equal(t, "paused\n", line, "process A paused in its transaction")
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	return cmd, stdin
+}
+
+// hostB is process B: the same root, its own state dir (inside the root, or outside it).
+func hostB(t *testing.T, n *node, inRoot bool, wait time.Duration) apply.Host {
+	dir := filepath.Join(t.TempDir(), "ra2")
+	if inRoot {
+		dir = filepath.Join(n.dir, "var/lib/ra2")
+	}
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	return apply.Host{Root: n.Root, StateDir: dir, Units: &fakeUnits{fail: map[string]int{}}, LockWait: wait}
+}
+
+// requestB is B's refresh to v3 from whatever the node holds (B has no record of its own).
+func requestB(t *testing.T, from []byte, dry bool) apply.Request {
+	cur, err := decode(from)
+	require.NoError(t, err)
+	v3 := v1().File(registries, []byte("# v3 mirrors"), 0o644).File(pullSecret, []byte(`{"auths":{"v3":{}}}`), 0o600)
+	return apply.Request{Desired: v3.JSON(), Hash: "v3", Current: cur, DryRun: dry}
+}
+
+func sideFiles(t *testing.T, dir string) []string {
+	var got []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".refresh-agent-") {
+			got = append(got, p)
+		}
+		return err
+	}))
+	return got
+}
+
+// While A holds the node lock mid-transaction, B (another state dir) waits for it, and gives up
+// after its wait naming A's pid: its refresh, its dry run and its recovery touch nothing. Once A is
+// done, a waiting B goes through.
+func TestTwoStateDirsWaitForEachOther(t *testing.T) {
+	for _, inRoot := range []bool{true, false} {
+		t.Run(fmt.Sprintf("inRoot=%v", inRoot), func(t *testing.T) {
+			n := newNode(t)
+			a, stdin := startA(t, n, "hold")
+			b := hostB(t, n, inRoot, 100*time.Millisecond)
+			before, err := fixture.TreeHash(n.dir)
+			require.NoError(t, err)
+			for _, dry := range []bool{false, true} {
+				_, err := apply.Run(context.Background(), b, requestB(t, v1().JSON(), dry))
+				require.ErrorIs(t, err, actions.ErrLocked, "dry run %v", dry)
+				assert.Contains(t, err.Error(), fmt.Sprintf("held by pid %d (", a.Process.Pid))
+				assert.Contains(t, err.Error(), "whatever its --state-dir")
+			}
+			_, err = apply.Recover(context.Background(), b)
+			require.ErrorIs(t, err, actions.ErrLocked)
+			after, err := fixture.TreeHash(n.dir)
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "B touched nothing while A held the root")
+			assert.NotEmpty(t, sideFiles(t, n.dir), "A's backups are still beside its targets")
+
+			b.LockWait = time.Minute
+			got := make(chan error, 1)
+			go func() {
+				res, err := apply.Run(context.Background(), b, requestB(t, v2().JSON(), false))
+				if err == nil && res.Outcome != api.OutcomeApplied {
+					err = fmt.Errorf("B: %s: %s", res.Outcome, res.Reason)
+				}
+				got <- err
+			}()
+			select {
+			case err := <-got:
+				t.Fatalf("B went ahead beside A: %v", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			require.NoError(t, stdin.Close()) // A's action returns: A commits and releases
+			require.NoError(t, a.Wait(), "A applied")
+			require.NoError(t, <-got)
+			assert.Equal(t, "# v3 mirrors", n.read(t, registries))
+			assert.Equal(t, "v2", apply.CurrentHash(n.StateDir), "A's record")
+			assert.Equal(t, "v3", apply.CurrentHash(b.StateDir), "B's record")
+			assert.Empty(t, sideFiles(t, n.dir))
+		})
+	}
+}
+
+// A killed mid-transaction leaves its journal: B (another state dir) refuses its refresh, its dry
+// run and its recovery, naming both state dirs and the recover that settles A's, and changes no byte
+// of the root (its own lock file included). Recovering A settles it; then B goes through, and A
+// again after B.
+func TestTwoStateDirsCrashedOwnerRefusesOthers(t *testing.T) {
+	for _, tc := range []struct {
+		mode   string
+		inRoot bool
+		// what A's recovery leaves: rolled back to v1 (staged) or forward to v2 (committed)
+		registries string
+		outcome    api.Outcome
+	}{
+		{"staged", true, "# v1 mirrors", api.OutcomeFailed},
+		{"staged", false, "# v1 mirrors", api.OutcomeFailed},
+		{"committed", true, "# v2 mirrors", api.OutcomeApplied},
+		{"committed", false, "# v2 mirrors", api.OutcomeApplied},
+	} {
+		t.Run(fmt.Sprintf("%s/inRoot=%v", tc.mode, tc.inRoot), func(t *testing.T) {
+			n := newNode(t)
+			a, _ := startA(t, n, tc.mode)
+			_ = a.Wait()
+			b := hostB(t, n, tc.inRoot, time.Second)
+			sides := sideFiles(t, n.dir)
+			require.NotEmpty(t, sides, "A left its backups")
+			before, err := fixture.TreeHash(n.dir)
+			require.NoError(t, err)
+			outBefore, err := fixture.TreeHash(b.StateDir)
+			require.NoError(t, err)
+
+			want := []string{"state dir " + n.StateDir + " began its last transaction", "state dir " + b.StateDir + " would act beside it",
+				"refresh-agent recover --root " + n.dir + " --state-dir " + n.StateDir}
+			for _, dry := range []bool{false, true} {
+				_, err := apply.Run(context.Background(), b, requestB(t, v1().JSON(), dry))
+				require.ErrorIs(t, err, actions.ErrRootOwned, "dry run %v", dry)
+				for _, w := range want {
+					assert.Contains(t, err.Error(), w)
+				}
+			}
+			_, err = apply.Recover(context.Background(), b)
+			require.ErrorIs(t, err, actions.ErrRootOwned)
+			after, err := fixture.TreeHash(n.dir)
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "B changed nothing in the root")
+			outAfter, err := fixture.TreeHash(b.StateDir)
+			require.NoError(t, err)
+			assert.Equal(t, outBefore, outAfter, "nor in its own state dir")
+			assert.Equal(t, sides, sideFiles(t, n.dir), "A's temps and backups are all still there")
+
+			rec, err := apply.Recover(context.Background(), n.Host)
+			require.NoError(t, err, "A's recovery settles")
+			assert.True(t, rec.Found)
+			assert.Equal(t, tc.outcome, rec.Outcome, rec.Reason)
+			assert.Equal(t, tc.registries, n.read(t, registries))
+			assert.Empty(t, sideFiles(t, n.dir))
+
+			cur := []byte(v1().JSON())
+			if tc.outcome == api.OutcomeApplied {
+				cur = v2().JSON()
+			}
+			res, err := apply.Run(context.Background(), b, requestB(t, cur, false))
+			require.NoError(t, err)
+			require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
+			assert.Equal(t, "# v3 mirrors", n.read(t, registries))
+			owner, err := os.ReadFile(filepath.Join(n.StateDir, actions.OwnerFile))
+			require.NoError(t, err, "B's transaction made it the root's owner")
+			assert.Contains(t, string(owner), filepath.Base(b.StateDir))
+
+			// B settled, A (the default state dir) goes through, and is the owner again.
+			n.LockWait = time.Second
+			v4 := v1().File(registries, []byte("# v4 mirrors"), 0o644)
+			res, err = apply.Run(context.Background(), n.Host, apply.Request{Desired: v4.JSON(), Hash: "v4"})
+			require.NoError(t, err)
+			require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
+			assert.Equal(t, "# v4 mirrors", n.read(t, registries))
+			_, err = os.Lstat(filepath.Join(n.StateDir, actions.OwnerFile))
+			assert.ErrorIs(t, err, fs.ErrNotExist, "no record: the default state dir owns the root")
+		})
+	}
+}
