@@ -172,4 +172,21 @@ func TestRootOwnerRecordFollowsTheLastTransaction(t *testing.T) {
 			assert.NoError(t, CheckRootOwner(r, s), "settled: the root is anyone's")
 		}
 	}
+
+	// An owner outside the root that this process cannot see (another mount namespace, or removed)
+	// may still hold a journal there: refused, naming the record to remove if it is gone.
+	txn, err := Prepare(r, outside, op("again"), Meta{Hash: "h"})
+	require.NoError(t, err)
+	require.NoError(t, txn.Commit())
+	require.NoError(t, txn.MarkDone())
+	require.NoError(t, txn.Finish())
+	require.NoError(t, os.RemoveAll(outside))
+	for _, s := range []string{def, other} {
+		err := CheckRootOwner(r, s)
+		require.ErrorIs(t, err, ErrRootOwned)
+		assert.Contains(t, err.Error(), "cannot see it")
+		assert.Contains(t, err.Error(), filepath.Join(def, OwnerFile))
+	}
+	require.NoError(t, os.Remove(filepath.Join(def, OwnerFile)))
+	assert.NoError(t, CheckRootOwner(r, other))
 }

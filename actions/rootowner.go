@@ -68,7 +68,7 @@ func rootOwner(root *Root) (string, *ownerRecord, error) {
 // another state dir whose journal is there. It reads no journal (only whether one exists), and must
 // be called with the root's lock held.
 func CheckRootOwner(root *Root, stateDir string) error {
-	owner, _, err := rootOwner(root)
+	owner, rec, err := rootOwner(root)
 	if err != nil {
 		return err
 	}
@@ -77,6 +77,11 @@ func CheckRootOwner(root *Root, stateDir string) error {
 	}
 	j := filepath.Join(owner, journalFile)
 	switch _, err := os.Lstat(j); {
+	case (errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR)) && rec != nil && !rec.InRoot && !exists(owner):
+		// A state dir outside the root that this process cannot see (another mount namespace,
+		// or removed): its journal may be there all the same.
+		return fmt.Errorf("%w: node root %s: state dir %s (outside the root) began its last transaction, and this process cannot see it: a refresh or recovery with state dir %s is refused, nothing was changed. Run refresh-agent recover --root %s --state-dir %s where that dir is visible; if it was removed, remove %s by hand",
+			ErrRootOwned, root.Dir, owner, stateDir, root.Dir, owner, filepath.Join(root.Dir, DefaultStateDir, OwnerFile))
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENOTDIR):
 		return nil // settled (or never begun): the root is anyone's
 	case err != nil:
@@ -136,6 +141,11 @@ func claimRoot(root *Root, stateDir string) error {
 		return fmt.Errorf("node root %s: owner record: %w", root.Dir, err)
 	}
 	return nil
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // sameDir reports whether a and b name one directory: the same path, or the same inode.
