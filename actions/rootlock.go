@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -59,7 +61,7 @@ func LockRoot(ctx context.Context, root *Root, stateDir string, wait time.Durati
 			return nil, fmt.Errorf("node root %s: lock: %w", root.Dir, err)
 		}
 		if !time.Now().Before(deadline) {
-			h := rootHolder(d)
+			h := rootHolder(d, stateDir)
 			d.Close()
 			return nil, &LockedError{Path: root.Dir + " (the node root, locked by every refresh-agent process on it whatever its --state-dir)", Holder: h, Waited: time.Since(start)}
 		}
@@ -76,7 +78,7 @@ func LockRoot(ctx context.Context, root *Root, stateDir string, wait time.Durati
 			_ = sleepCtx(ctx, next)
 		}
 		if ctx.Err() != nil {
-			h := rootHolder(d)
+			h := rootHolder(d, stateDir)
 			d.Close()
 			return nil, fmt.Errorf("node root %s: held by %s: %w", root.Dir, h, ctx.Err())
 		}
@@ -116,11 +118,22 @@ func sleepCtx(ctx context.Context, until time.Time) error {
 	}
 }
 
-// rootHolder names the holder of the root's lock by the pid /proc/locks gives for its inode, and
-// its command line (which names its --state-dir).
-func rootHolder(d *os.File) string {
-	if h, ok := flockHolder(d); ok {
-		return h
+// rootHolder names the holder of the root's lock by the pid /proc/locks gives for its inode: the
+// line it wrote in stateDir's lock file when it holds that one too (a process with this state dir),
+// else its command line (which names its --state-dir), on this host (a flock is this kernel's).
+func rootHolder(d *os.File, stateDir string) string {
+	h, ok := flockHolder(d)
+	if !ok {
+		return "another process (not found in /proc/locks: in another pid namespace, or gone meanwhile)"
 	}
-	return "another process (not found in /proc/locks: in another pid namespace, or gone meanwhile)"
+	pid, _, _ := strings.Cut(strings.TrimPrefix(h, "pid "), " ")
+	if f, err := openLockFile(filepath.Join(stateDir, LockFile), false); err == nil {
+		line := readHolder(f)
+		f.Close()
+		if strings.HasPrefix(line, "pid "+pid+" on ") {
+			return line
+		}
+	}
+	host, _ := os.Hostname()
+	return "pid " + pid + " on " + host + " " + strings.TrimPrefix(h, "pid "+pid+" ")
 }

@@ -51,7 +51,7 @@ func TestLockRootIsPerRoot(t *testing.T) {
 				return
 			}
 			require.ErrorIs(t, err, ErrLocked)
-			assert.Contains(t, err.Error(), fmt.Sprintf("held by pid %d (", os.Getpid()), "the holder is named, by /proc/locks")
+			assert.Contains(t, err.Error(), fmt.Sprintf("held by pid %d on ", os.Getpid()), "the holder is named, by /proc/locks")
 			assert.Contains(t, err.Error(), "whatever its --state-dir")
 			require.NoError(t, a.Unlock())
 			b, err = LockRoot(context.Background(), openTestRoot(t, tc.secondRoot), "b", 0, tc.second)

@@ -125,8 +125,9 @@ func TestTwoStateDirsWaitForEachOther(t *testing.T) {
 			for _, dry := range []bool{false, true} {
 				_, err := apply.Run(context.Background(), b, requestB(t, v1().JSON(), dry))
 				require.ErrorIs(t, err, actions.ErrLocked, "dry run %v", dry)
-				assert.Contains(t, err.Error(), fmt.Sprintf("held by pid %d (", a.Process.Pid))
+				assert.Contains(t, err.Error(), fmt.Sprintf("held by pid %d on ", a.Process.Pid))
 				assert.Contains(t, err.Error(), "whatever its --state-dir")
+				assert.Contains(t, err.Error(), "TestTwoStateDirsHelper", "its command line")
 			}
 			_, err = apply.Recover(context.Background(), b)
 			require.ErrorIs(t, err, actions.ErrLocked)
