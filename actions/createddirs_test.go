@@ -72,8 +72,11 @@ func TestRecoveryRemovesTheDirectoriesItMade(t *testing.T) {
 	_, err = actions.Prepare(r, state, []actions.Op{{Path: "/etc/kubernetes/manifests/x.yaml", Data: []byte("x"), Mode: 0o644}}, actions.Meta{Hash: "h"})
 	require.NoError(t, err)
 	m := filepath.Join(dir, "etc/kubernetes/manifests")
+	// The new directory is made before the old one goes, so that it cannot get the old one's inode
+	// number back (a filesystem reuses a freed one at once).
+	require.NoError(t, os.Mkdir(m+"-new", 0o755))
 	require.NoError(t, os.RemoveAll(m))
-	require.NoError(t, os.Mkdir(m, 0o755))
+	require.NoError(t, os.Rename(m+"-new", m))
 	settle(t, r, state)
 	fi, err := os.Stat(m)
 	require.NoError(t, err, "someone else's directory stays")
