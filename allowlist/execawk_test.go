@@ -108,10 +108,12 @@ func TestRound9AwkSourcesAreJudged(t *testing.T) {
 // directory the line may be in.
 func TestRound9FalseRefusalsAsDocumented(t *testing.T) {
 	acceptedChanged(t,
-		`ExecStart=/usr/bin/touch -r /etc/shadow /run/myapp/stamp`,
+		// (/etc/passwd: a changed line names no secret of the node since round 12, not even
+		// for its times; TestChangedLinesNameNoSecretOfTheNode)
+		`ExecStart=/usr/bin/touch -r /etc/passwd /run/myapp/stamp`,
 		`ExecStartPre=/usr/bin/touch --reference=/etc/kubernetes/kubelet.conf /run/myapp/stamp`,
-		`ExecStartPre=/usr/bin/touch -cr /etc/shadow /run/myapp/stamp`,
-		`ExecStartPost=/usr/bin/truncate -r /etc/shadow /run/myapp/x`,
+		`ExecStartPre=/usr/bin/touch -cr /etc/passwd /run/myapp/stamp`,
+		`ExecStartPost=/usr/bin/truncate -r /etc/passwd /run/myapp/x`,
 		`ExecStop=/usr/bin/rsync -a --no-perms -L /etc/myapp/ /var/lib/myapp/`,
 	)
 	for _, c := range []struct{ line, why string }{

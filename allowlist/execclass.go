@@ -102,6 +102,9 @@ type judge struct {
 	// envFiles: the unit reads EnvironmentFile= files, whose variables the judge does not read
 	// (tar's $TAPE, tapeArchive).
 	envFiles bool
+	// secrets: the pass of a changed line that judges the node's secrets it names (execsecrets.go),
+	// after a pass of every other rule, whose reasons say more.
+	secrets bool
 }
 
 // charge takes n from the budget and says whether it is spent.
@@ -339,6 +342,9 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 		if why := copiedLinks(prog, argv[1:]); why != "" {
 			return line + ": " + why // execlinks.go
 		}
+	}
+	if why := j.secretWhy(prog, argv); why != "" {
+		return why // execsecrets.go (after the other rules, whose reasons say more)
 	}
 	judged := 0 // the suffix of argv judged as the wrapper's command, which wrapped need not judge again
 	if sure && modeledWrapper(argv[0]) {

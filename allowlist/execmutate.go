@@ -36,6 +36,7 @@ type unitPlaces struct {
 	managed []string        // Execution.Managed: the node policy's rule paths
 	reads   []NodeRead      // Execution.NodeReads and the unit's own environment and programs
 	collect *[]string       // OwnWrites: record instead of judging
+	secrets map[string]bool // Execution.OwnSecrets
 }
 
 // placesOf are the unit's own places.
@@ -60,6 +61,10 @@ func placesOf(p UnitProps) *unitPlaces {
 	}
 	for _, w := range p.OwnWrites {
 		m.writes[w] = true
+	}
+	m.secrets = map[string]bool{}
+	for _, w := range p.OwnSecrets {
+		m.secrets[w] = true
 	}
 	m.never, m.managed = p.NeverOwn, p.Managed
 	self := func(u string) bool { return canonUnit(u) == canonUnit(p.ID) || slices.Contains(p.Names, u) }

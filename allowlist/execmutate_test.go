@@ -156,7 +156,9 @@ func TestChangedLinesChangeFilesOnlyInTheUnitsOwnPlaces(t *testing.T) {
 		{`ExecStart=/usr/bin/find /run/myapp -name '*.sock' -delete`},
 		{`ExecStart=/usr/bin/find /var/lib/myapp -name '*.tmp' -exec /usr/bin/rm -f {} +`},
 		{`ExecStart=/usr/bin/find /etc/myapp -name '*.conf' -exec /usr/bin/cp {} /tmp/ ;`},
-		{`ExecStart=/usr/bin/find /etc -name '*.conf' -exec /usr/bin/grep -l x {} +`},
+		// (below /etc/myapp: find /etc would hand grep -l the node's secrets, an oracle on their
+		// contents: refused since round 12, TestChangedLinesNameNoSecretOfTheNode)
+		{`ExecStart=/usr/bin/find /etc/myapp -name '*.conf' -exec /usr/bin/grep -l x {} +`},
 		{`ExecStart=/usr/bin/sed -n p /etc/hosts`},
 		{`ExecStart=/bin/sh -c 'rm -f /var/lib/myapp/*.old && touch /var/lib/myapp/ready'`},
 		{`ExecStart=/bin/sh -c 'echo $$ > /run/myapp.pid; cat /etc/hosts > /dev/null 2>&1'`},

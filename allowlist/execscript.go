@@ -50,11 +50,15 @@ func (j judge) script(s string, depth int, strict bool) string {
 	if written == nil {
 		written = map[string]bool{}
 	}
+	loopVars := forLoopVars(s) // execsecrets.go
 	for _, c := range cmds {
 		for _, in := range c.inputs {
 			x, _ := j.expand(in)
 			if why := j.reach(x, false); why != "" {
 				return why
+			}
+			if why := j.secretInputWhy(in, loopVars); why != "" {
+				return why // a redirection's input, as an operand (execsecrets.go)
 			}
 		}
 		for _, t := range c.targets {
@@ -150,6 +154,9 @@ func (j judge) script(s string, depth int, strict bool) string {
 		if c.strict && j.strict {
 			if why := j.splitWhy(cmd, c.splits, c.quotedVars); why != "" {
 				return why // after the command's own judges, whose reasons name more
+			}
+			if why := j.secretUnknownWhy(cmd, c.quotedVars, loopVars); why != "" {
+				return why // execsecrets.go
 			}
 		}
 		if c.strict {

@@ -206,6 +206,9 @@ func judgeEnvironment(e Execution) error {
 	}
 	for _, f := range e.EnvironmentFiles {
 		p := strings.TrimPrefix(f, "-")
+		if why := secretFileWhy(p); why != "" {
+			return fmt.Errorf("EnvironmentFile=%s: %s", f, why)
+		}
 		if !nodeContent(p, e.NeverOwn) {
 			return fmt.Errorf("EnvironmentFile=%s: %s", f, envFileWhy(p))
 		}

@@ -34,6 +34,7 @@ func sameUnit(t *testing.T, lines ...string) error {
 	p := unitOfLines(t, true, lines...)
 	p.Programs = allowlist.OwnPrograms(p.Exec)
 	p.OwnWrites = allowlist.OwnWrites(p)
+	p.OwnSecrets = allowlist.OwnSecrets(p)
 	return allowlist.JudgeUnit(p)
 }
 

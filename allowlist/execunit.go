@@ -2,6 +2,7 @@ package allowlist
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -24,6 +25,9 @@ type Execution struct {
 	// OwnWrites are the paths the node's current definition of the unit mutates (OwnWrites):
 	// besides the unit's own places, the only ones a changed line may change (execmutate.go).
 	OwnWrites []string
+	// OwnSecrets are the node's secrets the node's current definition of the unit names
+	// (OwnSecrets): a changed line's own program may name them too (execsecrets.go).
+	OwnSecrets []string
 	// NeverOwn are the agent's state dirs (Policy.StateDirs, wherever --state-dir puts them): never
 	// a unit's own place, even one named after it or under /tmp (execmutate.go).
 	NeverOwn []string
@@ -135,11 +139,24 @@ func judgeExecution(p UnitProps) error {
 		if why == "" && j.strict {
 			why = netWords(argv) // execlocal.go
 		}
+		var wd0 []string
+		var made0 map[string]bool
+		if j.strict {
+			wd0, made0 = slices.Clone(*j.wd), maps.Clone(j.made)
+		}
 		if why == "" {
 			why = j.argv(argv, 0)
 		}
 		if why == "" && j.strict {
 			why = j.pasteWhy(argv, unknown) // execpaste.go (after: a command's own refusal says more)
+		}
+		if why == "" && j.strict {
+			// The node's secrets the line names (execsecrets.go): a second pass from the same
+			// state, after every other rule, whose reasons say more.
+			js := j
+			wd, budget := slices.Clone(wd0), execBudget([][]string{line})
+			js.wd, js.made, js.left, js.secrets = &wd, made0, &budget, true
+			why = js.argv(argv, 0)
 		}
 		for _, w := range j.written(argv) {
 			j.made[w] = true

@@ -100,7 +100,7 @@ func TestChangedLinesJudgeUnknownProgramsAsWrappers(t *testing.T) {
 		`ExecStart=/usr/bin/kubenswrapper /usr/bin/kubelet --config=/etc/kubernetes/kubelet.conf --node-ip=${KUBELET_NODE_IP}`,
 		`ExecStart=/usr/bin/setarch x86_64 /usr/bin/myapp`,
 		`ExecStart=/usr/bin/xargs -a /etc/myapp/list -I{} /usr/bin/echo {}`,
-		`ExecStart=/usr/bin/xargs -a /etc/myapp/list /usr/bin/cat`, // (not rm: issue 27 class 3, xargs's command only reads)
+		`ExecStart=/usr/bin/xargs -a /etc/myapp/list /usr/bin/echo`, // (not rm: issue 27 class 3; not cat: its input may name a secret, round 12)
 		`ExecStart=/usr/bin/find /var/lib/myapp -name '*.tmp' -exec /usr/bin/rm -f {} +`,
 		`ExecStart=/usr/bin/systemd-notify --ready`,
 		`ExecStart=/usr/bin/myapp --pidfile=%t/%n.pid --config %t/myapp/conf`,

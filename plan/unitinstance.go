@@ -129,6 +129,7 @@ func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
 	p.Programs = append(allowlist.OwnPrograms(own), both(allowlist.OwnPrograms(mine), allowlist.OwnPrograms(theirs))...)
 	withExec := func(x allowlist.UnitProps, exec [][]string) allowlist.UnitProps { x.Exec = exec; return x }
 	p.OwnWrites = append(allowlist.OwnWrites(withExec(p, own)), both(allowlist.OwnWrites(withExec(p, mine)), allowlist.OwnWrites(withExec(q, theirs)))...)
+	p.OwnSecrets = append(allowlist.OwnSecrets(withExec(p, own)), both(allowlist.OwnSecrets(withExec(p, mine)), allowlist.OwnSecrets(withExec(q, theirs)))...)
 	p.NeverOwn = pol.StateDirs()
 	if slices.Contains(p.ExecChanged, true) {
 		reads, err := nodeReads(pol.NodeUnitFiles())

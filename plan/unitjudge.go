@@ -222,6 +222,7 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy, v *unit
 	p.ExecChanged = execChanged(p.ExecKeys, p.Exec, changed)
 	p.Programs = unitPrograms(u.Name, old, pol)
 	p.OwnWrites = unitWrites(old)
+	p.OwnSecrets = unitSecrets(old)
 	if pol != nil {
 		p.NeverOwn = pol.StateDirs()
 		p.Managed = pol.ManagedPaths()
@@ -266,6 +267,20 @@ func unitWrites(old *types.Unit) []string {
 		return nil
 	}
 	return allowlist.OwnWrites(cur)
+}
+
+// unitSecrets are the node's secrets the node's current definition of the unit names (none for a
+// unit the payload adds): a changed line's own program may name them too (the kubelet's
+// --kubeconfig=).
+func unitSecrets(old *types.Unit) []string {
+	if old == nil || isTrue(old.Mask) {
+		return nil
+	}
+	cur, err := unitFileProps(old.Name, old.Contents, old.Dropins)
+	if err != nil {
+		return nil
+	}
+	return allowlist.OwnSecrets(cur)
 }
 
 // readsAsSystemd says which of the unit's texts the judge would read differently from systemd, or "".

@@ -1,0 +1,507 @@
+package allowlist
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The node's secrets in a changed line (adversary r12 units/01, 02). Reading is no mutation, so
+// the own-places rule (execmutate.go) let a changed line of the built-in iri-registry.service rule
+// run sh -c "cat /etc/shadow > /tmp/x" (a 0644 copy of a 0640 file), cat the kubelet's client key
+// into the journal, or grep -q ^GUESS /etc/shadow, whose outcome (applied or failed) the agent
+// reports: one bit of the file per refresh. So in a changed line, whatever the program (cat, head,
+// grep, cp, dd if=, tar, a redirection's "<", a shell's script, an echo that feeds xargs), a word
+// that names or may name a secret of the node is refused:
+//   - a path at or below a row of nodeSecrets, or a file whose name is a secret's by the class the
+//     mode ceilings already use (isPrivateKeyName: *.key, id_rsa, a private/ directory, …);
+//   - resolved as the judge resolves every other path: the unit's variables, $HOME, ~, brace
+//     words, a pattern by every name it may match (/etc/shado?, /etc/sha*, /e*c/gshadow-), an
+//     expansion the judge cannot resolve inside an absolute path read as a pattern
+//     ("/etc/sha${x}"), an option's joined value (grep -f/etc/shadow), a relative path from every
+//     directory the command may run in (cd /etc && cat shadow, tar -C /etc); ".." and
+//     /proc/PID/root are refused before (execdotdot.go, reachPath), and /sysroot and /ostree are
+//     the root again (RHCOS's deployment and its /var);
+//   - a directory above a secret given to a program that reads below it (grep -r /etc, tar /var/lib,
+//     find /etc -exec cat {} +, cp -r, rsync, cpio, an interpreter's arguments, ln -s /var/lib/kubelet);
+//   - a word whose value the judge cannot see, handed to a program that opens its operands: a
+//     quoted expansion ("$f" of read or for, "$(printf …)"), and xargs's command, whose operands
+//     come from its input.
+//
+// Only the words of the unit's own or granted program that the judge does not model (the kubelet's
+// --kubeconfig=, after kubenswrapper) name a secret: a listed one when the node's current definition
+// of the unit names it too (Execution.OwnSecrets), a name of the secret class always (the program
+// is the node's or the node policy's, its key files its business). The node's own lines are not
+// judged by this rule: they are the node's.
+
+// secretRow is one of the node's secrets: a file or a directory (path), a name prefix in a
+// directory (prefix: /etc/ssh/ssh_host_…), or a name that holds a word (contains: the
+// kubeconfigs of /etc/kubernetes).
+type secretRow struct {
+	path, prefix, contains, what string
+}
+
+// nodeSecrets are the node's secrets: the files and trees its credentials live in, as the audit's
+// denied and node-policy-only rows with credentials (denied.go) and the pull secrets the MCO writes
+// 0600 (secretModes) name them. One list: the exec judge reads it, docs/security.md states it.
+var nodeSecrets = func() []secretRow {
+	rows := []secretRow{
+		{path: "/etc", prefix: "shadow", what: "the passwords (shadow, shadow-, shadow+)"},
+		{path: "/etc", prefix: "gshadow", what: "the group passwords"},
+		{path: "/etc/security/opasswd", what: "the old passwords"},
+		{path: "/var/lib/kubelet/pki", what: "the kubelet's identity: its client and serving keys"},
+		{path: "/var/lib/kubelet/kubeconfig", what: "the kubelet's identity"},
+		{path: "/var/lib/kubelet/pods", what: "the pods' volumes: service account tokens and Secrets"},
+		{path: "/etc/kubernetes/kubeconfig", what: "the kubelet's bootstrap credentials"},
+		{path: "/etc/kubernetes", contains: "kubeconfig", what: "a kubeconfig: credentials for the API server"},
+		{path: "/etc/kubernetes/static-pod-resources", what: "the control plane's keys and secrets"},
+		{path: "/etc/kubernetes/static-pod-certs", what: "the control plane's keys"},
+		{path: "/var/lib/etcd", what: "the cluster's database: every secret the API server serves"},
+		{path: "/etc/ssh", prefix: "ssh_host_", what: "the node's SSH host keys"},
+		{path: "/root", what: "root's home (its .ssh, .kube, .docker, history)"},
+		{path: "/var/roothome", what: "root's home (RHCOS's /root)"},
+		{path: "/etc/pki/tls/private", what: "TLS private keys"},
+		{path: "/var/lib/samba/private", what: "secrets.tdb: the machine account's credentials"},
+		{path: "/var/lib/sss", what: "sssd's caches: users' credentials"},
+		{path: "/var/lib/gssproxy", what: "keytabs and credential caches"},
+		{path: "/etc/krb5.keytab", what: "the host's Kerberos keys"},
+		{path: "/etc", prefix: "credstore", what: "credentials handed to units"},
+		{path: "/var/lib/systemd/credential.secret", what: "the key of the units' encrypted credentials"},
+		{path: "/var/lib/openvswitch/pki", what: "the switch's keys"},
+		{path: "/etc/ipsec.d", what: "IPsec keys (its NSS database)"},
+		{path: "/etc", prefix: "ipsec.secrets", what: "IPsec secrets"},
+		{path: "/sysroot", what: "the node's root again (its ostree deployment's /etc and /var hold every secret above)"},
+		{path: "/ostree", what: "the node's root again (/sysroot/ostree: its deployments' /etc and /var)"},
+	}
+	for _, p := range slices.Sorted(maps.Keys(secretModes)) {
+		rows = append(rows, secretRow{path: p, what: "a pull secret: registry credentials"})
+	}
+	return rows
+}()
+
+// name is the row as a reason names it.
+func (r secretRow) name() string {
+	switch {
+	case r.prefix != "":
+		return strings.TrimSuffix(r.path, "/") + "/" + r.prefix + "*"
+	case r.contains != "":
+		return r.path + "/*" + r.contains + "*"
+	}
+	return r.path
+}
+
+// components are a clean absolute path's components ("/" has none).
+func components(p string) []string {
+	if p == "/" || p == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimPrefix(p, "/"), "/")
+}
+
+// patternMayContain says whether the component, perhaps a pattern, may match a name holding s:
+// exactly for a literal, and for a pattern whenever a "*" or enough characters could stand for it
+// (the judge errs toward a match).
+func patternMayContain(pc, s string) bool {
+	if !strings.ContainsAny(pc, "*?[") {
+		return strings.Contains(strings.ToLower(pc), s)
+	}
+	return strings.Contains(pc, "*") || len(pc) >= len(s) || patternMayStartWith(pc, s)
+}
+
+// names says whether the clean path p (its components perhaps patterns) may name the row's secret
+// or a file below it, and how the row names it.
+func (r secretRow) names(p string) bool {
+	pc, dc := components(p), components(r.path)
+	if len(pc) < len(dc) {
+		return false
+	}
+	for i, n := range dc {
+		if !componentMayBe(pc[i], n) {
+			return false
+		}
+	}
+	switch {
+	case r.prefix != "":
+		return len(pc) > len(dc) && patternMayStartWith(pc[len(dc)], r.prefix) &&
+			!(r.prefix == "ssh_host_" && len(pc) == len(dc)+1 && !strings.ContainsAny(pc[len(dc)], "*?[") && strings.HasSuffix(pc[len(dc)], ".pub"))
+	case r.contains != "":
+		return len(pc) > len(dc) && patternMayContain(pc[len(dc)], r.contains)
+	}
+	return true
+}
+
+// above says whether the clean path p (perhaps a pattern) may name a directory above the row's
+// secret: a directory a recursive reader would read it below.
+func (r secretRow) above(p string) bool {
+	pc, dc := components(p), components(r.path)
+	if r.prefix != "" || r.contains != "" {
+		dc = append(dc, "x") // the directory itself is above its files
+	}
+	if len(pc) >= len(dc) {
+		return false
+	}
+	for i, c := range pc {
+		if !componentMayBe(c, dc[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// secretNamed is the row (or the name class) a clean path may name, and whether it names a
+// directory above one (above); ok is false for none.
+func secretNamed(p string) (row secretRow, above, ok bool) {
+	for _, alias := range patternAliases(p) {
+		alias = nodePath(alias)
+		for _, r := range nodeSecrets {
+			if r.names(alias) {
+				return r, false, true
+			}
+		}
+		if !strings.ContainsAny(alias, "*?[") && isPrivateKeyName(alias) && !publicByName(alias) {
+			return secretRow{path: alias, what: privateByName}, false, true
+		}
+	}
+	for _, alias := range patternAliases(p) {
+		alias = nodePath(alias)
+		for _, r := range nodeSecrets {
+			if r.above(alias) {
+				return r, true, true
+			}
+		}
+	}
+	return secretRow{}, false, false
+}
+
+// unseen are the expansions whose value the judge may not know: read as a pattern's "*" inside a
+// path (/etc/sha${x} may be /etc/shadow).
+var unseen = regexp.MustCompile("\\$\\([^)]*\\)?|`[^`]*`?|\\$\\{[^}]*\\}?|\\$[A-Za-z_0-9@*#?!$-]")
+
+// secretDirOptions are the options whose value is a directory a program reads its relative
+// operands from (tar -C /etc -cf x shadow).
+var secretDirOptions = map[string][]string{"tar": {"-C", "--directory"}, "bsdtar": {"-C", "--directory"},
+	"cpio": {"-D", "--directory"}}
+
+// secretPaths are the absolute paths a word of prog may name as the judge resolves it: its
+// variables, $HOME and ~, brace words, unknown expansions inside a path as patterns, the values
+// after = : , and an option's joined value, a relative word from each of dirs. ok is false when
+// the word has more names than the judge lists.
+func (j judge) secretPaths(w string, dirs []string) (paths []string, ok bool) {
+	relative := len(dirs) > 0
+	if _, set := j.env["HOME"]; !set && strings.Contains(w, "HOME") {
+		w = strings.NewReplacer("${HOME}", j.homeDir(), "$HOME", j.homeDir()).Replace(w)
+	}
+	x, unknown := w, false
+	if strings.ContainsAny(w, "$`") {
+		var known bool
+		if x, known = j.expand(w); !known {
+			// An expansion the judge cannot see: inside an absolute path a pattern's "*"; a word
+			// it starts is judged by secretUnknownWhy, not read as a relative path.
+			x, unknown = unseen.ReplaceAllString(x, "*"), true
+		}
+	}
+	if x == "~" || strings.HasPrefix(x, "~/") {
+		x = j.homeDir() + strings.TrimPrefix(x, "~")
+	}
+	words := []string{x}
+	if strings.Contains(x, "{") {
+		bw, ok := braceWords(x, 64)
+		if !ok {
+			return nil, false
+		}
+		if j.charge(len(bw)) {
+			return nil, false
+		}
+		words = append(words, bw...)
+	}
+	for _, bw := range words {
+		paths = append(paths, pathsIn(bw)...)
+		if strings.HasPrefix(bw, "-") && !strings.HasPrefix(bw, "--") {
+			if k := strings.IndexByte(bw, '/'); k > 0 {
+				paths = append(paths, bw[k:]) // grep -f/etc/shadow
+			}
+		}
+		if unknown || relative == false || bw == "" || strings.HasPrefix(bw, "/") || strings.HasPrefix(bw, "-") || strings.HasPrefix(bw, "~") ||
+			strings.ContainsAny(bw, "=: \t\n$`") {
+			continue
+		}
+		for _, d := range dirs {
+			if !strings.HasPrefix(d, "/") {
+				continue // unknownDir: a relative path after it is refused (argvPaths)
+			}
+			paths = append(paths, d+"/"+bw)
+		}
+	}
+	return paths, true
+}
+
+// readsBelow says whether the program reads the files below a directory operand: the modeled
+// recursive readers (by their options), the programs that link, bind or copy it, xargs (its
+// input's names), and the interpreters, whose script (read-only OS content) may walk its arguments.
+func readsBelow(prog string, args []string) bool {
+	switch prog {
+	case "tar", "bsdtar", "cpio", "rsync", "find", "zip", "ln", "xargs":
+		return true
+	case "cp":
+		return true
+	case "rgrep":
+		return true
+	case "grep", "egrep", "fgrep", "zgrep":
+		return anyShort(args, 'r', "efmABCdD") || anyShort(args, 'R', "efmABCdD") ||
+			longGiven(args, "--recursive", "--dereference-recursive") || slices.Contains(longValues(args, "--directories"), "recurse") ||
+			slices.Contains(args, "-drecurse") || slices.Contains(args, "recurse")
+	case "diff":
+		return anyShort(args, 'r', "") || longGiven(args, "--recursive")
+	case "mount":
+		return anyShort(args, 'B', "otL") || anyShort(args, 'R', "otL") || anyShort(args, 'M', "otL") ||
+			longGiven(args, "--bind", "--rbind", "--move")
+	}
+	// A shell's script is judged command by command (its operands are its positional
+	// parameters, which secretUnknownWhy judges where the script opens them).
+	return interpreterName(prog) != ""
+}
+
+// secretWhy says why, in a changed line, the command names a secret of the node, or "".
+func (j judge) secretWhy(prog string, argv []string) string {
+	if !j.strict || !j.secrets || len(argv) == 0 || j.mut != nil && j.mut.collect != nil || prog == "cd" || prog == "pushd" || prog == "popd" {
+		// The node's own lines (and OwnWrites reading them) are the node's; a cd's directory is
+		// where the words after it are resolved from.
+		return ""
+	}
+	own := j.opaqueFrom(argv)
+	dirs := []string{"/"}
+	if j.wd != nil && len(*j.wd) > 0 {
+		dirs = *j.wd
+	}
+	// tar -C DIR, cpio -D DIR: the operands after it are read from DIR (one the judge cannot
+	// resolve is unknownDir, whose relative operands argvPaths refuses).
+	dirAt := make([][]string, len(argv))
+	for i := range argv {
+		dirAt[i] = dirs
+		if i == 0 {
+			continue
+		}
+		a, v := argv[i], ""
+		for _, o := range secretDirOptions[prog] {
+			if x, joined := strings.CutPrefix(a, o+"="); joined && strings.HasPrefix(o, "--") {
+				v = x
+			} else if x, joined := strings.CutPrefix(a, o); joined && x != "" && !strings.HasPrefix(o, "--") {
+				v = x
+			} else if argv[i-1] == o {
+				v = a
+			}
+		}
+		if v != "" {
+			if x, ok := j.expand(v); ok && strings.HasPrefix(x, "/") && !hasDotDot(x) {
+				dirs = []string{cleanPath(x)}
+			} else {
+				dirs = []string{unknownDir}
+			}
+		}
+	}
+	below := readsBelow(prog, argv[1:])
+	dirValue := map[int]bool{} // tar -C DIR: its relative operands are read from DIR, judged so
+	for i, a := range argv {
+		if i > 0 && slices.Contains(secretDirOptions[prog], argv[i-1]) {
+			dirValue[i] = true
+		}
+		for _, o := range secretDirOptions[prog] {
+			if strings.HasPrefix(a, o) && a != o {
+				dirValue[i] = true
+			}
+		}
+	}
+	for k, w := range argv {
+		d := dirAt[k]
+		if k == 0 {
+			d = nil // the program: found on $PATH, not in the working directory
+		}
+		paths, ok := j.secretPaths(w, d)
+		if !ok {
+			return short(strings.Join(argv, " ")) + ": " + short(w) + " has more names than the judge lists: it may name a secret of the node (cannot be judged in a changed line)"
+		}
+		for _, p := range paths {
+			if hasDotDot(p) {
+				continue // refused where it stands (argvPaths, reachPath)
+			}
+			c := cleanPath(p)
+			r, above, found := secretNamed(c)
+			if !found || above && (!below || k == 0 || dirValue[k]) {
+				continue
+			}
+			if k >= own && (above || r.what == privateByName || j.ownSecret(c)) {
+				continue // the unit's own program's word (opaqueFrom)
+			}
+			return short(strings.Join(argv, " ")) + ": " + secretReason(c, r, above, prog)
+		}
+	}
+	if prog == "xargs" {
+		if start, _, why := wrapperCommand("xargs", argv[1:]); why == "" && 1+start < len(argv) {
+			if n := cmdName(argv[1+start]); !slices.Contains(splitInert, n) {
+				return short(strings.Join(argv, " ")) + ": xargs hands the words of its input to " + argv[1+start] + " as operands, which the judge cannot see: they may name a secret of the node (cannot be judged in a changed line)"
+			}
+		}
+	}
+	return ""
+}
+
+// publicByName are the world-readable files whose names the secret class reads as a secret's: the
+// account databases without their passwords, PAM's configuration, the OS's own files.
+func publicByName(c string) bool {
+	return slices.Contains([]string{"/etc/passwd", "/etc/passwd-", "/etc/group", "/etc/group-"}, c) ||
+		under(c, "/etc/pam.d") || readOnlyOS(c)
+}
+
+const privateByName = "a private key or credential by its name"
+
+// secretReason is the refusal of a word that names (or may name, or names a directory above) a
+// secret of the node.
+func secretReason(c string, r secretRow, above bool, prog string) string {
+	what := r.what
+	if above {
+		return "names " + c + ", a directory above " + r.name() + " (" + what + "), a secret of the node, for " + prog +
+			", which reads below it: a changed line may not name a secret of the node, whatever the program (its contents would reach a file, the journal or the refresh's outcome)"
+	}
+	name := r.name()
+	if strings.ContainsAny(c, "*?[") {
+		name = c + ", which may match " + name
+	} else if c != name {
+		name = c + " (" + name + ")"
+	}
+	return "names " + name + ", a secret of the node (" + what + "): a changed line may not name a secret of the node, whatever the program (its contents would reach a file, the journal or the refresh's outcome)"
+}
+
+// ownSecret says whether the node's current definition of the unit names the secret too.
+func (j judge) ownSecret(c string) bool {
+	return j.mut != nil && j.mut.secrets[c]
+}
+
+// secretBlind are the modeled programs that open no operand's contents: they change a file's
+// name, mode, owner, label or times (confined to the unit's own places, execmutate.go), write
+// their input to it, or read its metadata only.
+var secretBlind = []string{"rm", "rmdir", "mkdir", "touch", "truncate", "chmod", "chown", "chgrp", "chcon", "restorecon",
+	"setfacl", "shred", "tee", "sponge", "ls", "stat", "du", "df", "readlink", "realpath", "basename", "dirname", "which",
+	"sync", "hostname", "date", "id", "whoami", "uname", "nproc", "pidof", "printenv", "usleep", "systemd-notify"}
+
+// secretUnknownWhy says why, in a changed line, a command's quoted word whose value the judge
+// cannot see ("$f" of a read or for loop, "$(printf …)", "$1") may name a secret of the node for a
+// program that opens its operands, or "".
+func (j judge) secretUnknownWhy(cmd, quotedVars, loopVars []string) string {
+	if len(cmd) == 0 || !j.secrets || j.mut != nil && j.mut.collect != nil || slices.Contains(secretBlind, cmdName(cmd[0])) || slices.Contains(splitInert, cmdName(cmd[0])) || slices.Contains(shellWords, cmdName(cmd[0])) ||
+		cmdName(cmd[0]) == "kill" || cmdName(cmd[0]) == "logger" && !slices.ContainsFunc(cmd, func(a string) bool { return strings.HasPrefix(a, "-f") || a == "--file" }) ||
+		j.ownProgram(cmd[0]) && !modeledProgram(cmd[0]) {
+		return ""
+	}
+	for _, w := range cmd[1:] {
+		if !slices.Contains(quotedVars, w) {
+			continue
+		}
+		if _, set := j.env["HOME"]; !set {
+			w = strings.NewReplacer("${HOME}", j.homeDir(), "$HOME", j.homeDir()).Replace(w)
+		}
+		if j.seen(w, loopVars) {
+			continue
+		}
+		return strings.Join(cmd, " ") + ": " + short(w) + " holds a shell expansion the judge cannot see, which " + cmdName(cmd[0]) +
+			" opens as a file: it may name a secret of the node (cannot be judged in a changed line)"
+	}
+	return ""
+}
+
+// seen says whether the judge sees what the word names: its expansions known, the manager's
+// one-word values (a PID, a user name; $HOME is root's home), or a for loop's variable over words
+// the rule judged (loopVars).
+func (j judge) seen(w string, loopVars []string) bool {
+	if _, set := j.env["HOME"]; !set {
+		w = strings.NewReplacer("${HOME}", j.homeDir(), "$HOME", j.homeDir()).Replace(w)
+	}
+	x, ok := j.expand(w)
+	if ok {
+		return true
+	}
+	x = varRef.ReplaceAllStringFunc(x, func(m string) string {
+		if n := varRef.FindStringSubmatch(m)[1]; slices.Contains(oneWordVars, n) && n != "HOME" || slices.Contains(loopVars, n) {
+			return "v"
+		}
+		return m
+	})
+	return !strings.ContainsAny(x, "$`")
+}
+
+var forLoop = regexp.MustCompile(`(?:^|[;&|(){}\s])for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s`)
+
+// forLoopVars are the script's for loops' variables whose values are only the loop's words (which
+// the secret rule judged as words of the for command): not one the script may set any other way
+// (an assignment, read, mapfile, getopts, printf -v, declare and the like naming it), and none
+// in a script that evals or sources.
+func forLoopVars(s string) []string {
+	if !strings.Contains(s, "for") || regexp.MustCompile(`\b(eval|source)\b|(^|[;&|(){}\s])\.\s`).MatchString(s) {
+		return nil
+	}
+	var out []string
+	for _, m := range forLoop.FindAllStringSubmatch(s, -1) {
+		v := regexp.QuoteMeta(m[1])
+		rebind := regexp.MustCompile(`(^|[^A-Za-z0-9_])` + v + `(\[[^]]*\])?\+?=|\b(read|mapfile|readarray|getopts|printf|declare|typeset|local|export|readonly|let|unset|select|for)\b[^;&|\n]*[^A-Za-z0-9_$]` + v + `([^A-Za-z0-9_]|$)`)
+		// The loop's own "for v in" is the one binding allowed: count the bindings.
+		if len(rebind.FindAllStringIndex(s, -1)) <= len(regexp.MustCompile(`for\s+`+v+`\s+in\s`).FindAllStringIndex(s, -1)) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// secretInputWhy says why, in a changed line, a redirection's input may be a secret of the node:
+// it names one, or holds an expansion the judge cannot see.
+func (j judge) secretInputWhy(in string, loopVars []string) string {
+	if !j.strict || !j.secrets || j.mut != nil && j.mut.collect != nil {
+		return ""
+	}
+	if why := j.secretWhy("<", []string{"<", in}); why != "" {
+		return why
+	}
+	if strings.ContainsAny(in, "$`") && !j.seen(in, loopVars) {
+		return "< " + short(in) + ": a redirection's input holding a shell expansion the judge cannot see: it may name a secret of the node (cannot be judged in a changed line)"
+	}
+	return ""
+}
+
+// OwnSecrets are the node's secrets the unit's commands name (its Exec lines as the node's
+// current definition has them), each clean: a changed line's own program may name them too (the
+// kubelet's --kubeconfig=/var/lib/kubelet/kubeconfig).
+func OwnSecrets(p UnitProps) []string {
+	env := unitEnv(p.Execution)
+	j := judge{env: env}
+	var out []string
+	for _, line := range p.Exec {
+		argv, _ := systemdArgv(line, env)
+		for _, w := range argv {
+			paths, _ := j.secretPaths(w, nil)
+			for _, q := range paths {
+				if hasDotDot(q) || strings.ContainsAny(q, "*?[") {
+					continue
+				}
+				c := cleanPath(q)
+				if _, above, ok := secretNamed(c); ok && !above && !slices.Contains(out, c) {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// secretFileWhy says why a file the manager reads for the unit (EnvironmentFile=) is a secret of
+// the node, or "": its values would be the unit's variables, which its commands print.
+func secretFileWhy(p string) string {
+	c := cleanPath(p)
+	if hasDotDot(p) {
+		return ""
+	}
+	for _, r := range nodeSecrets {
+		if r.names(nodePath(c)) {
+			return "names " + c + ", a secret of the node (" + r.what + "): its values would become the unit's variables"
+		}
+	}
+	return ""
+}
