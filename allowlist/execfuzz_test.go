@@ -73,6 +73,11 @@ func FuzzExecJudge(f *testing.F) {
 		"/usr/local/bin/kubenswrapper /usr/bin/kubelet", "/usr/bin/sh -c 'cp /etc/x /usr/local/bin/ok; /usr/local/bin/ok'",
 		"/usr/bin/rm -rf /run/myapp/x", "/usr/bin/chmod 0700 /var/lib/myapp", "/bin/sh -c echo>/run/myapp/x", "/usr/bin/rm -f /etc/x",
 		"/usr/bin/env /tmp/x", "/usr/lib/../local/bin/x", "/usr/bin/podman run quay.io/x", "myapp", "/bin/sh -c '/usr/bin/true'",
+		// round 12: the node's secrets (execsecrets.go)
+		`/bin/sh -c "cat /etc/shadow > /tmp/iri-shadow-copy"`, "/bin/grep -q ^GUESS /etc/shadow", "/bin/cat /etc/sha*",
+		`/bin/sh -c 'cd /etc && cat shadow'`, `/bin/sh -c 'cat "$(printf /etc/sha%sow d)"'`, "/usr/bin/tar -C /etc -cf /tmp/x shadow",
+		`/bin/sh -c 'printf /etc/shadow | xargs cat'`, "/usr/bin/grep -r x /etc", "/bin/cat //etc/./gshadow-",
+		`/bin/sh -c 'for f in /etc/myapp/*.conf; do cat "$f"; done'`,
 	} {
 		f.Add(s)
 	}

@@ -213,7 +213,7 @@ func (j judge) secretPaths(w string, dirs []string) (paths []string, ok bool) {
 		if j.charge(len(bw)) {
 			return nil, false
 		}
-		words = append(words, bw...)
+		words = bw // the brace's words (with the word itself when it expands to none)
 	}
 	for _, bw := range words {
 		paths = append(paths, pathsIn(bw)...)
