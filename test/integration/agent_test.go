@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -338,13 +339,18 @@ func TestAgentDefersDuringInPlaceUpgrade(t *testing.T) {
 	e.start(t)
 	e.waitState(t, "v1", api.StateDone, 30*time.Second)
 	setMCD := func(desired, current, state string) {
-		n, err := e.admin.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
-		require.NoError(t, err)
-		n.Annotations["machineconfiguration.openshift.io/desiredConfig"] = desired
-		n.Annotations["machineconfiguration.openshift.io/currentConfig"] = current
-		n.Annotations["machineconfiguration.openshift.io/state"] = state
-		_, err = e.admin.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{})
-		require.NoError(t, err)
+		// The agent annotates the same Node: a conflict is read again, as the MCD's update would be.
+		require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			n, err := e.admin.CoreV1().Nodes().Get(context.Background(), e.node, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			n.Annotations["machineconfiguration.openshift.io/desiredConfig"] = desired
+			n.Annotations["machineconfiguration.openshift.io/currentConfig"] = current
+			n.Annotations["machineconfiguration.openshift.io/state"] = state
+			_, err = e.admin.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{})
+			return err
+		}))
 	}
 	setMCD("rendered-worker-2", "rendered-worker-1", "Working")
 	e.publish(t, base().File(registries, []byte("# v2 mirrors"), 0o644), "v2")

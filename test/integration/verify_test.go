@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
@@ -113,11 +114,18 @@ func TestVerifiedRefreshDoesNotBlameWhatWasBrokenBefore(t *testing.T) {
 
 func setReady(t *testing.T, e *agentEnv, status corev1.ConditionStatus, reason string) {
 	ctx := context.Background()
-	n, err := e.admin.CoreV1().Nodes().Get(ctx, e.node, metav1.GetOptions{})
-	require.NoError(t, err)
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: reason, Message: "set by the test",
-		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
-	_, err = e.admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+	// The agent annotates the same Node meanwhile (its state as the refresh goes): a conflict is
+	// read again, as a kubelet's status update would be.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := e.admin.CoreV1().Nodes().Get(ctx, e.node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: reason, Message: "set by the test",
+			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		_, err = e.admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
 	require.NoError(t, err)
 }
 
