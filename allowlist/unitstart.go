@@ -22,19 +22,37 @@ import (
 // refused (too large to judge), never judged in part.
 const MaxStartSet = 256
 
-// bootReached are the targets a running node has reached at boot and keeps reached: a start of one
-// is done at once and pulls in nothing (systemd drops the redundant job with what it would pull
-// in), so the set stops there. They are the boot's own targets and systemd.special(7)'s
-// synchronization points every boot passes, and the MCO's kubelet-dependencies.target.
-var bootReached = append(slices.Clone(bootTargets), "local-fs.target", "local-fs-pre.target", "remote-fs.target",
+// bootReached are the targets a running node has normally reached at boot: the boot's own targets
+// (but graphical.target, which a node whose default.target is multi-user.target, every RHCOS node,
+// never reaches), systemd.special(7)'s synchronization points and the MCO's
+// kubelet-dependencies.target. The name says nothing of the state: a start of one that is not
+// active pulls in what it wants like any other unit (round 13, units 01: graphical.target, inactive,
+// pulled in graphical.target.wants/vendor-boom.service, SuccessAction=exit-force). JudgeStartSet
+// follows them; a reader that knows no state (the plan) presumes them running only to judge what
+// they reach by what it does (presumedRunning).
+var bootReached = []string{"sysinit.target", "basic.target", "multi-user.target", "local-fs.target", "local-fs-pre.target", "remote-fs.target",
 	"remote-fs-pre.target", "swap.target", "cryptsetup.target", "cryptsetup-pre.target", "remote-cryptsetup.target",
 	"veritysetup.target", "remote-veritysetup.target", "integritysetup.target", "paths.target", "sockets.target",
 	"timers.target", "slices.target", "network.target", "network-pre.target", "network-online.target",
 	"nss-lookup.target", "nss-user-lookup.target", "time-set.target", "time-sync.target", "getty.target",
-	"getty-pre.target", "kubelet-dependencies.target", "-.slice", "system.slice", "-.mount")
+	"getty-pre.target", "kubelet-dependencies.target", "system.slice"}
 
-// BootReached says whether the unit is a target every running node has reached (bootReached).
-func BootReached(name string) bool { return slices.Contains(bootReached, identityOf(canonUnit(name))) }
+// impliedActive are the units a reader that knows no state (the plan) may take as active, from
+// what the manager is, not from their names' place in a list: the perpetual root slice and mount
+// (the manager never stops them), and sysinit.target, which every service of the system manager
+// Requires= (DefaultDependencies=yes: the acted-on unit's own start pulls it in, as every start of
+// kubelet, crio or the agent's own peer does), and local-fs.target, which sysinit.target wants and
+// whose failure isolates emergency.target (OnFailure=, replace-irreversibly): a node that runs its
+// services reached both. The reader that knows the state (the manager, over D-Bus: the dry run and
+// the real run) follows them when they are not active, as any other unit.
+var impliedActive = []string{"-.slice", "-.mount", "sysinit.target", "local-fs.target"}
+
+// presumedRunning says whether a reader that knows no unit's state presumes the (canonical) unit
+// running: a target a running node has normally reached (bootReached) or one of the essentials
+// (alwaysActive). The walk follows it all the same; what it reaches is judged by what it does.
+func presumedRunning(c string) bool {
+	return slices.Contains(bootReached, identityOf(c)) || alwaysActive(c)
+}
 
 // alwaysActive says whether the (canonical) unit is one a running node always runs: the manager's
 // essentials (dbus, journald, udevd, logind …) and the node's (crio, kubelet, NetworkManager,
@@ -53,6 +71,10 @@ type StartedUnit struct {
 	// Active says the unit is active now (over D-Bus): a start of it pulls in nothing, and it runs
 	// nothing, so only a follower (restarted, stopped) is judged and followed further.
 	Active bool
+	// StateKnown says the reader knows the unit's state (the manager reported its ActiveState):
+	// then Active alone ends the walk. A reader that does not (the plan, from the unit files)
+	// follows every unit but the impliedActive ones.
+	StateKnown bool
 	// Masked says the unit is masked: a job on it fails, it runs nothing.
 	Masked bool
 }
@@ -68,40 +90,55 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 		// own says the unit is one the acted-on unit's start pulls in itself (its own Wants=,
 		// Requires=, …): judged by name where it is written (reachedAs), not here.
 		own bool
+		// presumed says the unit is reached only through a unit the reader presumes running
+		// without knowing its state (presumedRunning): judged by what it declares the manager
+		// does (startedNotExec), its identity (a provisioning unit) and its commands left to the
+		// reader that knows the state, which follows the presumed unit only when it is not active.
+		presumed bool
 	}
-	seen := map[string]bool{canonUnit(p.ID): true}
+	// seen: 1 judged as presumed only, 2 judged in full (a unit reached both ways is judged in full).
+	seen := map[string]int{canonUnit(p.ID): 2}
 	for _, n := range p.Names {
-		seen[canonUnit(n)] = true
+		seen[canonUnit(n)] = 2
 	}
 	var queue []item
-	push := func(from UnitProps, via string, follower, own bool) {
+	push := func(from UnitProps, via string, follower, own, presumed bool) {
 		for _, e := range startEdges(from) {
-			queue = append(queue, item{e.unit, via + " " + e.key + "=" + e.unit, false, own})
+			queue = append(queue, item{e.unit, via + " " + e.key + "=" + e.unit, false, own, presumed})
 		}
 		if follower {
 			for _, e := range followerEdges(from) {
-				queue = append(queue, item{e.unit, via + " " + e.key + " " + e.unit, true, false})
+				queue = append(queue, item{e.unit, via + " " + e.key + " " + e.unit, true, false, presumed})
 			}
 		}
 	}
-	push(p, p.ID+":", true, true)
+	push(p, p.ID+":", true, true, false)
 	judged := 0
 	for len(queue) > 0 {
 		it := queue[0]
 		queue = queue[1:]
 		c := canonUnit(it.name)
-		if seen[c] || BootReached(c) {
+		level := 2
+		if it.presumed {
+			level = 1
+		}
+		if seen[c] >= level {
 			continue
 		}
-		seen[c] = true
-		if judged++; judged > MaxStartSet {
-			return fmt.Errorf("a job on it reaches more than %d units (%s): too many to judge", MaxStartSet, it.via), nil
+		if seen[c] == 0 {
+			if judged++; judged > MaxStartSet {
+				return fmt.Errorf("a job on it reaches more than %d units (%s): too many to judge, refused rather than judged in part", MaxStartSet, it.via), nil
+			}
 		}
+		seen[c] = level
 		u, err := load(it.name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", it.via, err)
 		}
-		if !it.own {
+		if !it.follows && !u.StateKnown && slices.Contains(impliedActive, identityOf(c)) {
+			continue // active on a node that runs its services (impliedActive); the manager says
+		}
+		if !it.own && !it.presumed {
 			if err := reachedIdentity(it.name, u); err != nil {
 				return fmt.Errorf("%s: %v (reached through the node's units: a job the refresh runs would start it)", it.via, err), nil
 			}
@@ -112,24 +149,47 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 			}
 			continue
 		}
-		if err := reachedAs(it.name, u.Props); err != nil {
-			return fmt.Errorf("%s: %v", it.via, err), nil
+		if !it.presumed {
+			if err := reachedAs(it.name, u.Props); err != nil {
+				return fmt.Errorf("%s: %v", it.via, err), nil
+			}
 		}
-		if !it.follows && (u.Active || alwaysActive(c)) {
-			// Started already: its start runs and pulls in nothing (a running node's essentials
-			// are, whether or not the reader knows their state).
+		if !it.follows && u.StateKnown && u.Active {
+			// Started already: its start runs and pulls in nothing (systemd drops the redundant
+			// job with what only it pulled in). Only the manager's word ends the walk here.
 			continue
 		}
 		for _, n := range u.Props.Names {
-			seen[canonUnit(n)] = true
+			if seen[canonUnit(n)] < level {
+				seen[canonUnit(n)] = level
+			}
 		}
-		if err := JudgeStarted(u.Props); err != nil {
+		judge := JudgeStarted
+		if alwaysActive(c) || slices.ContainsFunc(u.Props.Names, func(n string) bool { return alwaysActive(canonUnit(n)) }) {
+			// One of the essentials (crio, ovsdb-server, dbus …), started because the manager
+			// reports it inactive or the reader knows no state: its own commands are the node's
+			// essential's (ovsdb-server's EnvironmentFile=-/run/openvswitch.useropts, dbus's
+			// ReloadConfig), run by every boot; its names, job-end actions, dependencies and
+			// conflicts are judged, and what it pulls in is followed.
+			judge = startedNotExec
+		}
+		if it.presumed {
+			// Behind a unit the reader presumes running (the plan: no state): run again only if
+			// that unit is not active, which the manager decides (the dry run and the real run
+			// follow it then, and judge this unit in full). What it declares the manager does
+			// (its names, job-end actions, what it pulls in by name, its conflicts) is judged
+			// here; its commands, the node's boot's own (nodeip-configuration's podman run
+			// with /etc/systemd/system mounted, its systemctl daemon-reload), are not.
+			judge = startedNotExec
+		}
+		if err := judge(u.Props); err != nil {
 			if why := err.Error(); strings.HasPrefix(why, "unit ") {
 				return fmt.Errorf("%s: %s", it.via, why), nil
 			}
 			return fmt.Errorf("%s: %s %v", it.via, u.Props.ID, err), nil
 		}
-		push(u.Props, it.via, it.follows, false)
+		presumed := it.presumed || !u.StateKnown && presumedRunning(c)
+		push(u.Props, it.via, it.follows, false, presumed)
 	}
 	return nil, nil
 }
@@ -142,8 +202,9 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 // Names), whatever its state (round 11, units 03: a payload's Wants=helper.service, a node unit
 // with Wants=crio-wipe.service, ran crio-wipe). One hop through a unit the node has is no way
 // around the rule the payload's own entries are judged by. The always-running essentials (dbus,
-// journald, crio, kubelet …: a start of them is done at once) are not judged by it; the targets a
-// running node has reached never get here (BootReached). The acted-on unit's own dependencies, as
+// journald, crio, kubelet …) are not judged by it (a start of one runs the unit itself, no set-up);
+// what they reach is (JudgeStartSet follows them unless the manager reports them active). The
+// acted-on unit's own dependencies, as
 // the node writes them, stay the node's (crio.service's Requires=crio-wipe.service: a restart of
 // crio runs it as every restart of crio does); the plan judges the entries a payload adds.
 func reachedIdentity(name string, u StartedUnit) error {
@@ -224,6 +285,19 @@ func followerEdges(p UnitProps) []edge {
 	return out
 }
 
+// AcceptInstance is the unit an Accept=yes socket runs for a connection, as the start set judges
+// it: an instance of the template named for the socket (helper.socket: helper@.service;
+// systemd.socket(5): Service= is refused with Accept=yes), with the instance "0" standing for the
+// connection's (systemd names it NR-LOCAL-REMOTE). Its template's file is what the instance runs:
+// SuccessAction=, Conflicts=, its commands, what it pulls in, judged as an instance a payload names.
+func AcceptInstance(socket string) string {
+	stem := strings.TrimSuffix(socket, path.Ext(socket))
+	if at := strings.IndexByte(stem, '@'); at >= 0 {
+		stem = stem[:at] // an instance of a socket template: the service template is the stem's
+	}
+	return stem + "@0.service"
+}
+
 // startedName judges a unit a job reaches that cannot be read: by its name.
 func startedName(n string) error {
 	if err := stopsSystem(n); err != nil {
@@ -264,11 +338,17 @@ func JudgeStarted(p UnitProps) error {
 		}
 		// Stopping a unit that stops the system (initrd-switch-root.target, which every unit of the
 		// running system conflicts with) is harmless; stopping what keeps the node running is not.
-		if alwaysActive(lu) || BootReached(lu) {
+		if alwaysActive(lu) || presumedRunning(lu) || slices.Contains(bootTargets, identityOf(lu)) {
 			return fmt.Errorf("Conflicts=%s: its start would stop %s", u, u)
 		}
 	}
 	return judgeExecution(p)
+}
+
+// startedNotExec is JudgeStarted but for the unit's commands (judgeExecution): for the essentials.
+func startedNotExec(p UnitProps) error {
+	p.Exec, p.ExecKeys, p.Execution = nil, nil, Execution{OnFailureJobMode: p.OnFailureJobMode, OnSuccessJobMode: p.OnSuccessJobMode}
+	return JudgeStarted(p)
 }
 
 // jobEndActions refuses an action the manager takes when a job of the unit ends.

@@ -102,14 +102,14 @@ func TestJudgeStartSet(t *testing.T) {
 		units fakeUnits
 	}{
 		{"an active unit's start pulls in nothing", app(func(p *allowlist.UnitProps) { p.Wants = []string{"t.target"} }), fakeUnits{
-			"t.target":       {Props: allowlist.UnitProps{ID: "t.target", Names: []string{"t.target"}, Wants: []string{"helper.service"}}, Known: true, Active: true},
+			"t.target":       {Props: allowlist.UnitProps{ID: "t.target", Names: []string{"t.target"}, Wants: []string{"helper.service"}}, Known: true, Active: true, StateKnown: true},
 			"helper.service": svc("helper.service", func(p *allowlist.UnitProps) { p.SuccessAction = "reboot" }),
 		}},
-		{"a boot-reached target is not followed", app(func(p *allowlist.UnitProps) { p.Wants = []string{"network-online.target"} }), fakeUnits{
-			"network-online.target": {Props: allowlist.UnitProps{ID: "network-online.target", Wants: []string{"helper.service"}}, Known: true},
+		{"a boot-reached target the manager reports active is not followed", app(func(p *allowlist.UnitProps) { p.Wants = []string{"network-online.target"} }), fakeUnits{
+			"network-online.target": {Props: allowlist.UnitProps{ID: "network-online.target", Wants: []string{"helper.service"}}, Known: true, Active: true, StateKnown: true},
 			"helper.service":        svc("helper.service", func(p *allowlist.UnitProps) { p.SuccessAction = "reboot" }),
 		}},
-		{"the essentials are running", app(func(p *allowlist.UnitProps) { p.Requires = []string{"dbus.socket"} }), fakeUnits{
+		{"the essentials' own commands are the node's", app(func(p *allowlist.UnitProps) { p.Requires = []string{"dbus.socket"} }), fakeUnits{
 			"dbus.socket": {Props: allowlist.UnitProps{ID: "dbus.socket", Triggers: []string{"dbus.service"}}, Known: true},
 			"dbus.service": svc("dbus.service", func(p *allowlist.UnitProps) {
 				p.Exec = [][]string{{"/usr/bin/dbus-send", "--system", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.ReloadConfig"}}
@@ -154,4 +154,111 @@ func TestLoneBracketIsTestNotAPattern(t *testing.T) {
 	assert.NoError(t, allowlist.JudgeStarted(kubelet))
 	kubelet.Exec = [][]string{{"/bin/bash", "-c", `/usr/bin/[a-z]* -f /run/x`}}
 	assert.Error(t, allowlist.JudgeStarted(kubelet))
+}
+
+// Round 13 (units/01, 03): the walk ends at a unit by its state, never by its name. A reader that
+// knows no state (the plan) follows the boot's targets and the essentials; what it reaches through
+// them is judged by what it does (JudgeStarted), its identity (a provisioning unit, which runs
+// again only if the target is not active) by the reader that knows the state. An Accept=yes
+// socket's template instance is what it triggers.
+func TestStartSetEndsByStateNotName(t *testing.T) {
+	app := func(key, dep string) allowlist.UnitProps {
+		return svc("myapp.service", func(p *allowlist.UnitProps) {
+			switch key {
+			case "Wants":
+				p.Wants = []string{dep}
+			case "Requires":
+				p.Requires = []string{dep}
+			}
+		}).Props
+	}
+	target := func(id string, wants ...string) allowlist.StartedUnit {
+		return allowlist.StartedUnit{Props: allowlist.UnitProps{ID: id, Names: []string{id}, Wants: wants}, Known: true}
+	}
+	boom := svc("vendor-boom.service", func(p *allowlist.UnitProps) { p.SuccessAction = "exit-force" })
+	names := []string{"graphical.target", "multi-user.target", "basic.target", "getty.target", "getty-pre.target",
+		"time-set.target", "time-sync.target", "nss-lookup.target", "nss-user-lookup.target", "swap.target", "cryptsetup.target",
+		"cryptsetup-pre.target", "integritysetup.target", "veritysetup.target", "remote-fs.target", "remote-fs-pre.target",
+		"remote-cryptsetup.target", "remote-veritysetup.target", "local-fs-pre.target", "network.target", "network-pre.target",
+		"network-online.target", "paths.target", "sockets.target", "slices.target", "timers.target", "kubelet-dependencies.target",
+		"sshd.service", "chronyd.service", "NetworkManager.service", "crio.service", "kubelet.service", "ovs-vswitchd.service"}
+	for _, n := range names {
+		for _, known := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/state known %v", n, known), func(t *testing.T) {
+				u := target(n, "vendor-boom.service")
+				u.StateKnown = known // inactive
+				units := fakeUnits{n: u, "vendor-boom.service": boom}
+				refusal, err := allowlist.JudgeStartSet(app("Wants", n), units.load)
+				require.NoError(t, err)
+				require.Error(t, refusal, "%s is followed: its state says so, not its name", n)
+				assert.Contains(t, refusal.Error(), "Wants="+n+" Wants=vendor-boom.service: vendor-boom.service SuccessAction=exit-force")
+				u.Active = true
+				units[n] = u
+				refusal, err = allowlist.JudgeStartSet(app("Wants", n), units.load)
+				require.NoError(t, err)
+				if known {
+					assert.NoError(t, refusal, "the manager reports %s active: its start pulls in nothing", n)
+				} else {
+					assert.Error(t, refusal, "a reader that knows no state does not take Active from a file")
+				}
+			})
+		}
+	}
+	// What a node's boot targets pull in on RHCOS (network-online.target.wants: the MCO's
+	// nmstate-configuration.service, crio's Wants=crio-wipe.service) is the node's provisioning:
+	// behind a target the plan presumes running it is judged by what it does, and plans; the
+	// manager's walk follows the target only when it is not active, and then refuses it.
+	t.Run("provisioning behind a presumed-running target", func(t *testing.T) {
+		units := fakeUnits{
+			"network-online.target":         target("network-online.target", "nmstate-configuration.service", "NetworkManager-wait-online.service"),
+			"nmstate-configuration.service": svc("nmstate-configuration.service", nil),
+			"NetworkManager-wait-online.service": svc("NetworkManager-wait-online.service", func(p *allowlist.UnitProps) {
+				p.Requires = []string{"NetworkManager.service"}
+			}),
+			"NetworkManager.service": svc("NetworkManager.service", func(p *allowlist.UnitProps) {
+				p.Wants = []string{"network.target"}
+				p.Exec = [][]string{{"/usr/sbin/NetworkManager", "--no-daemon"}, {"/usr/bin/busctl", "call", "org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager", "org.freedesktop.NetworkManager", "Reload", "u", "0"}}
+			}),
+			"crio.service":        svc("crio.service", func(p *allowlist.UnitProps) { p.Wants = []string{"network-online.target", "crio-wipe.service"} }),
+			"crio-wipe.service":   svc("crio-wipe.service", nil),
+			"sysinit.target":      target("sysinit.target", "local-fs.target", "vendor-boom.service"),
+			"vendor-boom.service": boom,
+		}
+		for _, dep := range []struct{ key, unit string }{{"Wants", "network-online.target"}, {"Requires", "crio.service"}, {"Requires", "sysinit.target"}} {
+			refusal, err := allowlist.JudgeStartSet(app(dep.key, dep.unit), units.load)
+			require.NoError(t, err)
+			assert.NoError(t, refusal, "%s=%s", dep.key, dep.unit)
+		}
+		// The manager reports network-online.target inactive: followed, its provisioning refused.
+		u := units["network-online.target"]
+		u.StateKnown = true
+		units["network-online.target"] = u
+		refusal, err := allowlist.JudgeStartSet(app("Wants", "network-online.target"), units.load)
+		require.NoError(t, err)
+		require.Error(t, refusal)
+		assert.Contains(t, refusal.Error(), "Wants=network-online.target Wants=nmstate-configuration.service: unit nmstate-configuration.service sets the node up once")
+		// sysinit.target the manager reports inactive (a user manager): followed.
+		s := units["sysinit.target"]
+		s.StateKnown = true
+		units["sysinit.target"] = s
+		refusal, err = allowlist.JudgeStartSet(app("Requires", "sysinit.target"), units.load)
+		require.NoError(t, err)
+		require.Error(t, refusal)
+		assert.Contains(t, refusal.Error(), "Requires=sysinit.target Wants=vendor-boom.service")
+	})
+	t.Run("the bound refuses, never cuts", func(t *testing.T) {
+		units := fakeUnits{"graphical.target": target("graphical.target", "u0.service")}
+		for i := range allowlist.MaxStartSet + 5 {
+			n := fmt.Sprintf("u%d.service", i)
+			units[n] = svc(n, func(p *allowlist.UnitProps) { p.Wants = []string{fmt.Sprintf("u%d.service", i+1)} })
+		}
+		refusal, err := allowlist.JudgeStartSet(app("Wants", "graphical.target"), units.load)
+		require.NoError(t, err)
+		require.Error(t, refusal)
+		assert.Contains(t, refusal.Error(), "too many to judge, refused rather than judged in part")
+	})
+	t.Run("Accept=yes", func(t *testing.T) {
+		assert.Equal(t, "helper@0.service", allowlist.AcceptInstance("helper.socket"))
+		assert.Equal(t, "helper@0.service", allowlist.AcceptInstance("helper@x.socket"))
+	})
 }

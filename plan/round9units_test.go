@@ -113,6 +113,10 @@ func TestStartSetIsJudgedByWhatItIs(t *testing.T) {
 			"/etc/systemd/system/helper.service": "[Service]\nType=oneshot\nExecStart=/usr/bin/systemctl reboot\n",
 		}, "helper.service ExecStart=/usr/bin/systemctl reboot"},
 		{"a stock unit whose end reboots, unread (no file)", "Wants=system-update-cleanup.service", nil, "system-update-cleanup.service"},
+		// Round 13 (units/01): a boot target is followed like any other unit; the plan knows no state.
+		{"network-online.target's Wants= (round 13: no target is reached by its name)", "Wants=network-online.target", map[string]string{
+			"/usr/lib/systemd/system/network-online.target": "[Unit]\nWants=reboot-helper.service\n",
+		}, "Wants=network-online.target: network-online.target Wants=reboot-helper.service"},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,7 +141,7 @@ func TestStartSetIsJudgedByWhatItIs(t *testing.T) {
 	benign := map[string]map[string]string{
 		"helper SuccessAction=none":                         {"/etc/systemd/system/helper.service": helper("SuccessAction=none")},
 		"helper conflicting with initrd-switch-root.target": {"/etc/systemd/system/helper.service": helper("Conflicts=initrd-switch-root.target")},
-		"network-online.target (reached at boot)":           {"/usr/lib/systemd/system/network-online.target": "[Unit]\nWants=reboot-helper.service\n"},
+		"network-online.target wanting the node's own":      {"/usr/lib/systemd/system/network-online.target": "[Unit]\nWants=nm-wait.service\n", "/usr/lib/systemd/system/nm-wait.service": helper("")},
 		"helper unknown to the node":                        nil,
 	}
 	for name, node := range benign {

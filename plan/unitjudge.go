@@ -47,6 +47,7 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 	for _, d := range dropins {
 		files = append(files, d.Contents)
 	}
+	accept := false // [Socket] Accept=yes: a connection runs an instance of the socket's template
 	// The words of all its Exec*= commands, counted while they are split: a unit past
 	// allowlist.MaxExecWords is refused having held no more of them (270 dropins of one long
 	// continued line each were split whole, 16 million words, before the bound refused them).
@@ -84,6 +85,8 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 					return p, err
 				}
 				p.Triggers = names
+			case path.Ext(name) == ".socket" && o.Section == "Socket" && o.Name == "Accept":
+				accept = parseBool(o.Value)
 			case o.Section == "Unit" && single[o.Name] != nil,
 				o.Section == "Service" && legacyServiceActions[o.Name]:
 				*single[o.Name] = o.Value
@@ -160,7 +163,22 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 			}
 		}
 	}
+	if accept {
+		// Round 13 (units 03): each connection runs NAME@NR-LOCAL-REMOTE.service, an instance of
+		// the socket's template (Service= is refused with Accept=yes): judged as the service the
+		// socket triggers, by its template's file.
+		p.Triggers = append(p.Triggers, allowlist.AcceptInstance(name))
+	}
 	return p, nil
+}
+
+// parseBool reads a systemd boolean as true only for its true spellings.
+func parseBool(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "yes", "true", "on", "y", "t":
+		return true
+	}
+	return false
 }
 
 // legacyServiceActions are the [Unit] actions systemd still parses in [Service] under their old
