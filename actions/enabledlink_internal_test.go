@@ -52,3 +52,49 @@ func TestEnabledLinksAreOnlyThePlannedOnes(t *testing.T) {
 		}
 	}
 }
+
+// Round 13 (units 02): systemd's "destination not present" notice of the unit's own WantedBy=
+// link to a target the node has no file of (kubelet-dependencies.target, before the MCO writes it)
+// is accepted, as systemctl enable accepts it (the plan warns); one of no link the call made, of
+// another unit, or of a target JudgeInstallLink refuses is not, and no refusal blames Also=.
+func TestDestinationNotPresentIsTheUnitsOwnLink(t *testing.T) {
+	const unit = "myapp.service"
+	const etc = "/etc/systemd/system/"
+	link := func(file, dest string) sd.EnableUnitFileChange {
+		return sd.EnableUnitFileChange{Type: "symlink", Filename: file, Destination: dest}
+	}
+	notice := func(target, dest string) sd.EnableUnitFileChange {
+		return sd.EnableUnitFileChange{Type: destinationNotPresent, Filename: target, Destination: dest}
+	}
+	own := link(etc+"kubelet-dependencies.target.wants/myapp.service", etc+"myapp.service")
+	for _, tc := range []struct {
+		name    string
+		changes []sd.EnableUnitFileChange
+		want    string // "" accepted
+	}{
+		{"WantedBy=kubelet-dependencies.target", []sd.EnableUnitFileChange{own, notice("kubelet-dependencies.target", etc+"myapp.service")}, ""},
+		{"RequiredBy=nosuch.target", []sd.EnableUnitFileChange{link(etc+"nosuch.target.requires/myapp.service", etc+"myapp.service"), notice("nosuch.target", etc+"myapp.service")}, ""},
+		{"no link of the notice's target", []sd.EnableUnitFileChange{notice("kubelet-dependencies.target", etc+"myapp.service")}, `reported "destination not present" for kubelet-dependencies.target`},
+		{"another unit's notice", []sd.EnableUnitFileChange{own, notice("kubelet-dependencies.target", etc+"other.service")}, "no notice of a link of the unit's own"},
+		{"WantedBy=reboot.target not present", []sd.EnableUnitFileChange{link(etc+"reboot.target.wants/myapp.service", etc+"myapp.service"), notice("reboot.target", etc+"myapp.service")}, "reboot.target"},
+		{"another change type", []sd.EnableUnitFileChange{{Type: "unlink", Filename: etc + "x.service"}}, `reported "unlink"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			for _, c := range tc.changes {
+				if err == nil {
+					err = enabledChange(unit, c, tc.changes)
+				}
+			}
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			if assert.Error(t, err) {
+				assert.True(t, errors.Is(err, ErrUnitRefused))
+				assert.Contains(t, err.Error(), tc.want)
+				assert.NotContains(t, err.Error(), "Also=")
+			}
+		})
+	}
+}

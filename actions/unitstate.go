@@ -25,7 +25,7 @@ func (s *Systemd) runState(ctx context.Context, a plan.UnitAction) error {
 		_, changes, err = s.conn.EnableUnitFilesContext(ctx, files, false, false)
 		for _, c := range changes {
 			if err == nil {
-				err = enabledLink(a.Unit, c)
+				err = enabledChange(a.Unit, c, changes)
 			}
 		}
 	case allowlist.ActionDisable:
@@ -42,6 +42,34 @@ func (s *Systemd) runState(ctx context.Context, a plan.UnitAction) error {
 		return fmt.Errorf("%s %s: %w", a.Action, a.Unit, err)
 	}
 	return nil
+}
+
+// destinationNotPresent is the change systemd reports (INSTALL_CHANGE_DESTINATION_NOT_PRESENT) when
+// enabling links a unit into the .wants/ (.requires/, .upholds/) of a target no unit file
+// defines: Filename the target, Destination the unit's file. systemctl enable prints it as a
+// warning and succeeds; the link is made, and pulls the unit in once the node has the target.
+const destinationNotPresent = "destination not present"
+
+// enabledChange judges one change EnableUnitFiles reports (enabledLink), but for systemd's notice
+// that a link the same call made, the unit's own into a target's directory, names a target the
+// node has no file of (round 13, units 02: WantedBy=kubelet-dependencies.target on a node without
+// it): accepted as systemctl enable accepts it; the plan warns of it.
+func enabledChange(unit string, c sd.EnableUnitFileChange, all []sd.EnableUnitFileChange) error {
+	if c.Type != destinationNotPresent {
+		return enabledLink(unit, c)
+	}
+	target := c.Filename
+	if path.Base(c.Destination) == unit && allowlist.IsUnitName(target) && !strings.Contains(target, "/") {
+		for _, l := range all {
+			dir := path.Base(path.Dir(l.Filename))
+			if l.Type == "symlink" && path.Base(l.Filename) == unit && path.Base(l.Destination) == unit &&
+				(dir == target+".wants" || dir == target+".requires" || dir == target+".upholds") {
+				return enabledLink(unit, l) // the link the notice is of, judged as every link is
+			}
+		}
+	}
+	return fmt.Errorf("%w: enabling it reported %q for %s (to %s), which is no notice of a link of the unit's own the same call made",
+		ErrUnitRefused, c.Type, c.Filename, c.Destination)
 }
 
 // enabledLink refuses a change EnableUnitFiles reports that the plan never plans (plan.judgeLinks
@@ -62,7 +90,10 @@ func enabledLink(unit string, c sd.EnableUnitFileChange) error {
 		}
 	}
 	switch {
-	case c.Type != "symlink" || path.Base(c.Destination) != unit:
+	case c.Type != "symlink":
+		return fmt.Errorf("%w: enabling it reported %q for %s (to %s): a refresh accepts only the unit's own links",
+			ErrUnitRefused, c.Type, c.Filename, c.Destination)
+	case path.Base(c.Destination) != unit:
 		return fmt.Errorf("%w: enabling it also changed %s (%s to %s): a unit its [Install] Also= names, and a refresh enables only the unit its entry names",
 			ErrUnitRefused, c.Filename, c.Type, c.Destination)
 	case path.Base(c.Filename) != unit:

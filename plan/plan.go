@@ -223,6 +223,7 @@ func Build(in Inputs) (*Plan, error) {
 	p.checkNesting()
 	p.checkActedUnits(in.Current, in.Desired, pol, p.view)
 	p.checkStops(in.Current, pol)
+	p.warnAbsentInstallTargets()
 	p.checkJournal()
 	p.boundTexts()
 	p.Eligible = len(p.Refused) == 0

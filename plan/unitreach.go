@@ -159,3 +159,43 @@ func stopReach(name string, units []types.Unit, pol *allowlist.Policy) string {
 	}
 	return ""
 }
+
+// warnAbsentInstallTargets warns, under the node's root, of an enabled unit's [Install]
+// WantedBy=/RequiredBy=/UpheldBy= target that neither the node's unit files nor the payload
+// define (round 13, units 02: WantedBy=kubelet-dependencies.target on a node that lacks it). As
+// systemctl enable does, the refresh makes the link all the same: systemd reports it "destination
+// not present" and the executor accepts that notice for the unit's own link; nothing pulls the
+// unit in until the node has the target. The dry run says so, as the real run will do it.
+func (p *Plan) warnAbsentInstallTargets() {
+	v := p.view
+	if v == nil || v.node == nil {
+		return
+	}
+	for _, s := range p.states {
+		if s.Action != allowlist.ActionEnable {
+			continue
+		}
+		u, err := v.asLoaded(s.Unit, v.des[s.Unit], false)
+		if err != nil {
+			continue // judgeLinks refuses it
+		}
+		def, err := unitDefinition(&u, true)
+		if err != nil {
+			continue
+		}
+		for _, key := range []string{"WantedBy", "RequiredBy", "UpheldBy"} {
+			for _, t := range list(s.Unit, def[optKey{"Install", key}]) {
+				if v.des[t] != nil {
+					continue
+				}
+				if _, ok, err := v.node.ReadUnit(t); ok || err != nil {
+					continue
+				}
+				suffix := map[string]string{"WantedBy": ".wants", "RequiredBy": ".requires", "UpheldBy": ".upholds"}[key]
+				p.Warnings = append(p.Warnings, fmt.Sprintf("unit %s: [Install] %s=%s: the node has no unit file of %s; enabling links %s%s/%s all the same "+
+					"(systemd reports the destination not present, as systemctl enable warns), and nothing pulls the unit in until the node has %s",
+					s.Unit, key, t, t, t, suffix, s.Unit, t))
+			}
+		}
+	}
+}
