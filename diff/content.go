@@ -110,6 +110,32 @@ func CheckFileContents(f types.File) error {
 	})
 }
 
+// ContentSize is the size of the file FileContents would write, without keeping the decompressed
+// contents (a gzip stream is counted into io.Discard): what the transaction's space check charges
+// for it. The verification hash is not checked here (FileContents checks it when the file is
+// staged, and the plan checked compressed contents already).
+func ContentSize(f types.File) (int64, error) {
+	if SourceScheme(f) != "data" {
+		data, err := FileContents(f)
+		return int64(len(data)), err
+	}
+	raw, comp, err := dataAndCompression(f.Contents)
+	if err != nil {
+		return 0, err
+	}
+	if comp == "" {
+		return int64(len(raw)), nil
+	}
+	n, err := gunzipSize(raw, MaxPayloadSize, io.Discard)
+	if errors.Is(err, errTooLarge) {
+		return 0, fmt.Errorf("contents: decompressed size exceeds the %d byte limit", MaxPayloadSize)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("contents: gzip: %w", err)
+	}
+	return n, nil
+}
+
 // resourceData decodes an inline resource's data URL and decompresses it, in at most limit bytes.
 func resourceData(r types.Resource, limit int64) ([]byte, error) {
 	raw, comp, err := dataAndCompression(r)

@@ -477,6 +477,22 @@ func (f FileOp) Contents() ([]byte, error) {
 	return data, nil
 }
 
+// Size is the size of the contents Contents decodes (0 for a removal), without keeping them: what
+// the transaction's space check charges for the file.
+func (f FileOp) Size() (int64, error) {
+	switch {
+	case f.Remove:
+		return 0, nil
+	case f.Unit != "":
+		return int64(len(f.inline)), nil
+	}
+	n, err := diff.ContentSize(f.source)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	return n, nil
+}
+
 // unitRank orders well-known units: the CA trust update must run before crio so crio picks up the
 // new bundle, and crio before the kubelet that depends on it. Others follow by name.
 var unitRank = map[string]int{allowlist.UnitUpdateCA: 0, allowlist.UnitCrio: 1, allowlist.UnitKubelet: 2}
