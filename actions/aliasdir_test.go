@@ -50,7 +50,7 @@ func TestOneDirectoryUnderTwoNamesIsRefused(t *testing.T) {
 			bindDir(t, a, b)
 			ops := []actions.Op{{Path: tc.a, Data: []byte("NEW-A"), Mode: 0o644}, {Path: tc.b, Data: []byte("NEW-B"), Mode: 0o644}}
 			state := filepath.Join(t.TempDir(), "state")
-			dryErr := actions.Check(r, ops, actions.Meta{Hash: "h"})
+			dryErr := actions.Check(r, state, ops, actions.Meta{Hash: "h"})
 			txn, err := actions.Prepare(r, state, ops, actions.Meta{Hash: "h"})
 			if !tc.refused {
 				require.NoError(t, dryErr)
@@ -104,7 +104,7 @@ func TestAnImmutableSideFileDoesNotKeepTheJournal(t *testing.T) {
 			left, err := actions.Recover(r, state, actions.Trust{})
 			require.NoError(t, err)
 			assert.Nil(t, left)
-			err = actions.Check(r, ops, actions.Meta{Hash: "h"})
+			err = actions.Check(r, state, ops, actions.Meta{Hash: "h"})
 			require.ErrorIs(t, err, actions.ErrUnwritable)
 			assert.Contains(t, err.Error(), restore)
 			kept, err := actions.SweepSides(r, []string{p})

@@ -40,7 +40,7 @@ func TestCheckRefusesANonDirectoryAncestor(t *testing.T) {
 			if c.onNode {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte("old"), 0o644))
 			}
-			err := actions.Check(r, c.ops, actions.Meta{})
+			err := actions.Check(r, t.TempDir(), c.ops, actions.Meta{})
 			if c.names == "" {
 				require.NoError(t, err)
 				txn, err := actions.Prepare(r, filepath.Join(t.TempDir(), "state"), c.ops, actions.Meta{Hash: "h"})

@@ -35,7 +35,7 @@ func TestBackupOfATargetSwappedForASymlink(t *testing.T) {
 			require.NoError(t, err)
 			defer r.Close()
 			ops := []Op{{Path: "/var/lib/kubelet/config.json", Data: []byte("new"), Mode: 0o600}}
-			require.NoError(t, Check(r, ops, Meta{}))
+			require.NoError(t, Check(r, t.TempDir(), ops, Meta{}))
 			txn, err := Prepare(r, state, ops, Meta{Hash: "x"})
 			require.Error(t, err)
 			assert.Nil(t, txn)

@@ -39,7 +39,7 @@ func TestDirectorySwappedForASymlinkIsNeverWrittenThrough(t *testing.T) {
 			require.NoError(t, err)
 			defer r.Close()
 			ops := []Op{{Path: "/var/home/core/.ssh/authorized_keys.d/ignition", Data: []byte("ssh-ed25519 NEW"), Mode: 0o600}}
-			require.NoError(t, Check(r, ops, Meta{}))
+			require.NoError(t, Check(r, t.TempDir(), ops, Meta{}))
 			txn, err := Prepare(r, state, ops, Meta{Hash: "x"})
 			if when == "between prepare and commit" {
 				require.NoError(t, err)

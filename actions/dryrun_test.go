@@ -54,7 +54,7 @@ func TestThePlansJournalFloorIsUnderTheBound(t *testing.T) {
 			rm := i%3 == 2
 			ops = append(ops, Op{Path: p, Remove: rm, Data: []byte("x"), Mode: 0o644})
 			files = append(files, plan.FileOp{Path: p, Remove: rm})
-			j, _, _, err := planTxn(r, ops, Meta{})
+			j, _, _, err := planTxn(r, t.TempDir(), ops, Meta{})
 			if err != nil {
 				t.Fatal(err)
 			}

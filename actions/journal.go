@@ -72,6 +72,10 @@ type Meta struct {
 	// Verify keys the checks that answered healthy before the actions (verify.Baseline): what a
 	// verified refresh, or its recovery, must find healthy after them.
 	Verify []string `json:"verify,omitempty"`
+	// PayloadBytes is the size of the payload's copy the refresh saves in the state dir while the
+	// journal stands (payloads/<sha256>; 0 when it is saved already): charged on the state dir's
+	// filesystem by the space check (checkSpace), never journaled.
+	PayloadBytes int64 `json:"-"`
 }
 
 type journal struct {

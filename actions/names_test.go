@@ -16,11 +16,11 @@ import (
 func TestNameTooLongRefused(t *testing.T) {
 	r, _ := newRoot(t)
 	for _, p := range []string{"/etc/containers/" + strings.Repeat("a", 256), "/etc/" + strings.Repeat("d/", 2100) + "x"} {
-		err := actions.Check(r, []actions.Op{{Path: p, Data: []byte("x"), Mode: 0o644}}, actions.Meta{})
+		err := actions.Check(r, t.TempDir(), []actions.Op{{Path: p, Data: []byte("x"), Mode: 0o644}}, actions.Meta{})
 		require.ErrorIs(t, err, actions.ErrName)
 		assert.True(t, actions.IsRefusal(err))
 	}
-	require.NoError(t, actions.Check(r, []actions.Op{{Path: "/etc/containers/" + strings.Repeat("a", 255), Data: []byte("x"), Mode: 0o644}}, actions.Meta{}))
+	require.NoError(t, actions.Check(r, t.TempDir(), []actions.Op{{Path: "/etc/containers/" + strings.Repeat("a", 255), Data: []byte("x"), Mode: 0o644}}, actions.Meta{}))
 }
 
 // The side files' names are of one fixed length, which plan.CheckName counts on: whatever the

@@ -77,7 +77,7 @@ func TestPrepareRefusesAJournalOverTheBound(t *testing.T) {
 	}
 	// The dry run (Check) refuses it as Prepare does, with the same reason (adversary round 9
 	// core 01: apply --dry-run said planned what the real run refused).
-	dryErr := actions.Check(r, ops, actions.Meta{Hash: "h"})
+	dryErr := actions.Check(r, state, ops, actions.Meta{Hash: "h"})
 	require.ErrorIs(t, dryErr, actions.ErrJournalTooLarge)
 	_, err := actions.Prepare(r, state, ops, actions.Meta{Hash: "h"})
 	require.ErrorIs(t, err, actions.ErrJournalTooLarge)

@@ -55,7 +55,7 @@ func TestSweepSidesKeepsWhatMayBeAnOriginal(t *testing.T) {
 	assert.Equal(t, "an older original", string(data), "kept untouched")
 
 	// The plan refuses a refresh of a file whose stale backup is kept; the dry run's Check too.
-	err = actions.Check(r, []actions.Op{{Path: reg, Data: []byte("new"), Mode: 0o644}}, actions.Meta{})
+	err = actions.Check(r, t.TempDir(), []actions.Op{{Path: reg, Data: []byte("new"), Mode: 0o644}}, actions.Meta{})
 	require.ErrorIs(t, err, actions.ErrSideTaken)
 	assert.True(t, actions.IsRefusal(err))
 	assert.Contains(t, err.Error(), rb)

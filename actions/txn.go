@@ -24,6 +24,9 @@ type Op struct {
 	Data   []byte
 	// Contents, when set, produces the data at staging time instead of Data (one file decoded at a time).
 	Contents func() ([]byte, error)
+	// Size, when set, is the size Contents produces, without keeping the contents: what the space
+	// check charges (without it, Contents is called and its data dropped).
+	Size     func() (int64, error)
 	Mode     fs.FileMode
 	UID, GID int
 	// Missing parent directories are created with DirMode (0755 when zero), owned by DirUID:DirGID.
@@ -64,11 +67,12 @@ func Peek(stateDir string) (Phase, Meta, error) {
 
 // Check runs Prepare's checks on ops without writing anything: the dry run makes every node check
 // the real run makes, through the same code (planTxn: every path, its side files, the directories
-// its writes share under two names, and the journal's bound with meta). Prepare checks again (the
+// its writes share under two names, the journal's bound with meta, and the free space and inodes
+// of every filesystem the transaction writes on, stateDir's included). Prepare checks again (the
 // node may change in between). meta is the journal's as far as the dry run knows it: a unit action's
 // undo and the verify baseline come later, and journalBound charges them at their widest.
-func Check(root *Root, ops []Op, meta Meta) error {
-	_, _, _, err := planTxn(root, ops, meta)
+func Check(root *Root, stateDir string, ops []Op, meta Meta) error {
+	_, _, _, err := planTxn(root, stateDir, ops, meta)
 	return err
 }
 
@@ -83,7 +87,7 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 	} else if j != nil {
 		return nil, fmt.Errorf("state dir %s: %w (phase %s): recover first", stateDir, ErrUnfinished, j.Phase)
 	}
-	j, kept, dirs, err := planTxn(root, ops, meta)
+	j, kept, dirs, err := planTxn(root, stateDir, ops, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -118,13 +122,15 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 }
 
 // planTxn makes every node check of ops (opChecker) and builds the journal Prepare writes first,
-// refusing one that could grow over MaxJournalBytes: what Prepare and Check (the dry run) share.
-// It writes nothing. It returns the ops kept (a removal under a missing parent is dropped) and, for
-// each directory the transaction creates, the op it is created for.
-func planTxn(root *Root, ops []Op, meta Meta) (journal, []Op, map[string]Op, error) {
+// refusing one that could grow over MaxJournalBytes, and one the filesystems it writes on (the
+// targets', stateDir's) have no room or inodes for (checkSpace): what Prepare and Check (the dry
+// run) share. It writes nothing. It returns the ops kept (a removal under a missing parent is
+// dropped) and, for each directory the transaction creates, the op it is created for.
+func planTxn(root *Root, stateDir string, ops []Op, meta Meta) (journal, []Op, map[string]Op, error) {
 	j := journal{Version: journalVersion, Phase: PhasePreparing, Meta: meta}
 	dirs := map[string]Op{}
 	var kept []Op
+	var writes []spaceWrite
 	c := newOpChecker(root)
 	for _, op := range ops {
 		missing, err := c.check(op)
@@ -134,12 +140,16 @@ func planTxn(root *Root, ops []Op, meta Meta) (journal, []Op, map[string]Op, err
 		if op.Remove && len(missing) > 0 {
 			continue
 		}
+		w := spaceWrite{op: op}
+		w.dir, _ = writeDir(op.Path, missing)
 		for _, d := range missing {
 			if _, ok := dirs[d]; !ok {
 				dirs[d] = op
 				j.CreatedDirs = append(j.CreatedDirs, d)
+				w.newDirs++
 			}
 		}
+		writes = append(writes, w)
 		e := Entry{Path: op.Path, Remove: op.Remove, Backup: sideName(op.Path, sideBackup)}
 		if !op.Remove {
 			e.Temp = sideName(op.Path, sideTemp)
@@ -150,6 +160,8 @@ func planTxn(root *Root, ops []Op, meta Meta) (journal, []Op, map[string]Op, err
 	slices.SortFunc(j.CreatedDirs, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
 	if n := journalBound(&j); n > MaxJournalBytes {
 		return journal{}, nil, nil, fmt.Errorf("%w: %d files would make a journal of up to %d bytes, over the %d a recovery reads: split the change", ErrJournalTooLarge, len(j.Entries), n, MaxJournalBytes)
+	} else if err := checkSpace(root, stateDir, writes, n, meta); err != nil {
+		return journal{}, nil, nil, err
 	}
 	return j, kept, dirs, nil
 }

@@ -156,8 +156,11 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	res.Writes = writesOf(built, ops)
 	// A symlinked component or a reserved name is a refusal, shown by --dry-run as by a real run.
 	// The journal the real run writes is bounded as it would be: the same entries, with every
-	// verify key a baseline could keep (the real run's baseline keeps at most these).
-	err = actions.Check(h.Root, ops, actions.Meta{Hash: p.hash, PayloadFile: payloadName(req.Desired), Actions: built.Actions, Verify: h.baselineBound(built.Actions)})
+	// verify key a baseline could keep (the real run's baseline keeps at most these). The free
+	// space and inodes of every filesystem the transaction writes on are checked too, by the
+	// function the real run's transaction checks them with before its first write.
+	err = actions.Check(h.Root, h.StateDir, ops, actions.Meta{Hash: p.hash, PayloadFile: payloadName(req.Desired), Actions: built.Actions,
+		Verify: h.baselineBound(built.Actions), PayloadBytes: payloadBytes(h.StateDir, req.Desired)})
 	if err == nil {
 		err = actions.CheckStateWritable(h.StateDir)
 	}
@@ -280,7 +283,8 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 	}
 	pl := p.built
 	// Each unit state action's undo comes from the unit's state now, journaled with the actions.
-	meta := actions.Meta{Hash: p.hash, PayloadFile: payloadName(req.Desired), Actions: actions.WithUndo(ctx, h.Units, pl.Actions)}
+	meta := actions.Meta{Hash: p.hash, PayloadFile: payloadName(req.Desired), Actions: actions.WithUndo(ctx, h.Units, pl.Actions),
+		PayloadBytes: payloadBytes(h.StateDir, req.Desired)}
 	if pl.Drain && h.Drainer != nil {
 		dctx, stop := context.WithCancel(ctx)
 		if gate != nil {

@@ -152,6 +152,15 @@ func loadCurrent(root *actions.Root, stateDir string, cache *Decoded) (*Current,
 // payloadName is where savePayload stores raw, relative to the state dir.
 func payloadName(raw []byte) string { return filepath.Join(payloadsDir, PayloadHash(raw)) }
 
+// payloadBytes is what savePayload writes in the state dir for raw: its size, or 0 when a regular
+// file of that name and size is there already (savePayload keeps one that hashes to its name).
+func payloadBytes(stateDir string, raw []byte) int64 {
+	if fi, err := os.Lstat(filepath.Join(stateDir, payloadName(raw))); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(raw)) {
+		return 0
+	}
+	return int64(len(raw))
+}
+
 // savePayload stores raw durably in the state dir and returns its name there.
 func savePayload(stateDir string, raw []byte) (string, error) {
 	if err := actions.EnsureStateDir(stateDir); err != nil {

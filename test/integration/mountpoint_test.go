@@ -126,7 +126,7 @@ func TestMountPointsAreRefused(t *testing.T) {
 		require.NoError(t, err)
 		defer r.Close()
 		ops := []actions.Op{{Path: policy, Data: reject, Mode: 0o644}}
-		for _, err := range []error{actions.Check(r, ops, actions.Meta{}), func() error {
+		for _, err := range []error{actions.Check(r, filepath.Join(root, "var/lib/refresh-agent"), ops, actions.Meta{}), func() error {
 			_, err := actions.Prepare(r, filepath.Join(root, "var/lib/refresh-agent"), ops, actions.Meta{})
 			return err
 		}()} {

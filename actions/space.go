@@ -1,0 +1,292 @@
+package actions
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// A transaction that cannot fit on the node fails half way (ENOSPC writing a temp file, a backup's
+// directory entry, the journal) and rolls back: the node is safe, but the dry run said planned
+// (adversary r13 a/02). So the plan charges, per filesystem the transaction writes on, the most it
+// writes there and compares it with what is free (statfs), before anything is written, in the dry
+// run (Check) and in the real run (Prepare) through the one function (checkSpace, from planTxn).
+//
+// What is charged, per filesystem (one st_dev):
+//
+//   - each file written: its new size rounded up to whole blocks, and one inode (its temp file,
+//     which stands beside the original until the rename; after it the backup keeps the original's
+//     blocks until the clean-up, so the new contents never replace the old blocks in place);
+//   - each entry, written or removed, one more block: the directory entries of its temp and its
+//     backup (a hard link: no inode, no data) and a large file's extent or indirect blocks;
+//   - each directory the transaction creates: one inode and one block;
+//   - in the state dir: the journal twice at its bound in any phase (journalBound: the old one and
+//     the temp it is replaced through, two inodes), the payload's saved copy (Meta.PayloadBytes),
+//     the record and its temp, the lock file and the state dir's own missing directories; and the
+//     root's owner record (rootowner.go) in the root's default state dir when the state dir is
+//     another.
+//
+// Free bytes are f_bavail blocks of f_frsize, except on ext2/3/4 for root: the agent runs as root,
+// and ext4 lets a process whose fsuid is the reserved blocks' owner (root by default) or that holds
+// CAP_SYS_RESOURCE write into the reserved blocks, so f_bfree is what its writes can take (other
+// filesystems report f_bavail as what can be written: XFS and tmpfs keep no such reserve, btrfs's
+// f_bfree counts space its allocator will not hand out). Free inodes are f_ffree (Linux has no
+// f_favail: statvfs reports f_ffree for it); a filesystem reporting no inodes at all (f_files 0:
+// btrfs, a tmpfs with nr_inodes=0) allocates them as it goes and is charged bytes only.
+//
+// What is not charged: a backup made as a copy, on a filesystem that refuses hard links (linkBackup
+// falls back to one: no target filesystem of a node does); btrfs subvolumes, which have their own
+// st_dev but share one pool, are counted apart.
+
+// ErrNoSpace marks a transaction the free space or inodes of a filesystem it writes on cannot
+// hold: nothing is written, and it is a failure (the node's condition, not the payload's), so the
+// agent retries it once space is freed.
+var ErrNoSpace = errors.New("not enough free space for the transaction")
+
+// recordBlocks is what the record (current.json) and the temp it is replaced through take.
+const recordBlocks = 2
+
+// fsSpace is what the transaction writes on one filesystem and what that filesystem has free.
+type fsSpace struct {
+	dev         uint64
+	at          string   // the first directory charged on it, for the message
+	host        string   // that directory's path on the host, to find its mount point
+	what        []string // what is charged on it: "files", "the state dir", "the root's owner record"
+	block       uint64
+	freeBytes   uint64
+	inodesKnown bool // f_files > 0
+	freeInodes  uint64
+	bytes       uint64 // needed
+	inodes      uint64
+}
+
+// space adds up what a transaction writes, per filesystem, in the order first met.
+type space struct {
+	fss []*fsSpace
+}
+
+// on finds (or adds) the filesystem of the open directory d, at (its name in the message) and host
+// (its host path), charging what there.
+func (s *space) on(d *os.File, at, host, what string) (*fsSpace, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(d.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", at, err)
+	}
+	for _, f := range s.fss {
+		if f.dev == st.Dev {
+			if !slices.Contains(f.what, what) {
+				f.what = append(f.what, what)
+			}
+			return f, nil
+		}
+	}
+	var sf unix.Statfs_t
+	if err := unix.Fstatfs(int(d.Fd()), &sf); err != nil {
+		return nil, fmt.Errorf("statfs %s: %w", at, err)
+	}
+	f := &fsSpace{dev: st.Dev, at: at, host: host, what: []string{what}}
+	f.block = uint64(sf.Frsize)
+	if f.block == 0 {
+		f.block = uint64(sf.Bsize)
+	}
+	if f.block == 0 {
+		f.block = 4096
+	}
+	f.freeBytes = freeBlocks(&sf) * f.block
+	f.inodesKnown, f.freeInodes = sf.Files > 0, sf.Ffree
+	s.fss = append(s.fss, f)
+	return f, nil
+}
+
+// freeBlocks is how many blocks a write by this process can take (see above): f_bfree on ext2/3/4
+// for root, else f_bavail.
+func freeBlocks(sf *unix.Statfs_t) uint64 {
+	if sf.Type == unix.EXT4_SUPER_MAGIC && os.Geteuid() == 0 {
+		return sf.Bfree
+	}
+	return sf.Bavail
+}
+
+// file charges a file of size bytes (and its inode), plus the entry's block.
+func (f *fsSpace) file(size int64) {
+	f.bytes += (uint64(size)+f.block-1)/f.block*f.block + f.block
+	f.inodes++
+}
+
+// entry charges an entry that writes no file (a removal): its backup's directory entry.
+func (f *fsSpace) entry() { f.bytes += f.block }
+
+// dirs charges n directories the transaction creates.
+func (f *fsSpace) dirs(n int) {
+	f.bytes += uint64(n) * f.block
+	f.inodes += uint64(n)
+}
+
+// verdict refuses the first filesystem that cannot hold what is charged on it.
+func (s *space) verdict() error {
+	for _, f := range s.fss {
+		short := f.bytes > f.freeBytes
+		if f.inodesKnown && f.inodes > f.freeInodes {
+			short = true
+		}
+		if !short {
+			continue
+		}
+		inodes := fmt.Sprintf("%d inodes free", f.freeInodes)
+		if !f.inodesKnown {
+			inodes = "inodes allocated as needed"
+		}
+		return fmt.Errorf("%w: the filesystem of %s (mounted at %s, holding %s) has %d bytes and %s; the transaction writes up to %d bytes and %d inodes there: nothing was written; free space there and retry",
+			ErrNoSpace, f.at, mountPointOf(f.host), strings.Join(f.what, " and "), f.freeBytes, inodes, f.bytes, f.inodes)
+	}
+	return nil
+}
+
+// mountPointOf is the topmost directory above host (a directory's host path) on its device: the
+// mount point, as far as the devices show (a bind mount within one filesystem is not seen), or
+// host itself when it cannot be stat'ed.
+func mountPointOf(host string) string {
+	host = filepath.Clean(host)
+	fi, err := os.Stat(host)
+	if err != nil {
+		return host
+	}
+	dev := devOf(fi)
+	for host != "/" {
+		up := filepath.Dir(host)
+		ui, err := os.Stat(up)
+		if err != nil || devOf(ui) != dev {
+			break
+		}
+		host = up
+	}
+	return host
+}
+
+func devOf(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev)
+	}
+	return 0
+}
+
+// spaceWrite is one kept op as the space check charges it: the existing directory its write
+// happens in (its parent, or where its missing parents are created) and the directories it is the
+// first to create.
+type spaceWrite struct {
+	op      Op
+	dir     string
+	newDirs int
+}
+
+// opSize is the size of op's new contents, decoded (and dropped) one file at a time when it has no
+// Size.
+func opSize(op Op) (int64, error) {
+	switch {
+	case op.Remove:
+		return 0, nil
+	case op.Size != nil:
+		return op.Size()
+	case op.Contents != nil:
+		data, err := op.Contents()
+		return int64(len(data)), err
+	}
+	return int64(len(op.Data)), nil
+}
+
+// checkSpace charges the transaction's writes (its files in root, and in stateDir its journal of up
+// to bound bytes, the saved payload of meta.PayloadBytes and the record) on the filesystems they
+// land on, and refuses (ErrNoSpace) when one cannot hold them. It writes nothing.
+func checkSpace(root *Root, stateDir string, writes []spaceWrite, bound int64, meta Meta) error {
+	var s space
+	for _, w := range writes {
+		rp := "."
+		if w.dir != "/" {
+			rp, _ = rel(w.dir)
+		}
+		d, err := root.root.Open(rp)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.op.Path, err)
+		}
+		f, err := s.on(d, w.dir, filepath.Join(root.Dir, rp), "the files")
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.op.Path, err)
+		}
+		f.dirs(w.newDirs)
+		if w.op.Remove {
+			f.entry()
+			continue
+		}
+		size, err := opSize(w.op)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.op.Path, err)
+		}
+		f.file(size)
+	}
+	if stateDir != "" {
+		f, err := s.stateDir(stateDir, "the state dir")
+		if err != nil {
+			return err
+		}
+		f.file(bound) // the journal
+		f.file(bound) // and the temp it is replaced through
+		if meta.PayloadBytes > 0 {
+			f.file(meta.PayloadBytes)
+			if !exists(filepath.Join(stateDir, "payloads")) {
+				f.dirs(1)
+			}
+		}
+		f.bytes += recordBlocks * f.block
+		f.inodes++ // the record's temp
+		// The lock file: the real run holds it (made before this check), a dry run may find none
+		// yet. It is charged in both (an inode and a block: its holder's line), and what one there
+		// already takes is counted free, so that both runs report the same numbers.
+		f.bytes += f.block
+		f.inodes++
+		if fi, err := os.Lstat(filepath.Join(stateDir, LockFile)); err == nil && fi.Mode().IsRegular() {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				f.freeBytes += uint64(st.Blocks) * 512
+				f.freeInodes++
+			}
+		}
+		if def := filepath.Join(root.Dir, DefaultStateDir); !sameDir(stateDir, def) {
+			f, err := s.stateDir(def, "the root's owner record")
+			if err != nil {
+				return err
+			}
+			f.bytes += 2 * f.block
+			f.inodes += 2
+		}
+	}
+	return s.verdict()
+}
+
+// stateDir charges the missing directories of dir (a host path) on the filesystem of its nearest
+// existing ancestor and returns that filesystem.
+func (s *space) stateDir(dir, what string) (*fsSpace, error) {
+	dir = filepath.Clean(dir)
+	missing := 0
+	at := dir
+	for !exists(at) && at != filepath.Dir(at) {
+		at = filepath.Dir(at)
+		missing++
+	}
+	d, err := os.Open(at)
+	if err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	f, err := s.on(d, dir, at, what)
+	if err != nil {
+		return nil, err
+	}
+	f.dirs(missing)
+	return f, nil
+}

@@ -1,0 +1,219 @@
+package actions_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/openshift/refresh-agent/actions"
+)
+
+// mountTmpfs mounts a tmpfs with opts on dir for the test (skipped, saying why, where it cannot).
+func mountTmpfs(t *testing.T, dir, opts string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("a tmpfs mount needs root")
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
+		t.Skipf("mount -t tmpfs -o %s %s: %v (no mount capability here)", opts, dir, err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+}
+
+func remount(t *testing.T, dir, opts string) {
+	t.Helper()
+	require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", unix.MS_REMOUNT, opts), "remount %s", opts)
+}
+
+// fillFS takes every free byte of the filesystem at dir with one file.
+func fillFS(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	require.NoError(t, err)
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			require.ErrorIs(t, err, syscall.ENOSPC)
+			return
+		}
+	}
+}
+
+func fsUsage(t *testing.T, dir string) (bytes, inodes uint64) {
+	t.Helper()
+	var st unix.Statfs_t
+	require.NoError(t, unix.Statfs(dir, &st))
+	return (st.Blocks - st.Bfree) * uint64(st.Bsize), st.Files - st.Ffree
+}
+
+// spaceNode lays out a node root in dir: a file to replace, one to remove, and the ops that replace
+// it, write a new file under a missing directory and remove the other.
+func spaceNode(t *testing.T, dir string) []actions.Op {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "etc/containers"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/passwd"), []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/group"), []byte("root:x:0:\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/containers/big.conf"), []byte("orig"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/containers/old.conf"), []byte("old"), 0o644))
+	big := []byte(strings.Repeat("b", 20000))
+	return []actions.Op{
+		{Path: "/etc/containers/big.conf", Size: func() (int64, error) { return int64(len(big)), nil },
+			Contents: func() ([]byte, error) { return big, nil }, Mode: 0o644},
+		{Path: "/etc/containers/new.d/sub/x.conf", Data: []byte(strings.Repeat("n", 3000)), Mode: 0o644},
+		{Path: "/etc/containers/old.conf", Remove: true},
+	}
+}
+
+const payloadSize = 30000
+
+// sideFiles lists the transaction's side files left under dir.
+func sideFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".refresh-agent-") {
+			out = append(out, p)
+		}
+		return err
+	}))
+	return out
+}
+
+// spaceTrial runs the dry run's check and then the real transaction as apply runs it (Prepare, the
+// payload saved, Commit, the record, Finish) on ops. The two give one verdict: when the dry run
+// says it fits, every write fits; when it says no space, Prepare refuses with the very same reason
+// and nothing is written. It reports whether it fitted.
+func spaceTrial(t *testing.T, trial, dir, state string, ops []actions.Op) (bool, error) {
+	t.Helper()
+	r, err := actions.OpenRoot(dir)
+	require.NoError(t, err)
+	defer r.Close()
+	meta := actions.Meta{Hash: "h", PayloadFile: "payloads/p", PayloadBytes: payloadSize}
+	dryErr := actions.Check(r, state, ops, meta)
+	txn, err := actions.Prepare(r, state, ops, meta)
+	if dryErr != nil {
+		require.ErrorIs(t, dryErr, actions.ErrNoSpace, trial)
+		require.False(t, actions.IsRefusal(dryErr), "%s: a node condition, not a refusal of the payload", trial)
+		require.Error(t, err, "%s: the dry run said %v", trial, dryErr)
+		require.Equal(t, dryErr.Error(), err.Error(), trial)
+		_, jerr := os.Stat(filepath.Join(state, "journal.json"))
+		require.ErrorIs(t, jerr, fs.ErrNotExist, "%s: no journal", trial)
+		require.Empty(t, sideFiles(t, dir), trial)
+		got, _ := os.ReadFile(filepath.Join(dir, "etc/containers/big.conf"))
+		require.Equal(t, "orig", string(got), trial)
+		_, derr := os.Stat(filepath.Join(dir, "etc/containers/new.d"))
+		require.ErrorIs(t, derr, fs.ErrNotExist, "%s: no directory made", trial)
+		return false, dryErr
+	}
+	require.NoError(t, err, "%s: the dry run said it fits", trial)
+	require.NoError(t, actions.MkdirState(state, "payloads", 0o700), trial)
+	require.NoError(t, actions.WriteFileAtomic(state, "payloads/p", make([]byte, payloadSize), 0o600), trial)
+	require.NoError(t, txn.Commit(), trial)
+	require.NoError(t, txn.MarkDone(), trial)
+	require.NoError(t, actions.WriteFileAtomic(state, "current.json", []byte(`{"hash":"h","payload":"payloads/p"}`), 0o600), trial)
+	require.NoError(t, txn.Finish(), trial)
+	got, _ := os.ReadFile(filepath.Join(dir, "etc/containers/big.conf"))
+	require.Len(t, got, 20000, trial)
+	return true, nil
+}
+
+// TestSpaceDryRunAndPrepareOneVerdict (adversary r13 a/02): on a real tmpfs sized one page (or one
+// inode) more each trial, from what the node holds until the refresh fits, the dry run and Prepare
+// give one verdict: no space (naming the filesystem, the bytes and inodes needed and free), nothing
+// written, until it fits, and then every write of the transaction fits.
+func TestSpaceDryRunAndPrepareOneVerdict(t *testing.T) {
+	for _, by := range []string{"bytes", "inodes"} {
+		t.Run(by, func(t *testing.T) {
+			refused, fitted := 0, false
+			for k := 0; k < 64 && !fitted; k++ {
+				dir := t.TempDir()
+				mountTmpfs(t, dir, "size=4m,nr_inodes=1000")
+				ops := spaceNode(t, dir)
+				state := filepath.Join(dir, actions.DefaultStateDir) // the default: no owner record
+				b, i := fsUsage(t, dir)
+				opts := fmt.Sprintf("size=%d", b+uint64(k)*4096)
+				if by == "inodes" {
+					opts = fmt.Sprintf("nr_inodes=%d", i+uint64(k))
+				}
+				remount(t, dir, opts)
+				trial := fmt.Sprintf("%s +%d", by, k)
+				ok, err := spaceTrial(t, trial, dir, state, ops)
+				if !ok {
+					refused++
+					assert.Contains(t, err.Error(), "the filesystem of /etc/containers (mounted at "+dir+", holding the files and the state dir)", trial)
+				}
+				fitted = ok
+				_ = unix.Unmount(dir, unix.MNT_DETACH)
+			}
+			require.True(t, fitted, "never fitted")
+			require.NotZero(t, refused, "never refused: the trials start too large")
+			t.Logf("%s: refused %d trials, then fitted", by, refused)
+		})
+	}
+}
+
+// TestSpaceRefusals: the table of what the check refuses, each on a real tmpfs: enough space
+// plans; a full root, too few inodes, and a state dir on another, full, filesystem are refused by
+// the dry run and by Prepare alike, naming the filesystem, the bytes needed and free, nothing written.
+func TestSpaceRefusals(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		rootOpts  string
+		fillRoot  bool
+		stateOpts string // its own tmpfs, when set
+		fillState bool
+		want      []string // in the reason; "" when it fits
+	}{
+		{name: "enough space", rootOpts: "size=1m"},
+		{name: "too few bytes", rootOpts: "size=64k", fillRoot: true,
+			want: []string{"the filesystem of /etc/containers", "holding the files", "has 0 bytes and", "the transaction writes up to"}},
+		{name: "too few inodes", rootOpts: "size=1m,nr_inodes=12",
+			want: []string{"the filesystem of /etc/containers", "inodes free"}},
+		{name: "the state dir on another filesystem, full", rootOpts: "size=1m", stateOpts: "size=64k", fillState: true,
+			want: []string{"/state (mounted at ", "holding the state dir)", "has 0 bytes and"}},
+		// Its one inode is its lock file's, which the check charges and so counts free.
+		{name: "the state dir on another filesystem, no inode free", rootOpts: "size=1m", stateOpts: "size=1m,nr_inodes=2",
+			want: []string{"/state (mounted at ", "holding the state dir)", "and 1 inodes free"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			mountTmpfs(t, dir, "size=4m")
+			ops := spaceNode(t, dir)
+			remount(t, dir, c.rootOpts)
+			if c.fillRoot {
+				fillFS(t, dir)
+			}
+			state := filepath.Join(dir, actions.DefaultStateDir)
+			if c.stateOpts != "" {
+				state = filepath.Join(t.TempDir(), "state")
+				require.NoError(t, os.Mkdir(state, 0o700))
+				mountTmpfs(t, state, c.stateOpts)
+				require.NoError(t, os.WriteFile(filepath.Join(state, actions.LockFile), nil, 0o600))
+				if c.fillState {
+					fillFS(t, state)
+				}
+			}
+			ok, err := spaceTrial(t, c.name, dir, state, ops)
+			if len(c.want) == 0 {
+				require.True(t, ok)
+				return
+			}
+			require.False(t, ok, "planned")
+			for _, w := range c.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.True(t, errors.Is(err, actions.ErrNoSpace))
+			t.Log(err)
+		})
+	}
+}
