@@ -120,9 +120,12 @@ func (h Host) sshKeysOp(k *plan.SSHKeysOp) (actions.Op, error) {
 	return op, nil
 }
 
-// mcdCurrentConfigOp rewrites the machine-config daemon's current config with the desired
-// MachineConfig when the node has that file and the payload carries a MachineConfig, so a later
-// daemon run does not diff against stale state.
+// mcdCurrentConfigOp rewrites the machine-config daemon's current config when the node has that
+// file, so a later daemon run does not diff against stale state: with the desired MachineConfig when
+// the payload carries one (the payload itself, or the machine-config server's content file), else
+// with the node's record whose spec.config is the desired Ignition config (every other field as the
+// node has it: a refresh cannot change them). A record that cannot be read so is ErrMCDRecord, and
+// the refresh is refused. Its mode and owner are kept.
 func (h Host) mcdCurrentConfigOp(des *diff.Payload) (*actions.Op, error) {
 	fi, err := h.Root.Stat(MCDCurrentConfig) // its owner and mode: the contents are rewritten
 	if errors.Is(err, fs.ErrNotExist) {
@@ -134,14 +137,83 @@ func (h Host) mcdCurrentConfigOp(des *diff.Payload) (*actions.Op, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file (%s): refusing to replace it", MCDCurrentConfig, fi.Mode().Type())
 	}
+	uid, gid := ownerOf(fi)
+	op := &actions.Op{Path: MCDCurrentConfig, Contents: des.MachineConfigJSON, Mode: fi.Mode().Perm(), UID: uid, GID: gid}
 	// Checked now (a MachineConfig the daemon cannot read fails the refresh before anything is
 	// written), and produced again at staging time: it is as large as the payload's files together,
 	// and held from here to the commit it would stand beside every staged file in memory.
-	if mc, err := des.MachineConfigJSON(); err != nil || mc == nil {
+	if mc, err := des.MachineConfigJSON(); err != nil {
+		return nil, err
+	} else if mc != nil {
+		return op, nil
+	}
+	// No MachineConfig in the payload: the node's record with the desired config as its spec.config,
+	// read (bounded) and checked now, and read again at staging time, from the file the transaction
+	// then backs up.
+	if _, err := h.readMCDRecord(); err != nil {
 		return nil, err
 	}
-	uid, gid := ownerOf(fi)
-	return &actions.Op{Path: MCDCurrentConfig, Contents: des.MachineConfigJSON, Mode: fi.Mode().Perm(), UID: uid, GID: gid}, nil
+	op.Contents = func() ([]byte, error) {
+		rec, err := h.readMCDRecord()
+		if err != nil {
+			return nil, err
+		}
+		return rec.With(des.IgnitionJSON())
+	}
+	return op, nil
+}
+
+// ErrMCDRecord marks a machine-config daemon's record a refresh cannot read as the daemon's
+// MachineConfig: over the payload budget, not JSON, not a MachineConfig (its kind or apiVersion
+// another, no spec.config object, a field of the wrong type). The refresh is refused whole, naming
+// the file: rewriting it would be a guess, and leaving it would leave the daemon's baseline stale.
+var ErrMCDRecord = errors.New("the machine-config daemon's record cannot be read as its MachineConfig")
+
+// readMCDRecord reads the node's daemon record, up to the payload budget.
+func (h Host) readMCDRecord() (*diff.MCDRecord, error) {
+	data, _, err := h.Root.ReadFile(MCDCurrentConfig)
+	if errors.Is(err, actions.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %w; %s", ErrMCDRecord, err, mcdRecordFix)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", MCDCurrentConfig, err)
+	}
+	rec, err := diff.ParseMCDRecord(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w; %s", ErrMCDRecord, MCDCurrentConfig, err, mcdRecordFix)
+	}
+	return rec, nil
+}
+
+// mcdRecordFix ends the refusal of a record that cannot be read.
+const mcdRecordFix = "refusing the refresh rather than leave it stale or write a guess over it " +
+	"(restore the daemon's record, or remove it on a node with no machine-config daemon)"
+
+// recordMachine is cur with the reboot-class fields of the node's daemon record when cur carries
+// none (a bare Ignition baseline: --current, or the agent's record of one) and des carries some: a
+// desired MachineConfig is then compared with what the node's record says, as with a MachineConfig
+// baseline (an OS image, kernel arguments, FIPS, kernel type or extensions that differ are
+// refused). A bare desired payload asks for no reboot-class change: nothing to compare. A record
+// that cannot be read is ErrMCDRecord: the fields cannot be verified.
+func (h Host) recordMachine(cur, des *diff.Payload) (*diff.Payload, error) {
+	if len(cur.Machine) > 0 || len(des.Machine) == 0 {
+		return cur, nil
+	}
+	if _, err := h.Root.Stat(MCDCurrentConfig); errors.Is(err, fs.ErrNotExist) {
+		return cur, nil
+	}
+	rec, err := h.readMCDRecord()
+	if err != nil {
+		return cur, err
+	}
+	out := *cur
+	out.Machine = []diff.MachineView{rec.View}
+	return &out, nil
+}
+
+// mcdRecordRefusal is the refusal of a refresh for the daemon's record.
+func mcdRecordRefusal(err error) plan.Refusal {
+	return plan.Refusal{Kind: diff.KindMachineConfig, Path: MCDCurrentConfig, Reason: err.Error()}
 }
 
 // drift counts planned files whose on-disk state differs from what the current config says (changed

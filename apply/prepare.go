@@ -126,6 +126,7 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	if fromMachineConfig {
 		cur = withDiskBaseline(h.Root, cur, des)
 	}
+	cur, recErr := h.recordMachine(cur, des)
 	pol, err := h.NodePolicy()
 	if err != nil {
 		return invalid("%w", err)
@@ -137,6 +138,15 @@ func (p *Prepared) prepare(ctx context.Context) error {
 	p.built, p.des = built, des
 	p.res = &Result{Plan: built, Hash: p.hash, Desired: des}
 	res := p.res
+	if errors.Is(recErr, ErrMCDRecord) {
+		// The reboot-class fields cannot be verified: refused for the record, whatever else the
+		// plan refuses (its reboot-class refusals, against no fields at all, follow it).
+		p.refuse(mcdRecordRefusal(recErr))
+		return nil
+	} else if recErr != nil {
+		res.Outcome, res.Reason, p.final = api.OutcomeFailed, recErr.Error(), true
+		return nil
+	}
 	if !built.Eligible {
 		res.Outcome, res.Reason = api.OutcomeRefused, refusedReason(built)
 		log.Info("refresh refused", "hash", p.hash, "refused", len(built.Refused), "reason", res.Reason)
@@ -144,6 +154,10 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		return nil
 	}
 	ops, err := h.ops(built, des)
+	if errors.Is(err, ErrMCDRecord) {
+		p.refuse(mcdRecordRefusal(err))
+		return nil
+	}
 	if errors.Is(err, ErrUnsafeHome) || errors.Is(err, ErrOwnerCeiling) || errors.Is(err, actions.ErrNoSuchOwner) || actions.IsRefusal(err) {
 		p.refuse(fileRefusal(err))
 		return nil

@@ -36,6 +36,8 @@ type Payload struct {
 	// MachineConfig is the MachineConfig JSON when the payload is one (for the machine-config daemon's
 	// current-config file), else nil.
 	MachineConfig []byte
+	// ignition is the Ignition config's JSON when the payload is one (IgnitionJSON), else nil.
+	ignition []byte
 	// dirtyPaths records file, directory and link entries whose path Ignition rejects as relative or
 	// unclean; the planner refuses them instead of failing the whole decode.
 	dirtyPaths map[string]bool
@@ -285,6 +287,9 @@ func (d *decoder) decodeJSON(js []byte) (*Payload, Form, error) {
 	switch {
 	case pr.Ignition != nil:
 		p, err := d.decodeIgnition(js, pr.Ignition.Version)
+		if p != nil {
+			p.ignition = js
+		}
 		return p, "ignition", err
 	case pr.HasSpec || pr.Kind == "MachineConfig":
 		p, err := d.decodeMachineConfig(js)
