@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -324,11 +325,13 @@ func TestMachineConfigPayloadIsComparedWithTheNodesRecord(t *testing.T) {
 		return m
 	}
 	for _, tc := range []struct {
-		name    string
-		machine fixture.Machine
-		embed   bool   // the machine-config server's metadata files, not a MachineConfig payload
-		want    string // "" applies
+		name      string
+		machine   fixture.Machine
+		embed     bool   // the machine-config server's metadata files, not a MachineConfig payload
+		noContent bool   // of them only the encapsulated one
+		want      string // "" applies
 	}{
+		{name: "the record's fields, without the content file", machine: recordMachine, embed: true, noContent: true, want: "cannot verify reboot-class fields"},
 		{name: "the record's fields", machine: recordMachine},
 		{name: "the record's fields, embedded", machine: recordMachine, embed: true},
 		{name: "extensions reordered", machine: with(func(m *fixture.Machine) { m.Extensions = []string{"kerberos", "usbguard"} })},
@@ -341,9 +344,17 @@ func TestMachineConfigPayloadIsComparedWithTheNodesRecord(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n, mcd := newBareNode(t, nodeRecord(t, recordMachine, bare("old").JSON()))
+			var err error
 			raw := mcPayload(t, tc.machine, bare("new").JSON())
 			if tc.embed {
 				raw = withEmbedded(t, bare("new").EmbedMachine(tc.machine).JSON(), func(js []byte) []byte { return withExtensionsImage(t, js) })
+				if tc.noContent {
+					var cfg types.Config
+					require.NoError(t, json.Unmarshal(raw, &cfg))
+					cfg.Storage.Files = slices.DeleteFunc(cfg.Storage.Files, func(f types.File) bool { return f.Path == diff.MachineConfigContentPath })
+					raw, err = json.Marshal(cfg)
+					require.NoError(t, err)
+				}
 			}
 			before, err := fixture.TreeHash(n.dir)
 			require.NoError(t, err)
