@@ -290,6 +290,9 @@ var Audit = []Location{
 	{"/etc/DIR_COLORS*", Deny, "dircolors in root's login shells (profile.d/colorls.sh)", "escape sequences written to root's terminal, as /etc/terminfo's"},
 	{"/etc/ModemManager", Deny, "ModemManager", "fcc-unlock.d and connection.d scripts run as root"},
 	{"/etc/oddjob*", Deny, "oddjobd", "oddjobd.conf and oddjobd.conf.d name the helpers it runs as root on D-Bus calls"},
+	{"/etc/terminal-colors.d", Deny, "util-linux's dmesg, fdisk, lsblk, cfdisk in root's shells", "escape sequences written to root's terminal, as /etc/terminfo's"},
+	{"/etc/machine-info", Deny, "kernel-install (systemd 252, as RHEL 9 ships it), hostnamectl", "kernel-install sources it as shell: runs commands as root"},
+	{"/etc/netns", Deny, "ip netns exec (iproute2), run as root", "its files are bind-mounted over /etc's for the command run in the namespace: /etc/hosts, resolv.conf, sudoers, pam.d, an rc file replaced"},
 	// Tools root runs interactively: their rc files run commands (vim's :!, gdb's shell, git's
 	// core.pager and hooks, screen's and tmux's exec, nano's linter).
 	{"/etc/vimrc", Deny, "vim run by root", "sourced: runs commands"},

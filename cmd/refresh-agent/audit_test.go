@@ -101,7 +101,8 @@ func TestApplyWideCeilingRefusesRound11Paths(t *testing.T) {
 func TestApplyWideCeilingRefusesRound12Paths(t *testing.T) {
 	applyWideCeilingRefuses(t, map[string]string{"/etc/e2fsck.conf": "/etc/e2fsck.conf", "/etc/blkid.conf": "/etc/blkid.conf",
 		"/etc/locale.conf": "/etc/locale.conf", "/etc/kubernetes/apiserver-url.env": "/etc/kubernetes/apiserver-url.env",
-		"/etc/ModemManager/connection.d/10-x": "/etc/ModemManager", "/etc/oddjobd.conf.d/x.conf": "/etc/oddjob"})
+		"/etc/ModemManager/connection.d/10-x": "/etc/ModemManager", "/etc/oddjobd.conf.d/x.conf": "/etc/oddjob",
+		"/etc/netns/blue/resolv.conf": "/etc/netns", "/etc/machine-info": "/etc/machine-info", "/etc/terminal-colors.d/dmesg.scheme": "/etc/terminal-colors.d"})
 }
 
 // applyWideCeilingRefuses runs a real apply with a ceiling of all of /etc/ and /var/ and a payload
