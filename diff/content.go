@@ -177,7 +177,7 @@ func dataAndCompression(r types.Resource) ([]byte, string, error) {
 	}
 	data, err := decodeDataURL(*r.Source)
 	if err != nil {
-		return nil, "", fmt.Errorf("contents.source: bad data URL: %w", err)
+		return nil, "", fmt.Errorf("contents.source: %w", err)
 	}
 	return data, comp, nil
 }

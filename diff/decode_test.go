@@ -114,7 +114,7 @@ func TestDecodeErrors(t *testing.T) {
 		"bad base64":          {"QUJD=RA", "base64"},
 		"truncated gzip":      {string(fixture.Gzip([]byte(`{"ignition":{"version":"3.2.0"}}`))[:12]), "gzip"},
 		"bad file mode":       {`{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/x","mode":99999}]}}`, "$.storage.files.0.mode"},
-		"bad data url":        {`{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/x","contents":{"source":"data:;base64,!!"}}]}}`, "$.storage.files.0.contents.source"},
+		"bad data url":        {`{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/x","contents":{"source":"data:;base64,!!"}}]}}`, "storage.files[/etc/x].contents.source: invalid data URL"},
 		"duplicate path":      {`{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/x"},{"path":"/etc/x"}]}}`, "duplicate"},
 		"bad embedded mc":     {`{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/mcs-machine-config-content.json","contents":{"source":"data:,%7B"}}]}}`, "/etc/mcs-machine-config-content.json"},
 		"yaml list not a doc": {"- a\n- b\n", "neither JSON, YAML"},
@@ -215,7 +215,7 @@ func TestDecodeAgainstValidatesWhatChanged(t *testing.T) {
 	bad := `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/containers/registries.conf","contents":{"source":"data:;base64,!!"}}]}}`
 	_, err = diff.DecodeAgainst([]byte(bad), known)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "$.storage.files.0.contents.source")
+	assert.Contains(t, err.Error(), "storage.files[/etc/containers/registries.conf].contents.source: invalid data URL")
 	// Other checks still apply to unchanged files (here a bad mode on an unchanged source).
 	known2, err := diff.Decode([]byte(`{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/x","contents":{"source":"data:,a"}}]}}`))
 	require.NoError(t, err)

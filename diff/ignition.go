@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 
 	ignerrors "github.com/coreos/ignition/v2/config/shared/errors"
 	v30 "github.com/coreos/ignition/v2/config/v3_0/types"
@@ -22,6 +21,8 @@ import (
 	"github.com/coreos/vcontext/report"
 
 	"github.com/coreos/go-semver/semver"
+
+	"github.com/openshift/refresh-agent/api"
 )
 
 // parseIgnition parses an Ignition config, whose ignition.version the caller has read, of spec 3.0.0
@@ -51,8 +52,8 @@ func (d *decoder) parseIgnition(raw []byte, versionField *string) (types.Config,
 		return types.Config{}, nil, fmt.Errorf("unknown Ignition version %q (supported: 3.0.0 to 3.5.0)", version.String())
 	}
 	cfg, rpt, err := d.unmarshalValidate(raw, version.Minor)
-	var header *DataURLHeaderError
-	if errors.As(err, &header) {
+	var bad *DataURLError
+	if errors.As(err, &bad) {
 		return types.Config{}, nil, err
 	}
 	if err != nil {
@@ -79,16 +80,18 @@ var trustedSource = "data:,"
 // forValidation returns cfg (a Config of any 3.x spec, whose files all have the same shape) with
 // every file's inline contents that are known valid carrying a trivial data URL instead (same
 // indices, so report paths still point at cfg's entries): contents equal to an already-validated
-// entry's, and data URLs validDataURL accepts, which is what Ignition's validateURL would check of
+// entry's, and data URLs decodeDataURL accepts, which is what Ignition's validateURL would check of
 // them, at a fraction of its cost (its data URL parser lexes them rune by rune). The compression of
 // the latter is kept for Ignition to validate. The metadata files' data, decoded for that, is kept
-// for decodeIgnition.
-func forValidation[C any](d *decoder, cfg C) C {
+// for decodeIgnition. A file whose contents Ignition would read as a data URL (isDataScheme) and
+// decodeDataURL refuses is refused here, naming the field: that parser would leave a goroutine
+// blocked for good on it, holding the source (checkDataURLs refuses the config's other sources).
+func forValidation[C any](d *decoder, cfg C) (C, error) {
 	v := reflect.ValueOf(&cfg).Elem()
 	boundedUnits(v.FieldByName("Systemd").FieldByName("Units"))
 	files := v.FieldByName("Storage").FieldByName("Files")
 	if files.Len() == 0 {
-		return cfg
+		return cfg, nil
 	}
 	copied := reflect.MakeSlice(files.Type(), files.Len(), files.Len())
 	reflect.Copy(copied, files)
@@ -105,8 +108,8 @@ func forValidation[C any](d *decoder, cfg C) C {
 	for i := range copied.Len() {
 		f := copied.Index(i)
 		source := f.FieldByIndex(sourceIdx).Interface().(*string)
-		if source == nil || !strings.HasPrefix(*source, "data:") {
-			continue
+		if source == nil || !isDataScheme(*source) {
+			continue // Ignition refuses it as a URL, or it is remote: no data URL parser reads it
 		}
 		compression := f.FieldByIndex(compIdx)
 		path := f.FieldByIndex(pathIdx).String()
@@ -115,9 +118,10 @@ func forValidation[C any](d *decoder, cfg C) C {
 			compression.Set(reflect.Zero(compression.Type()))
 			continue
 		}
-		data, ok := validDataURL(*source)
-		if !ok {
-			continue // Ignition words the error
+		data, err := decodeDataURL(*source)
+		if err != nil {
+			var zero C
+			return zero, &DataURLError{Field: "storage.files[" + api.Truncate(path, 256) + "].contents.source", Err: err}
 		}
 		f.FieldByIndex(sourceIdx).Set(reflect.ValueOf(&trustedSource))
 		if isMachineConfigPath(path) {
@@ -128,7 +132,7 @@ func forValidation[C any](d *decoder, cfg C) C {
 		}
 	}
 	files.Set(copied)
-	return cfg
+	return cfg, nil
 }
 
 // unjudgedUnit stands, for Ignition's validation, for a unit text beyond CheckUnitText's bounds.
@@ -187,10 +191,7 @@ func parseSpec[C any](d *decoder, raw []byte, translate func(C) types.Config) (t
 	if d.restore == nil && !d.whole { // an embedded config's placeholders are put back later (streamed.go)
 		if a := aliasSources(raw); a != nil {
 			if json.Unmarshal(a.doc, &c) == nil && a.put(&c) == nil {
-				if err := checkDataURLHeaders(c); err != nil {
-					return types.Config{}, report.Report{}, err
-				}
-				return translate(c), validate.ValidateWithContext(forValidation(d, c), nil), nil
+				return validateSpec(d, c, translate)
 			}
 			c = *new(C) // decoded whole: errors are worded on the document as given
 		}
@@ -198,10 +199,20 @@ func parseSpec[C any](d *decoder, raw []byte, translate func(C) types.Config) (t
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return types.Config{}, report.Report{}, err
 	}
-	if err := checkDataURLHeaders(c); err != nil {
+	return validateSpec(d, c, translate)
+}
+
+// validateSpec validates c with Ignition's own rules once its data URLs are checked (checkDataURLs,
+// forValidation), and translates it to 3.5.
+func validateSpec[C any](d *decoder, c C, translate func(C) types.Config) (types.Config, report.Report, error) {
+	if err := checkDataURLs(c); err != nil {
 		return types.Config{}, report.Report{}, err
 	}
-	return translate(c), validate.ValidateWithContext(forValidation(d, c), nil), nil
+	vc, err := forValidation(d, c)
+	if err != nil {
+		return types.Config{}, report.Report{}, err
+	}
+	return translate(c), validate.ValidateWithContext(vc, nil), nil
 }
 
 func (d *decoder) unmarshalValidate(raw []byte, minor int64) (types.Config, report.Report, error) {
