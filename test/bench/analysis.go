@@ -19,7 +19,7 @@ const analysis = `
   data rune by rune through a channel (~0.5 s for the 18 MB content URL, twice: validation and read),
   the MachineConfig was unmarshalled twice (encoding/json, then case-sensitively as the MCO reads it)
   with its config copied, and the embedded config was decoded whole. Now: data URLs are decoded in
-  one pass over a byte table, byte for byte and error for error as that parser (` + "`diff/dataurl.go`" + `,
+  one pass over a byte table, byte for byte and verdict for verdict as that parser (` + "`diff/dataurl.go`" + `,
   FuzzDataURL), and validation is spared lexing those it accepts; the MachineConfig's own fields are
   read from a copy without its config, whose place and syntax a walker as strict as encoding/json's
   scanner checks (` + "`diff/jsonwalk.go`" + `, FuzzWalker); and the embedded config is walked once at decode time,
