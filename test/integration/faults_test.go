@@ -114,10 +114,15 @@ func TestFaultFullTargetDirectory(t *testing.T) {
 	des := base().File(registries, []byte("# v2 mirrors"), 0o644).
 		File("/etc/containers/registries.d/a.yaml", []byte("new a"), 0o644).
 		File("/etc/containers/registries.d/b.yaml", []byte(strings.Repeat("b", 64<<10)), 0o644)
+	// The space check sees it first (the dry run's and the real run's one verdict): the files do not
+	// fit in the 16k left, and nothing is written, not even a temp.
+	dry, err := apply.Run(context.Background(), n, apply.Request{Desired: des.JSON(), Hash: "v2", DryRun: true})
+	require.NoError(t, err)
 	res, err := apply.Run(context.Background(), n, apply.Request{Desired: des.JSON(), Hash: "v2"})
 	require.NoError(t, err)
 	assert.Equal(t, api.OutcomeFailed, res.Outcome)
-	assert.Contains(t, res.Reason, "no space left on device")
+	assert.Contains(t, res.Reason, "not enough free space for the transaction: the filesystem of /etc/containers/registries.d")
+	assert.Equal(t, dry.Reason, res.Reason, "the dry run says what the real run does")
 	after, err := fixture.TreeHash(dir)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "nothing changed, the partial temp files are gone")
