@@ -467,10 +467,14 @@ var ErrNotDurable = errors.New("the clean-up is done but may not be durable")
 // that the journal stays until a later recovery has removed it.
 func (t *Txn) removeCreatedDirs() []error {
 	var errs []error
+	ids := make(map[string]DirID, len(t.j.CreatedDirIDs)) // rule 7 names each once
+	for _, id := range t.j.CreatedDirIDs {
+		ids[id.Path] = id
+	}
 	for i := len(t.j.CreatedDirs) - 1; i >= 0; i-- {
 		dr, _ := rel(t.j.CreatedDirs[i])
 		fi, err := t.root.root.Lstat(dr)
-		if err == nil && !t.madeDir(t.j.CreatedDirs[i], fi) {
+		if err == nil && !madeDir(ids, t.j.CreatedDirs[i], fi) {
 			continue // not the directory it made (or not one it can prove): someone else's, left alone
 		}
 		if err == nil {
@@ -486,18 +490,15 @@ func (t *Txn) removeCreatedDirs() []error {
 }
 
 // madeDir says whether fi, found at the created directory d, is the directory the transaction made
-// there: the device and inode recorded as it was made (rule 7).
-func (t *Txn) madeDir(d string, fi fs.FileInfo) bool {
+// there: the device and inode recorded as it was made (rule 7), looked up in ids (CreatedDirIDs by
+// path: one look-up per directory, never a pass over them all).
+func madeDir(ids map[string]DirID, d string, fi fs.FileInfo) bool {
 	st, _ := fi.Sys().(*syscall.Stat_t)
 	if st == nil || !fi.IsDir() {
 		return false
 	}
-	for _, id := range t.j.CreatedDirIDs {
-		if id.Path == d {
-			return id.Dev == uint64(st.Dev) && id.Ino == st.Ino
-		}
-	}
-	return false
+	id, ok := ids[d]
+	return ok && id.Dev == uint64(st.Dev) && id.Ino == st.Ino
 }
 
 // EnsureStateDir creates the state dir 0700 (it holds backups of secrets); parents it creates get
