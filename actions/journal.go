@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/openshift/refresh-agent/plan"
 )
 
@@ -79,8 +81,15 @@ type Meta struct {
 }
 
 type journal struct {
-	Version     int      `json:"version"`
-	Phase       Phase    `json:"phase"`
+	Version int   `json:"version"`
+	Phase   Phase `json:"phase"`
+	// Root is the node root the transaction runs on, by the device and inode of its directory (and
+	// the path it was given, for the message), written with the first journal write (journal version
+	// 7): recovery acts on a journal only on that root (rule 19). Two roots given one state dir (a
+	// recover with another --root, a state dir outside both) would otherwise have one root's journal
+	// "rolled back" on the other, exit 0, and the crashed root left half-new with no journal
+	// (adversary round 13 c/01).
+	Root        *DirID   `json:"root,omitempty"`
 	Meta        Meta     `json:"meta"`
 	Entries     []Entry  `json:"entries"`
 	CreatedDirs []string `json:"createdDirs,omitempty"` // outermost first
@@ -105,13 +114,14 @@ type DirID struct {
 
 const (
 	journalFile = "journal.json"
-	// journalVersion 6 records each created directory's device and inode (CreatedDirIDs); 5 each new file's sha256 (Entry.NewSHA256); 4 each original's
+	// journalVersion 7 records the node root's device and inode (journal.Root: rule 19; one before
+	// version 7 records none, and is recovered on the root it is given, as before); 6 each created directory's device and inode (CreatedDirIDs); 5 each new file's sha256 (Entry.NewSHA256); 4 each original's
 	// (Entry.OrigSHA256); 3 names side files .refresh-agent-<hash>-<kind> (names.go); 2 named them
 	// .NAME.refresh-agent-<kind>; 1 kept backups in the state dir. Recovery reads all six (an older
 	// agent refuses a newer journal whole, touching nothing: rule 1); one before version 5 proves a
 	// new file by its inode alone, so its rollback never deletes or replaces a file on that proof
 	// (rules 13 and 17): such a file is kept and the rollback stays incomplete.
-	journalVersion = 6
+	journalVersion = 7
 	// backupDir held version 1 journals' backups in the state dir.
 	backupDir = "backup"
 )
@@ -230,6 +240,13 @@ func readJournal(stateDir string) (*journal, error) {
 //     place, as a rollback does; what a forged journal alone can name, a file "with no original",
 //     is deleted only by rule 13's proof.)
 //
+//  19. from version 7 on, the journal records the node root it was made on (root: the root
+//     directory's device and inode, written with the first journal write, in every phase), and
+//     recovery acts on it only on that root: under any other --root (two roots given one state dir)
+//     it is refused, touching nothing, naming both roots and the recover command of its own
+//     (ErrOtherRoot, checked before anything else against the node: Recover). A journal before
+//     version 7 records no root and is recovered on the root given, as before.
+//
 // Beyond these, Recover checks the paths and unit actions against the node's policy (Trust): only
 // what a plan under that policy could have journaled (plan.Journaled: a state action only on a unit
 // a unit rule names, a reload or restart only of a unit a rule asks it of, a pod restart only of a
@@ -313,6 +330,9 @@ func (j *journal) check() error {
 	if j.Version >= 6 && j.Phase != PhasePreparing && len(ids) != len(dirs) {
 		return fmt.Errorf("a created dir carries no device and inode: not a journal this agent writes")
 	}
+	if j.Version >= 7 && (j.Root == nil || j.Root.Ino == 0 || !filepath.IsAbs(j.Root.Path) || filepath.Clean(j.Root.Path) != j.Root.Path) {
+		return fmt.Errorf("version %d records no node root (rule 19): not a journal this agent writes", j.Version)
+	}
 	if f := j.Meta.PayloadFile; f != "" && !payloadFileRE.MatchString(f) {
 		return fmt.Errorf("payload file %q is not payloads/<sha256>", f)
 	}
@@ -326,6 +346,36 @@ func (j *journal) check() error {
 		return fmt.Errorf("phase %s without committed", j.Phase)
 	}
 	return plan.JournaledForm(j.Meta.Actions) // rule 18
+}
+
+// ErrOtherRoot marks a journal made on another node root than the one recovery is given (rule 19):
+// refused, touching nothing, for a recover with the root it was made on.
+var ErrOtherRoot = errors.New("the journal is another node root's")
+
+// onRoot is rule 19: a journal that records its root is acted on only on that root.
+func (j *journal) onRoot(root *Root, stateDir string) error {
+	if j.Root == nil {
+		return nil // before version 7 (check): no record, recovered on the root given as before
+	}
+	id, err := root.id()
+	if err != nil {
+		return fmt.Errorf("node root %s: %w", root.Dir, err)
+	}
+	if id.Dev == j.Root.Dev && id.Ino == j.Root.Ino {
+		return nil
+	}
+	return fmt.Errorf("%w: it was made on node root %s (device %d, inode %d), not on %s (device %d, inode %d), which this recovery was given with the same state dir %s: acting on it here would roll that root's transaction back on this one; recover it with refresh-agent recover --root %s --state-dir %s",
+		ErrOtherRoot, j.Root.Path, j.Root.Dev, j.Root.Ino, root.Dir, id.Dev, id.Ino, stateDir, j.Root.Path, stateDir)
+}
+
+// id returns the root directory's device and inode (the descriptor every path resolves from), and
+// the path it was opened as.
+func (r *Root) id() (DirID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(r.root.fd, &st); err != nil {
+		return DirID{}, err
+	}
+	return DirID{Path: r.Dir, Dev: uint64(st.Dev), Ino: st.Ino}, nil
 }
 
 // consistent checks the journal against the node before recovery touches anything (rules 10 and 11

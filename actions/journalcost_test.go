@@ -12,7 +12,7 @@ import (
 // Checking a created directory is a look-up in the entries' ancestors, and each rule still holds.
 func TestJournalCheckIsLinear(t *testing.T) {
 	build := func(n, k int) *journal {
-		j := &journal{Version: journalVersion, Phase: PhasePreparing}
+		j := &journal{Version: journalVersion, Phase: PhasePreparing, Root: &DirID{Path: "/", Dev: 1, Ino: 2}}
 		for i := range n {
 			p := fmt.Sprintf("/etc/containers/registries.d/%d", i)
 			for range k {

@@ -128,6 +128,11 @@ func Prepare(root *Root, stateDir string, ops []Op, meta Meta) (*Txn, error) {
 // dropped) and, for each directory the transaction creates, the op it is created for.
 func planTxn(root *Root, stateDir string, ops []Op, meta Meta) (journal, []Op, map[string]Op, error) {
 	j := journal{Version: journalVersion, Phase: PhasePreparing, Meta: meta}
+	id, err := root.id()
+	if err != nil {
+		return journal{}, nil, nil, fmt.Errorf("node root %s: %w", root.Dir, err)
+	}
+	j.Root = &id // rule 19: with the first journal write
 	dirs := map[string]Op{}
 	var kept []Op
 	var writes []spaceWrite
@@ -564,9 +569,15 @@ func Recover(root *Root, stateDir string, trust Trust) (*Txn, error) {
 	if err != nil || j == nil {
 		return nil, err
 	}
-	err = j.trusted(trust)
+	err = j.onRoot(root, stateDir)
+	if err == nil {
+		err = j.trusted(trust)
+	}
 	if err == nil {
 		err = j.consistent(root, stateDir)
+	}
+	if errors.Is(err, ErrOtherRoot) {
+		return nil, fmt.Errorf("journal %s: %w; refusing it and touching nothing (it stays, for that root's recovery)", filepath.Join(stateDir, journalFile), err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w; refusing it and touching nothing: inspect it, and remove it by hand once no refresh-agent runs", filepath.Join(stateDir, journalFile), err)

@@ -3,6 +3,7 @@ package apply_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"io/fs"
@@ -237,6 +238,74 @@ func TestTwoStateDirsCrashedOwnerRefusesOthers(t *testing.T) {
 			assert.Equal(t, "# v4 mirrors", n.read(t, registries))
 			_, err = os.Lstat(filepath.Join(n.StateDir, actions.OwnerFile))
 			assert.ErrorIs(t, err, fs.ErrNotExist, "no record: the default state dir owns the root")
+		})
+	}
+}
+
+// A journal is recovered only on the root it was made on (adversary r13 c/01): A is killed mid-
+// transaction on its root; a recovery or a refresh given another root with A's state dir (inside
+// A's root, or outside both) refused it as hostile only if it failed a rule; it "rolled back" A's
+// journal on the other root, exit 0, and removed it, leaving A half-new with no journal. It is
+// refused now, touching nothing on either root or in the state dir, naming both roots and A's
+// recover; A's own recovery then settles it.
+func TestJournalOfAnotherRootIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		mode       string
+		outside    bool
+		registries string
+		outcome    api.Outcome
+	}{
+		{"staged", false, "# v1 mirrors", api.OutcomeFailed},
+		{"staged", true, "# v1 mirrors", api.OutcomeFailed},
+		{"committed", false, "# v2 mirrors", api.OutcomeApplied},
+	} {
+		t.Run(fmt.Sprintf("%s/outside=%v", tc.mode, tc.outside), func(t *testing.T) {
+			n, other := newNode(t), newNode(t)
+			if tc.outside {
+				n.StateDir = filepath.Join(t.TempDir(), "sd")
+			}
+			a, _ := startA(t, n, tc.mode)
+			_ = a.Wait()
+			require.FileExists(t, filepath.Join(n.StateDir, "journal.json"))
+			hashes := func() []string {
+				var hs []string
+				for _, d := range []string{n.dir, other.dir} {
+					h, err := fixture.TreeHash(d)
+					require.NoError(t, err)
+					hs = append(hs, h)
+				}
+				// The state dir's files but its lock (whose holder line each process writes).
+				require.NoError(t, filepath.WalkDir(n.StateDir, func(p string, d fs.DirEntry, err error) error {
+					if err == nil && d.Type().IsRegular() && d.Name() != "lock" {
+						data, rerr := os.ReadFile(p)
+						require.NoError(t, rerr)
+						hs = append(hs, fmt.Sprintf("%s %x", p, sha256.Sum256(data)))
+					}
+					return err
+				}))
+				return hs
+			}
+			before := hashes()
+			b := apply.Host{Root: other.Root, StateDir: n.StateDir, Units: &fakeUnits{fail: map[string]int{}}}
+			want := []string{"made on node root " + n.dir, "not on " + other.dir, "refresh-agent recover --root " + n.dir + " --state-dir " + n.StateDir, "touching nothing"}
+			rec, err := apply.Recover(context.Background(), b)
+			require.ErrorIs(t, err, actions.ErrOtherRoot)
+			for _, w := range want {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.NotEqual(t, api.OutcomeApplied, rec.Outcome)
+			assert.False(t, rec.RolledBack, "nothing rolled back on the other root")
+			_, err = apply.Run(context.Background(), b, apply.Request{Desired: v1().JSON(), Hash: "v1"})
+			require.ErrorIs(t, err, actions.ErrOtherRoot, "a refresh's start-up recovery refuses it too")
+			assert.Equal(t, before, hashes(), "neither root nor the state dir changed")
+			assert.Empty(t, b.Units.(*fakeUnits).ran, "no unit action run")
+
+			rec, err = apply.Recover(context.Background(), n.Host)
+			require.NoError(t, err, "A's recovery, on A's root, settles it")
+			assert.True(t, rec.Found)
+			assert.Equal(t, tc.outcome, rec.Outcome, rec.Reason)
+			assert.Equal(t, tc.registries, n.read(t, registries))
+			assert.Empty(t, sideFiles(t, n.dir))
 		})
 	}
 }
