@@ -132,11 +132,17 @@ func (c *opChecker) check(op Op) ([]string, error) {
 	// would fail on it half way (or remove the directory it just made), so it is refused first,
 	// naming both. (Of a file the node holds, the write under it is refused above already.)
 	if !op.Remove {
-		for d := path.Dir(op.Path); d != "/"; d = path.Dir(d) {
+		var parent string
+		plan.Ancestors(op.Path, func(d string) bool {
 			if c.files[d] {
-				return nil, fmt.Errorf("%s: %w: its parent %s is a file another operation writes or removes, not a directory", op.Path, ErrUnwritable, d)
+				parent = d
+				return false
 			}
 			c.dirs[d] = op.Path
+			return true
+		})
+		if parent != "" {
+			return nil, fmt.Errorf("%s: %w: its parent %s is a file another operation writes or removes, not a directory", op.Path, ErrUnwritable, parent)
 		}
 	}
 	if other, ok := c.dirs[op.Path]; ok {

@@ -60,13 +60,22 @@ func (r *Root) checkPath(p string) (missing []string, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each component's path is a prefix of p (no path is built per component: a walk costs p's
+	// length, and plan.CheckName bounds its components).
 	parts := strings.Split(rp, "/")
+	end := 0
 	for i := range parts {
-		cur := strings.Join(parts[:i+1], "/")
+		if i > 0 {
+			end++
+		}
+		end += len(parts[i])
+		cur := rp[:end]
 		fi, err := r.root.Lstat(cur)
 		if errors.Is(err, fs.ErrNotExist) {
-			for j := i; j < len(parts)-1; j++ {
-				missing = append(missing, "/"+strings.Join(parts[:j+1], "/"))
+			for j := end; j < len(rp); j++ {
+				if rp[j] == '/' {
+					missing = append(missing, p[:j+1]) // "/" + rp[:j]: cur and each directory below it
+				}
 			}
 			return missing, nil
 		}

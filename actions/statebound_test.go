@@ -97,3 +97,47 @@ func TestPrepareRefusesAJournalOverTheBound(t *testing.T) {
 	require.NoError(t, txn.Rollback())
 	require.NoError(t, txn.Finish())
 }
+
+// Adversary r13 c/05: ops whose parents are all missing, each 120 directories deep (under the
+// 128-component bound), so that the journal's created directories, not its entries, pass the
+// bound. The dry run and Prepare refuse it at the op that passes it, having built no more of the
+// journal than the bound: allocation stays a small multiple of MaxJournalBytes, not the gigabytes
+// the whole would-be journal took. Past MaxDirs created directories the refusal comes first.
+func TestPrepareRefusesManyCreatedDirectoriesWithABoundedCost(t *testing.T) {
+	r, _ := newRoot(t)
+	state := filepath.Join(t.TempDir(), "state")
+	for _, tc := range []struct {
+		name  string
+		files int
+		seg   string
+		want  string
+	}{
+		// 300 files × 120 directories of ~30-byte paths each: 36 000 directories, past MaxDirs.
+		{"directories", 300, "a/", "would create more than 10000 directories"},
+		// 80 files × 120 directories of 32-byte names (~2 KiB average path): ~40 MiB of
+		// directories in the journal, under MaxDirs, past MaxJournalBytes.
+		{"journal", 80, strings.Repeat("b", 31) + "/", "would make a journal of more than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ops []actions.Op
+			for i := 0; i < tc.files; i++ {
+				ops = append(ops, actions.Op{Path: fmt.Sprintf("/etc/containers/d%d/%sx", i, strings.Repeat(tc.seg, 120)), Data: []byte("x"), Mode: 0o644})
+			}
+			var m0, m1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			dryErr := actions.Check(r, state, ops, actions.Meta{Hash: "h"})
+			runtime.ReadMemStats(&m1)
+			require.ErrorIs(t, dryErr, actions.ErrJournalTooLarge)
+			assert.True(t, actions.IsRefusal(dryErr))
+			assert.Contains(t, dryErr.Error(), tc.want)
+			assert.Contains(t, dryErr.Error(), "/etc/containers/d", "names the op")
+			assert.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(8*actions.MaxJournalBytes), "bytes allocated by the refusal")
+			_, err := actions.Prepare(r, state, ops, actions.Meta{Hash: "h"})
+			require.ErrorIs(t, err, actions.ErrJournalTooLarge)
+			assert.Equal(t, dryErr.Error(), err.Error())
+			_, err = os.Stat(state)
+			assert.True(t, os.IsNotExist(err), "nothing written")
+		})
+	}
+}

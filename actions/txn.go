@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openshift/refresh-agent/plan"
 	"io"
 	"io/fs"
 	"math"
@@ -136,6 +137,7 @@ func planTxn(root *Root, stateDir string, ops []Op, meta Meta) (journal, []Op, m
 	dirs := map[string]Op{}
 	var kept []Op
 	var writes []spaceWrite
+	var run int64 // journalBound's share of the entries and created directories so far
 	c := newOpChecker(root)
 	for _, op := range ops {
 		missing, err := c.check(op)
@@ -149,9 +151,13 @@ func planTxn(root *Root, stateDir string, ops []Op, meta Meta) (journal, []Op, m
 		w.dir, _ = writeDir(op.Path, missing)
 		for _, d := range missing {
 			if _, ok := dirs[d]; !ok {
+				if len(j.CreatedDirs) == plan.MaxDirs {
+					return journal{}, nil, nil, fmt.Errorf("%s: %w: the transaction would create more than %d directories: split the change", op.Path, ErrJournalTooLarge, plan.MaxDirs)
+				}
 				dirs[d] = op
 				j.CreatedDirs = append(j.CreatedDirs, d)
 				w.newDirs++
+				run += dirBound(d)
 			}
 		}
 		writes = append(writes, w)
@@ -161,6 +167,11 @@ func planTxn(root *Root, stateDir string, ops []Op, meta Meta) (journal, []Op, m
 		}
 		j.Entries = append(j.Entries, e)
 		kept = append(kept, op)
+		// The bound's entries and directories, summed as they are added: a plan over it is refused
+		// at the op that passes it, before the rest of its journal is built (adversary r13 c/05).
+		if run += entryBound(&e); run > MaxJournalBytes {
+			return journal{}, nil, nil, fmt.Errorf("%w: %d files would make a journal of more than %d bytes (passed at %s), over the %d a recovery reads: split the change", ErrJournalTooLarge, len(ops), run, op.Path, MaxJournalBytes)
+		}
 	}
 	slices.SortFunc(j.CreatedDirs, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
 	if n := journalBound(&j); n > MaxJournalBytes {
@@ -205,6 +216,22 @@ func journalBound(j *journal) int64 {
 		n += int64(len(q)) + dirSlack // its id: the path again, as JSON writes it, and two numbers
 	}
 	return n
+}
+
+// entryBound and dirBound are what one entry and one created directory add to journalBound (at
+// most: a comma each): planTxn sums them as it builds the journal, so that a journal over the bound
+// is refused before it is built whole.
+func entryBound(e *Entry) int64 {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return math.MaxInt32
+	}
+	return int64(len(data)) + 1 + entrySlack
+}
+
+func dirBound(d string) int64 {
+	q, _ := json.Marshal(d)
+	return 2*int64(len(q)+1) + dirSlack // in createdDirs, and its id's path
 }
 
 func (t *Txn) stage(ops []Op, dirs map[string]Op) error {

@@ -120,6 +120,10 @@ func FuzzPlan(f *testing.F) {
 	f.Add(cur, cur, []byte(``), credProviderDropin, uint16(0o644))
 	f.Add(cur, cur, []byte(``), credProviderDropin+".x", uint16(0o644))
 	f.Add(cur, fixture.Ignition("3.2.0").File(registries, []byte("# x"), 0o644).JSON(), []byte(``), "", uint16(0o644))
+	// Adversary r13 c/05: paths past MaxPathComponents, and writes in many nested directories.
+	f.Add(cur, base().File("/etc/containers/registries.d/d/"+strings.Repeat("a/", 1900)+"x.yaml", []byte("x"), 0o644).JSON(), []byte(``), "", uint16(0o644))
+	f.Add(cur, base().File("/etc/containers/registries.d/d/"+strings.Repeat("a/", 120)+"x.yaml", []byte("x"), 0o644).
+		File("/etc/containers/registries.d/d/"+strings.Repeat("a/", 60)+"a", []byte("x"), 0o644).JSON(), []byte(``), "", uint16(0o644))
 	pol, err := allowlist.ParsePolicy([]byte(fuzzPolicy))
 	if err != nil {
 		f.Fatal(err)

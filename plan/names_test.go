@@ -20,7 +20,9 @@ import (
 func TestPlanRefusesNamesTheTransactionCannotHandle(t *testing.T) {
 	pol := allowlist.Default()
 	pol.Rules = append(pol.Rules, allowlist.Rule{Path: "/etc/myapp/", Action: allowlist.ActionNone})
-	deep := "/etc/myapp/" + strings.Repeat("d/", (plan.PathMax-len("/etc/myapp/"))/2-20) // side files do not fit below it
+	// 4055 bytes in 65 components: side files do not fit below it (a path of 1-byte names that long
+	// has more than MaxPathComponents).
+	deep := "/etc/myapp/" + strings.Repeat(strings.Repeat("d", 63)+"/", 62) + strings.Repeat("d", 75) + "/"
 	build := func(cur, des []string) *plan.Plan {
 		c, d := plain(), plain()
 		for _, p := range cur {
@@ -46,6 +48,7 @@ func TestPlanRefusesNamesTheTransactionCannotHandle(t *testing.T) {
 		"/etc/myapp/refresh-agent-tmp/a.conf",
 		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-tmp.d/a.conf",
 		deep[:len(deep)-60] + "x",
+		"/etc/myapp/" + strings.Repeat("d/", plan.MaxPathComponents-3) + "x", // 128 components
 	}
 	for _, p := range planned {
 		pl := build(nil, []string{p})
@@ -57,10 +60,11 @@ func TestPlanRefusesNamesTheTransactionCannotHandle(t *testing.T) {
 		"/etc/myapp/" + strings.Repeat("é", 128):         "a name is 256 bytes long",
 		"/etc/myapp/" + strings.Repeat("a/", 2050) + "x": "the path is 4112 bytes long (at most 4095)",
 		deep + "x": "its side files' paths would be",
-		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-tmp":     "reserved for the agent's temp and backup files",
-		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-backup":  "reserved",
-		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-restore": "reserved",
-		"/etc/myapp/.a.conf.refresh-agent-backup":                    "reserved",
+		"/etc/myapp/" + strings.Repeat("d/", plan.MaxPathComponents-2) + "x": "more than 128 path components (129)",
+		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-tmp":             "reserved for the agent's temp and backup files",
+		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-backup":          "reserved",
+		"/etc/myapp/.refresh-agent-0123456789abcdef01234567-restore":         "reserved",
+		"/etc/myapp/.a.conf.refresh-agent-backup":                            "reserved",
 		// A directory on the way named like a side file (adversary round 9, 09): it would take the
 		// place of a sibling's temp, backup or restore file.
 		"/etc/docker/certs.d/.refresh-agent-2d711642b726b04401627ca9-tmp/ca.crt":  "its directory /etc/docker/certs.d/.refresh-agent-2d711642b726b04401627ca9-tmp is named like one",

@@ -594,7 +594,9 @@ const maxID = 1<<32 - 2
 
 // checkNesting refuses a written file that is also a parent directory of another written file
 // (/etc/docker/certs.d/a and /etc/docker/certs.d/a/ca.crt): both cannot exist, and the plan would
-// promise what no run can do.
+// promise what no run can do. It refuses too a plan whose writes have more than MaxDirs distinct
+// parent directories, each one a node may have to create and journal. Each directory's nearest
+// written ancestor is found once (memoized), so the walk costs the paths' total length.
 func (p *Plan) checkNesting() {
 	written := map[string]bool{}
 	for _, f := range p.Files {
@@ -602,16 +604,36 @@ func (p *Plan) checkNesting() {
 			written[f.Path] = true
 		}
 	}
+	above := map[string]string{} // a parent directory → the nearest written file at or above it, or ""
 	for _, f := range p.Files {
 		if f.Remove {
 			continue
 		}
-		for dir := path.Dir(f.Path); dir != "/" && dir != "."; dir = path.Dir(dir) {
-			if written[dir] {
-				p.Refused = append(p.Refused, Refusal{Kind: diff.KindFile, Path: f.Path,
-					Reason: fmt.Sprintf("file %s: its parent %s is also a file of the payload", f.Path, dir)})
-				break
+		var walked []string
+		found := ""
+		Ancestors(f.Path, func(dir string) bool {
+			if w, ok := above[dir]; ok {
+				found = w
+				return false
 			}
+			walked = append(walked, dir)
+			if written[dir] {
+				found = dir
+				return false
+			}
+			return len(above)+len(walked) <= MaxDirs
+		})
+		for _, d := range walked {
+			above[d] = found
+		}
+		if len(above) > MaxDirs {
+			p.Refused = append(p.Refused, Refusal{Kind: diff.KindFile, Reason: fmt.Sprintf(
+				"storage.files: the files are in more than %d directories (at %s), each one a node may have to create: split the change", MaxDirs, shorten(f.Path))})
+			return
+		}
+		if found != "" {
+			p.Refused = append(p.Refused, Refusal{Kind: diff.KindFile, Path: f.Path,
+				Reason: fmt.Sprintf("file %s: its parent %s is also a file of the payload", f.Path, found)})
 		}
 	}
 }
