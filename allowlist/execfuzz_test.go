@@ -78,6 +78,9 @@ func FuzzExecJudge(f *testing.F) {
 		`/bin/sh -c 'cd /etc && cat shadow'`, `/bin/sh -c 'cat "$(printf /etc/sha%sow d)"'`, "/usr/bin/tar -C /etc -cf /tmp/x shadow",
 		`/bin/sh -c 'printf /etc/shadow | xargs cat'`, "/usr/bin/grep -r x /etc", "/bin/cat //etc/./gshadow-",
 		`/bin/sh -c 'for f in /etc/myapp/*.conf; do cat "$f"; done'`,
+		// round 13 c/04: nesting past MaxShellNesting, literal arithmetic nested and in a row
+		`/bin/sh -c 'sh -c "sh -c \'` + strings.Repeat("(", 70) + "1" + strings.Repeat(")", 70) + `\'"'`,
+		`/bin/sh -c 'echo $((((1)))); ((2)); ((((3))))'`,
 	} {
 		f.Add(s)
 	}
