@@ -2,6 +2,7 @@ package allowlist
 
 import (
 	"maps"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -71,6 +72,28 @@ var nodeSecrets = func() []secretRow {
 		{path: "/var/lib/openvswitch/pki", what: "the switch's keys"},
 		{path: "/etc/ipsec.d", what: "IPsec keys (its NSS database)"},
 		{path: "/etc", prefix: "ipsec.secrets", what: "IPsec secrets"},
+		// Round 13 (adversary e/01): the other node agents' identities and the node's network,
+		// storage and time credentials, under names the class does not read as a key's.
+		{path: "/etc/cni/multus/certs", what: "multus's per-node client certificate and key"},
+		{path: "/etc/ovn", what: "OVN-Kubernetes' per-node certificates and keys (ovnkube-node-certs) and databases"},
+		{path: "/var/lib/ovn-ic/etc", what: "OVN-Kubernetes' per-node certificates and keys (the host's /etc/ovn)"},
+		{path: "/var/lib/ovn/etc", what: "OVN-Kubernetes' per-node certificates and keys (the host's /etc/ovn)"},
+		{path: "/etc/NetworkManager/system-connections", what: "NetworkManager's connections: Wi-Fi, 802.1X and VPN secrets"},
+		{path: "/run/NetworkManager/system-connections", what: "NetworkManager's runtime connections: their secrets"},
+		{path: "/var/lib/NetworkManager", what: "NetworkManager's state: its secret_key and leases"},
+		{path: "/etc/iscsi", what: "iSCSI's CHAP credentials (iscsid.conf)"},
+		{path: "/var/lib/iscsi", what: "iSCSI's node records: their CHAP credentials"},
+		{path: "/etc/chrony.keys", what: "chrony's NTP keys"},
+		{path: "/etc/sssd", what: "sssd's configuration: its bind passwords"},
+		{path: "/etc/wpa_supplicant", what: "wpa_supplicant's networks: their keys"},
+		// Round 13 (adversary e/06): CRI-O's per-container OCI specs hold the pods' Secret-sourced
+		// environment (process.env), and the layers the images' own secrets.
+		{path: "/var/lib/containers/storage", what: "container storage: each container's spec (its Secret-sourced environment) and the images' layers"},
+		{path: "/run/containers/storage", what: "container storage: each running container's spec (its Secret-sourced environment)"},
+		{path: "/var/run/containers/storage", what: "container storage (/run/containers/storage through the /var/run link)"},
+		{path: "/var/run/NetworkManager/system-connections", what: "NetworkManager's runtime connections (through the /var/run link)"},
+		{path: "/var/log/pods", what: "the containers' logs (the API serves them only to who may read pods/log)"},
+		{path: "/var/log/containers", what: "the containers' logs (links into /var/log/pods)"},
 		{path: "/sysroot", what: "the node's root again (its ostree deployment's /etc and /var hold every secret above)"},
 		{path: "/ostree", what: "the node's root again (/sysroot/ostree: its deployments' /etc and /var)"},
 	}
@@ -159,7 +182,7 @@ func secretNamed(p string) (row secretRow, above, ok bool) {
 				return r, false, true
 			}
 		}
-		if !strings.ContainsAny(alias, "*?[") && isPrivateKeyName(alias) && !publicByName(alias) {
+		if !strings.ContainsAny(alias, "*?[") && (isPrivateKeyName(alias) || currentPEM(alias)) && !publicByName(alias) {
 			return secretRow{path: alias, what: privateByName}, false, true
 		}
 	}
@@ -172,6 +195,13 @@ func secretNamed(p string) (row secretRow, above, ok bool) {
 		}
 	}
 	return secretRow{}, false, false
+}
+
+// currentPEM says whether the file is a Kubernetes certificate manager's current pair
+// (<prefix>-current.pem: multus-client-current.pem, ovnkube-client-current.pem), which holds the
+// certificate and its private key in one file (adversary r13 e/01).
+func currentPEM(c string) bool {
+	return strings.HasSuffix(strings.ToLower(path.Base(c)), "-current.pem")
 }
 
 // unseen are the expansions whose value the judge may not know: read as a pattern's "*" inside a

@@ -1,0 +1,59 @@
+package allowlist_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Adversary round 13 (e/01, e/06): the node's secrets by other names. Multus's and OVN-Kubernetes'
+// per-node certificate pairs (a certificate manager's <prefix>-current.pem holds the key),
+// NetworkManager's, iSCSI's, chrony's, sssd's and wpa_supplicant's credentials, and CRI-O's
+// container storage, whose per-container specs hold the pods' Secret-sourced environment.
+func TestRound13NodeSecretsByOtherNames(t *testing.T) {
+	refused := []struct{ line, why string }{
+		// e/01
+		{`ExecStart=/bin/sh -c 'cat /etc/cni/multus/certs/multus-client-current.pem > /tmp/iri-copy; chmod 0644 /tmp/iri-copy'`, "/etc/cni/multus/certs"},
+		{`ExecStart=/bin/cat /etc/cni/multus/certs/*`, "/etc/cni/multus/certs"},
+		{`ExecStart=/bin/cat /var/lib/ovn-ic/etc/ovnkube-node-certs/ovnkube-client-current.pem`, "/var/lib/ovn-ic/etc"},
+		{`ExecStart=/bin/cat /etc/ovn/ovnkube-node-certs/ovnkube-client-current.pem`, "/etc/ovn"},
+		{`ExecStart=/bin/cat /var/lib/myapp/certs/myapp-client-current.pem`, "a private key or credential by its name"},
+		{`ExecStart=/bin/cat /etc/NetworkManager/system-connections/bond0.nmconnection`, "/etc/NetworkManager/system-connections"},
+		{`ExecStart=/bin/sh -c 'grep -h psk= /etc/NetworkManager/system-connections/*'`, "/etc/NetworkManager/system-connections"},
+		{`ExecStart=/bin/cat /run/NetworkManager/system-connections/x.nmconnection`, "/run/NetworkManager/system-connections"},
+		{`ExecStart=/bin/cat /var/lib/NetworkManager/secret_key`, "/var/lib/NetworkManager"},
+		{`ExecStart=/bin/cat /var/lib/iscsi/nodes/iqn.2026-01.x/10.0.0.1,3260,1/default`, "/var/lib/iscsi"},
+		{`ExecStart=/usr/bin/grep -q ^node.session.auth.password /etc/iscsi/iscsid.conf`, "/etc/iscsi"},
+		{`ExecStart=/bin/cat /etc/chrony.keys`, "/etc/chrony.keys"},
+		{`ExecStart=/bin/cat /etc/sssd/sssd.conf`, "/etc/sssd"},
+		{`ExecStart=/bin/cat /etc/wpa_supplicant/wpa_supplicant.conf`, "/etc/wpa_supplicant"},
+		{`ExecStart=/bin/cat /etc/krb5.keytab`, "/etc/krb5.keytab"},
+		{`ExecStart=/bin/cat /etc/ipsec.secrets`, "/etc/ipsec.secrets"},
+		{`ExecStart=/bin/sh -c 'cd /etc/cni/multus && cat certs/multus-client-current.pem'`, "/etc/cni/multus/certs"},
+		{`ExecStart=/usr/bin/grep -r BEGIN /etc/cni/multus`, "a directory above /etc/cni/multus/certs"},
+		// e/06
+		{`ExecStart=/bin/sh -c 'cat /var/lib/containers/storage/overlay-containers/*/userdata/config.json > /tmp/iri-env; chmod 0644 /tmp/iri-env'`, "/var/lib/containers/storage"},
+		{`ExecStart=/bin/cat /run/containers/storage/overlay-containers/0f1e/userdata/config.json`, "/run/containers/storage"},
+		{`ExecStart=/bin/cat /var/run/containers/storage/overlay-containers/0f1e/userdata/config.json`, "/var/run/containers/storage"},
+		{`ExecStart=/bin/sh -c 'grep -h x /var/lib/containers/stor*/overlay-containers/*/userdata/config.json'`, "/var/lib/containers/storage"},
+		{`ExecStart=/usr/bin/grep -r x /var/lib/containers`, "a directory above /var/lib/containers/storage"},
+		{`ExecStart=/bin/cat /var/log/pods/ns_pod_uid/c/0.log`, "/var/log/pods"},
+		{`ExecStart=/bin/cat /var/log/containers/pod_ns_c-id.log`, "/var/log/containers"},
+	}
+	for _, c := range refused {
+		err := strictUnit(t, true, c.line)
+		if assert.Error(t, err, c.line) {
+			assert.Contains(t, err.Error(), c.why, c.line)
+			assert.Contains(t, err.Error(), "a secret of the node", c.line)
+		}
+	}
+	accepted := []string{
+		`ExecStart=/bin/cat /etc/cni/net.d/00-multus.conf`,
+		`ExecStart=/bin/cat /etc/NetworkManager/conf.d/99-myapp.conf`,
+		`ExecStart=/bin/cat /etc/chrony.conf`,
+		`ExecStart=/bin/cat /etc/myapp/ca-current.crt`,
+	}
+	for _, l := range accepted {
+		assert.NoError(t, strictUnit(t, true, l), l)
+	}
+}
