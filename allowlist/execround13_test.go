@@ -1,6 +1,7 @@
 package allowlist_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,6 +53,75 @@ func TestRound13NodeSecretsByOtherNames(t *testing.T) {
 		`ExecStart=/bin/cat /etc/NetworkManager/conf.d/99-myapp.conf`,
 		`ExecStart=/bin/cat /etc/chrony.conf`,
 		`ExecStart=/bin/cat /etc/myapp/ca-current.crt`,
+	}
+	for _, l := range accepted {
+		assert.NoError(t, strictUnit(t, true, l), l)
+	}
+}
+
+// Adversary round 13 (e/07): the node's disk holds every secret, and no name in the line is one. A
+// changed line names no device but the harmless few, however spelled.
+func TestRound13ChangedLinesNameNoDevice(t *testing.T) {
+	refused := []string{
+		`ExecStart=/bin/sh -c 'grep -a -A1 -e root:.6 -e BEGIN -e auths /dev/loop0 > /tmp/iri-disk; chmod 0644 /tmp/iri-disk'`,
+		`ExecStart=/bin/grep -a -m1 ^root: /dev/disk/by-label/root`,
+		`ExecStart=/bin/cat /dev/vda`,
+		`ExecStart=/bin/cat /dev/nvme0n1`,
+		`ExecStart=/bin/grep -q -a ^root:.6.GUESS /dev/sda4`,
+		`ExecStart=/bin/cat /dev/mapper/root`,
+		`ExecStart=/bin/cat /dev/dm-0`,
+		`ExecStart=/bin/cat /dev/md127`,
+		`ExecStart=/bin/cat /dev/disk/by-uuid/0f1e2d3c`,
+		`ExecStart=/bin/cat /dev/disk/by-partlabel/root`,
+		`ExecStart=/bin/sh -c 'cat < /dev/disk/by-label/root > /var/tmp/x'`,
+		// spellings
+		`ExecStart=/bin/sh -c 'cat /dev/sd*'`,
+		`ExecStart=/bin/sh -c 'cat /dev/v?a'`,
+		`ExecStart=/bin/sh -c 'cat /dev/nul?'`,
+		`ExecStart=/bin/sh -c 'cat /d*/vda'`,
+		`ExecStart=/bin/sh -c 'cd /dev && cat vda'`,
+		`ExecStart=/bin/sh -c 'cd /dev/disk/by-label; cat root'`,
+		`ExecStart=/usr/bin/env -C /dev cat sda`,
+		"Environment=D=/dev/vda\nExecStart=/bin/cat ${D}",
+		`ExecStart=/bin/sh -c 'cat /dev/{null,vda}'`,
+		`ExecStart=/bin/cat //dev/./vda`,
+		`ExecStart=/bin/sh -c 'cat "/dev/v$(echo d)a"'`,
+		`ExecStart=/usr/bin/grep -r root: /dev`,
+	}
+	for _, l := range refused {
+		err := strictUnit(t, true, strings.Split(l, "\n")...)
+		if assert.Error(t, err, l) {
+			assert.Contains(t, err.Error(), "a device of the node", l)
+			assert.Contains(t, err.Error(), "a secret of the node", l)
+		}
+	}
+	// Refused before this rule too (a device as dd's "write", /dev/mem and /proc/kcore reached,
+	// find in /dev, a program the judge does not model): refused still.
+	for _, l := range []string{
+		`ExecStart=/usr/bin/dd if=/dev/vda of=/tmp/x bs=1M count=1`,
+		`ExecStart=/usr/bin/head -c 1M /dev/mem`,
+		`ExecStart=/bin/cat /dev/kmem`,
+		`ExecStart=/bin/cat /dev/port`,
+		`ExecStart=/bin/cat /proc/kcore`,
+		`ExecStart=/bin/cat /sys/firmware/efi/efivars/x`,
+		`ExecStart=/usr/bin/strings /dev/zram0`,
+		`ExecStart=/usr/bin/find /dev -name vda -exec cat {} +`,
+		`ExecStart=/bin/sh -c 'cat /dev/zram0'`,
+		`ExecStart=/bin/sh -c 'cat /dev/loop7'`,
+		`ExecStart=/bin/sh -c 'tar -cf /tmp/x.tar /dev/disk/by-label/root'`,
+	} {
+		assert.Error(t, strictUnit(t, true, l), l)
+	}
+	accepted := []string{
+		`ExecStart=/bin/sh -c 'echo x > /dev/null 2>&1'`,
+		`ExecStart=/bin/sh -c 'cat /etc/myapp/x > /dev/null'`,
+		`ExecStart=/usr/bin/head -c 16 /dev/urandom`,
+		`ExecStart=/usr/bin/dd if=/dev/zero of=/var/lib/myapp/blob bs=1k count=1`,
+		`ExecStart=/bin/sh -c 'cat /dev/stdin > /var/lib/myapp/in < /etc/myapp/x'`,
+		`ExecStart=/bin/sh -c 'head -c 8 /dev/random | tee /var/lib/myapp/seed > /dev/null'`,
+		`ExecStart=/bin/sh -c 'echo hi > /dev/stderr'`,
+		`ExecStart=/bin/sh -c 'read -r x < /dev/fd/0 || true'`,
+		`ExecStart=/usr/bin/ls -l /dev`,
 	}
 	for _, l := range accepted {
 		assert.NoError(t, strictUnit(t, true, l), l)

@@ -36,11 +36,21 @@ func TestRound9EveryWatchdogIsOutOfReach(t *testing.T) {
 	for _, line := range []string{
 		"ExecStartPre=/usr/bin/head -c1 /dev/urandom",
 		`ExecStartPre=/bin/sh -c 'echo x > /dev/null'`,
-		"ExecStartPre=/usr/bin/head -c1 /dev/wa",
-		`ExecStartPre=/bin/sh -c 'cat /dev/x[0-9]*'`,
 		`ExecStartPre=/bin/sh -c 'read -r x </etc/myapp/app.conf; echo "$x" 2>/dev/null'`,
 		`ExecStartPre=/bin/sh -c 'exec 3</etc/myapp/app.conf'`,
 	} {
 		acceptedChanged(t, line, SL)
+	}
+	// No watchdog: reached in the node's own lines, but since round 13 (e/07) a device of the node
+	// (a name the judge does not know, a pattern that may match a disk) in a changed line.
+	for _, line := range []string{
+		"ExecStartPre=/usr/bin/head -c1 /dev/wa",
+		`ExecStartPre=/bin/sh -c 'cat /dev/x[0-9]*'`,
+	} {
+		assert.NoError(t, strictUnit(t, false, line, SL), "%s (unchanged)", line)
+		if err := strictUnit(t, true, line, SL); assert.Error(t, err, line) {
+			assert.Contains(t, err.Error(), "a device of the node", line)
+			assert.NotContains(t, err.Error(), "reaches /dev/", line)
+		}
 	}
 }
