@@ -127,3 +127,55 @@ func TestRound13ChangedLinesNameNoDevice(t *testing.T) {
 		assert.NoError(t, strictUnit(t, true, l), l)
 	}
 }
+
+// Adversary round 13 (e/05): a changed unit's environment may not move where a root program reads
+// its configuration or whom it trusts: CONTAINERS_CONF_OVERRIDE made the unit's own podman load the
+// payload's containers.conf, whose hooks_dir ran the payload's hook as root. Families by prefix,
+// suffix and word, in Environment=, env NAME=V and a script's export; the inert neighbours pass.
+func TestRound13EnvironmentMovesNoConfiguration(t *testing.T) {
+	const SL = "ExecStart=/usr/bin/sleep infinity"
+	for _, a := range []string{
+		"CONTAINERS_CONF_OVERRIDE=/etc/iri-registry/override.conf", "CONTAINERS_CONF_MODULES=/etc/iri-registry/m.conf",
+		"CONTAINERS_HELPER_BINARY_DIR=/etc/iri-registry/bin", "CONTAINERS_STORAGE_CONF=/etc/iri-registry/s.conf",
+		"CONTAINERS_REGISTRIES_CONF=/etc/iri-registry/r.conf", "REGISTRIES_CONFIG_PATH=/etc/iri-registry/r.conf",
+		"STORAGE_OPTS=overlay.mount_program=/etc/iri-registry/m", "STORAGE_DRIVER=vfs", "CONTAINER_HOST=unix:///run/x.sock",
+		"CONTAINER_CONNECTION=x", "DOCKER_HOST=tcp://10.0.0.1:2375", "REGISTRY_AUTH_FILE=/etc/iri-registry/auth.json",
+		"PODMAN_CONNECTIONS_CONF=/etc/iri-registry/c.json", "SSL_CERT_FILE=/etc/iri-registry/ca.pem", "SSL_CERT_DIR=/etc/iri-registry",
+		"CURL_CA_BUNDLE=/etc/iri-registry/ca.pem", "REQUESTS_CA_BUNDLE=/etc/iri-registry/ca.pem", "NODE_EXTRA_CA_CERTS=/etc/iri-registry/ca.pem",
+		"GIT_SSL_CAINFO=/etc/iri-registry/ca.pem", "XDG_CONFIG_HOME=/etc/iri-registry", "XDG_CONFIG_DIRS=/etc/iri-registry",
+		"XDG_DATA_DIRS=/etc/iri-registry", "XDG_RUNTIME_DIR=/etc/iri-registry", "OPENSSL_CONF=/etc/iri-registry/o.cnf",
+		"OPENSSL_MODULES=/etc/iri-registry", "GCONV_PATH=/etc/iri-registry", "LOCPATH=/etc/iri-registry", "NLSPATH=/etc/iri-registry/%N",
+		"TZDIR=/etc/iri-registry", "HOSTALIASES=/etc/iri-registry/h", "RES_OPTIONS=ndots:15", "LOCALDOMAIN=evil.example",
+		"http_proxy=http://10.0.0.1:3128", "https_proxy=http://10.0.0.1:3128", "HTTPS_PROXY=http://10.0.0.1:3128",
+		"NO_PROXY=*", "ALL_PROXY=socks5://10.0.0.1", "KUBECONFIG=/etc/iri-registry/kc", "DOCKER_CONFIG=/etc/iri-registry",
+		"MYAPP_CONFIG=/etc/iri-registry/x", "SOME_CONF_FILE=/etc/iri-registry/x", "MYAPP_PLUGIN_PATH=/etc/iri-registry",
+		"CONTAINERS_CONF_OVERRIDE=/usr/share/containers/containers.conf:/etc/iri-registry/o.conf",
+	} {
+		k, _, _ := strings.Cut(a, "=")
+		for _, line := range []string{"Environment=" + a, `ExecStart=/usr/bin/env ` + a + ` /usr/bin/sleep 1`,
+			`ExecStart=/bin/sh -c 'export ` + a + `; sleep 1'`} {
+			lines := []string{line}
+			if strings.HasPrefix(line, "Environment=") {
+				lines = append(lines, SL)
+			}
+			err := strictUnit(t, true, lines...)
+			if assert.Error(t, err, line) {
+				assert.Contains(t, err.Error(), k, line)
+			}
+		}
+	}
+	for _, a := range []string{"HOME=/root", "GOMAXPROCS=2", "PODMAN_SYSTEMD_UNIT=%n", "MYAPP_MODE=fast",
+		"GREETING=hello", "LANG=C.UTF-8", "TZ=UTC", "CONTAINERS_CONF=/usr/share/containers/containers.conf",
+		"SSL_CERT_FILE=/usr/share/pki/ca-trust-source/ca-bundle.trust.p11-kit", "XDG_DATA_DIRS=/usr/share", "NO_PROXY="} {
+		assert.NoError(t, strictUnit(t, true, "Environment="+a, SL), a)
+	}
+	// The MCO's iri-registry.service sets PODMAN_SYSTEMD_UNIT=%n: unchanged or changed, it stays.
+	assert.NoError(t, strictUnit(t, false, "Environment=PODMAN_SYSTEMD_UNIT=%n", SL))
+}
+
+// The MCO's kubelet.service sets KUBELET_NODE_IP= and KUBELET_LOG_LEVEL=: no configuration moves.
+func TestRound13KubeletEnvironmentStays(t *testing.T) {
+	for _, a := range []string{"KUBELET_NODE_IP=0.0.0.0", "KUBELET_LOG_LEVEL=2", "KUBELET_PROVIDERID="} {
+		assert.NoError(t, strictUnit(t, true, "Environment="+a, "ExecStart=/usr/bin/sleep infinity"), a)
+	}
+}

@@ -492,6 +492,49 @@ var dirVars = []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CONFIG_D
 	"CONTAINERS_REGISTRIES_CONF", "CONTAINERS_STORAGE_CONF", "REGISTRIES_CONFIG_PATH", "AWS_CONFIG_FILE",
 	"BOTO_CONFIG", "NPM_CONFIG_USERCONFIG", "PIP_CONFIG_FILE", "TERMINFO", "TERMINFO_DIRS", "MAGIC", "MANPATH"}
 
+// configVars are variable families (exact, "PREFIX*", "*SUFFIX" or "*WORD*", upper-cased) that move
+// where a root program reads its configuration or whom it trusts (adversary r13 e/05:
+// CONTAINERS_CONF_OVERRIDE makes the unit's own podman load the payload's containers.conf, whose
+// hooks_dir runs the payload's hook as root): containers/common's and containers/storage's,
+// podman's and the registries', the TLS trust (CA bundles), the resolver's, the proxies, and, since
+// a list of names is never complete, every name that says it holds a configuration or a search path
+// (*CONF*, *PATH*). A changed line may set one only to the node's own files (nodeCode: read-only OS
+// content, denied paths), never to a place the payload may write or to a value that is no path.
+var configVars = []string{"CONTAINERS_*", "CONTAINER_*", "PODMAN_*", "BUILDAH_*", "STORAGE_OPTS", "STORAGE_DRIVER",
+	"REGISTRY_*", "REGISTRIES_*", "DOCKER_*", "CRI_*", "CRIO_*", "SSL_*", "*_CA_BUNDLE", "*CA_CERT*", "*_CAFILE", "*_CAPATH",
+	"GNUTLS_*", "NSS_*", "XDG_*", "TZDIR", "LOCALDOMAIN", "RES_*", "RESOLV_*", "*_PROXY", "*CONF*", "*PATH*"}
+
+// inertConfigVars are the names of configVars' families a unit sets that move no configuration:
+// podman's record of the unit it runs for (the MCO's iri-registry.service: PODMAN_SYSTEMD_UNIT=%n).
+var inertConfigVars = []string{"PODMAN_SYSTEMD_UNIT"}
+
+// configVar says whether the variable moves where a root program reads its configuration or trust.
+func configVar(name string) bool {
+	u := strings.ToUpper(name)
+	if slices.Contains(inertConfigVars, u) {
+		return false
+	}
+	for _, v := range configVars {
+		switch {
+		case strings.HasPrefix(v, "*") && strings.HasSuffix(v, "*"):
+			if strings.Contains(u, strings.Trim(v, "*")) {
+				return true
+			}
+		case strings.HasPrefix(v, "*"):
+			if strings.HasSuffix(u, v[1:]) {
+				return true
+			}
+		case strings.HasSuffix(v, "*"):
+			if strings.HasPrefix(u, strings.TrimSuffix(v, "*")) {
+				return true
+			}
+		case u == v:
+			return true
+		}
+	}
+	return false
+}
+
 // writeDirVars name where programs write their temporary files: never into the node's code.
 var writeDirVars = []string{"TMPDIR", "TMP", "TEMP"}
 
@@ -527,6 +570,12 @@ func assignmentWhy(a string) string {
 	case slices.Contains(writeDirVars, u):
 		if c := nodePath(v); strings.HasPrefix(v, "/") && (noCommandWrites(c) || aboveNodeCode(c)) {
 			return k + "=" + short(v) + " makes programs write their files where the node runs its programs"
+		}
+	case configVar(k):
+		for _, p := range strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
+			if !strings.HasPrefix(p, "/") || !nodeCode(p) {
+				return k + "=" + short(v) + " moves where a root program reads its configuration or whom it trusts (containers' and registries' configuration, CA bundles, the resolver, proxies, a search path) to " + short(p) + ", which is not the node's own file (only read-only OS content or a path no policy grants)"
+			}
 		}
 	}
 	return ""
