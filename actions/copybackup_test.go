@@ -34,16 +34,24 @@ func TestCopyBackupWhereHardLinksAreRefused(t *testing.T) {
 	require.NoError(t, txn.Commit())
 
 	// The restored file is then changed before the cleanup: not finished, backup kept, and the next
-	// rollback restores it again.
+	// rollback leaves the changed file as it is (it is not the agent's, so putting the backup over
+	// it would lose it); once it is gone the rollback restores the original.
 	require.NoError(t, txn.Rollback())
 	require.NoError(t, os.WriteFile(reg, []byte("tampered"), 0o640))
 	assert.ErrorIs(t, txn.Finish(), ErrNotRestored)
 	_, err = os.Stat(backup)
 	require.NoError(t, err, "backup kept")
+	assert.ErrorIs(t, txn.Rollback(), ErrNotRestored)
+	b, err := os.ReadFile(reg)
+	require.NoError(t, err)
+	assert.Equal(t, "tampered", string(b), "a file the agent did not write is never replaced")
+	_, err = os.Stat(backup)
+	require.NoError(t, err, "backup kept")
 
+	require.NoError(t, os.Remove(reg))
 	require.NoError(t, txn.Rollback())
 	require.NoError(t, txn.Finish())
-	b, err := os.ReadFile(reg)
+	b, err = os.ReadFile(reg)
 	require.NoError(t, err)
 	assert.Equal(t, "old", string(b))
 	fi, err = os.Stat(reg)

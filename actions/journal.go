@@ -235,10 +235,12 @@ func readJournal(stateDir string) (*journal, error) {
 //     missing, for the backup to be used). A target that is still its original (the same inode as
 //     the backup, or by its recorded hash, mode and owner) is never restored. A backup that fails is
 //     never renamed over a target: that target is left as it is, the backup kept and named
-//     (ErrHostileBackup), the rollback does not complete and the journal stays. (A proven backup
-//     is the original by contents a forger must read to name: it is put back over whatever is in
-//     place, as a rollback does; what a forged journal alone can name, a file "with no original",
-//     is deleted only by rule 13's proof.)
+//     (ErrHostileBackup), the rollback does not complete and the journal stays. A proven backup
+//     proves only what it holds (whoever planted a file beside the target knows its hash), never
+//     what it would replace: it is put back only where the target is missing or provably the
+//     agent's new file (its inode and, from version 5, its contents' newSHA256); over anything else
+//     (a file changed since, the node's real pull secret under a forged journal) both stay and the
+//     rollback does not complete (ErrNotRestored; adversary round 13 core 02).
 //
 //  19. from version 7 on, the journal records the node root it was made on (root: the root
 //     directory's device and inode, written with the first journal write, in every phase), and

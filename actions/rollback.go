@@ -20,7 +20,8 @@ import (
 // Only when every check passes does the journal move to rolledback. On any failure it returns an error
 // naming each path, and the journal stays in rollingback with every backup kept, so a later Rollback
 // (after a restart: Recover) tries again. It is idempotent, and refused once the transaction is done.
-// Rolled back already, it checks again, and restores again whatever changed since.
+// Rolled back already, it checks again, and restores again what went missing or back to the new file
+// since (never over a file another wrote: restoreEntry).
 func (t *Txn) Rollback() error {
 	switch {
 	case t.j.Phase == PhaseRolledBack && (t.j.Finishing || t.verify() == nil):
@@ -157,13 +158,17 @@ func (t *Txn) restoreEntry(e Entry) error {
 	case berr != nil:
 		return fmt.Errorf("%w: %w; the file in place is left as it is", ErrNotRestored, berr)
 	}
-	if e.OrigSHA256 == "" && (e.NewIno != 0 || e.Remove) {
-		// A journal before version 4 recorded no hash: its backup is used only where the target is
-		// the agent's own new file (or, removed, is missing), never over a file it cannot tell from
-		// the original.
-		if ti, err := t.root.root.Lstat(rp); err == nil && !e.isNew(ti) {
-			return fmt.Errorf("%w: the file in place is not the agent's new file and the journal records no hash to prove the backup %s by; both are left as they are", ErrNotRestored, e.Backup)
-		}
+	// The backup goes back only where nothing is lost by it: the target is missing, or is provably
+	// the agent's own new file (its inode and, from version 5, its contents' hash). A proven backup
+	// proves only what it holds, never what it would replace: anyone who can plant a file beside
+	// the target knows its hash, so a forged journal could otherwise rename it over a file the
+	// agent never wrote, the node's real pull secret (adversary round 13 core 02). Whatever else is
+	// in place (a file changed since, by hand or by its daemon) stays with its backup, for the
+	// operator.
+	if ti, err := t.root.root.Lstat(rp); err == nil && !t.root.provenNew(e, rp, ti, false) {
+		return fmt.Errorf("%w: the file in place is neither the original nor provably the agent's new file (%s): restoring the backup %s over it could lose a file the agent never wrote; both are left as they are", ErrNotRestored, t.newProof(e), e.Backup)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	tr, _ := rel(t.restoreName(e.Path))
 	br, _ := rel(e.Backup)
@@ -194,6 +199,9 @@ func (t *Txn) restoreEntry(e Entry) error {
 
 // newProof says what proves e's new file: its inode and contents, or (before version 5) its inode.
 func (t *Txn) newProof(e Entry) string {
+	if e.Remove {
+		return "the refresh removed this file: anything in place is another's"
+	}
 	if e.NewSHA256 == "" {
 		return "a journal before version 5 records only its inode, which proves nothing a rollback may delete on"
 	}
