@@ -36,6 +36,10 @@ func TestRound13NodeSecretsByOtherNames(t *testing.T) {
 		{`ExecStart=/bin/sh -c 'cat /var/lib/containers/storage/overlay-containers/*/userdata/config.json > /tmp/iri-env; chmod 0644 /tmp/iri-env'`, "/var/lib/containers/storage"},
 		{`ExecStart=/bin/cat /run/containers/storage/overlay-containers/0f1e/userdata/config.json`, "/run/containers/storage"},
 		{`ExecStart=/bin/cat /var/run/containers/storage/overlay-containers/0f1e/userdata/config.json`, "/var/run/containers/storage"},
+		// Through the /var/run link, with no row of its own: every path is folded to /run first.
+		{`ExecStart=/bin/cat /var/run/NetworkManager/system-connections/eth0.nmconnection`, "/run/NetworkManager/system-connections"},
+		{`ExecStart=/bin/sh -c 'cat /var/r?n/containers/storage/overlay-containers/*/userdata/config.json'`, "/run/containers/storage"},
+		{`ExecStart=/bin/sh -c 'cd /var/run && cat containers/storage/overlay-containers/0f1e/userdata/config.json'`, "/run/containers/storage"},
 		{`ExecStart=/bin/sh -c 'grep -h x /var/lib/containers/stor*/overlay-containers/*/userdata/config.json'`, "/var/lib/containers/storage"},
 		{`ExecStart=/usr/bin/grep -r x /var/lib/containers`, "a directory above /var/lib/containers/storage"},
 		{`ExecStart=/bin/cat /var/log/pods/ns_pod_uid/c/0.log`, "/var/log/pods"},

@@ -109,8 +109,6 @@ var nodeSecrets = func() []secretRow {
 		// environment (process.env), and the layers the images' own secrets.
 		{path: "/var/lib/containers/storage", what: "container storage: each container's spec (its Secret-sourced environment) and the images' layers"},
 		{path: "/run/containers/storage", what: "container storage: each running container's spec (its Secret-sourced environment)"},
-		{path: "/var/run/containers/storage", what: "container storage (/run/containers/storage through the /var/run link)"},
-		{path: "/var/run/NetworkManager/system-connections", what: "NetworkManager's runtime connections (through the /var/run link)"},
 		{path: "/var/log/pods", what: "the containers' logs (the API serves them only to who may read pods/log)"},
 		{path: "/var/log/containers", what: "the containers' logs (links into /var/log/pods)"},
 		// Round 13 (adversary e/07): the node's disks hold every secret above by no name at all.
