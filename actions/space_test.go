@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,39 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openshift/refresh-agent/actions"
+	"github.com/openshift/refresh-agent/test/fixture"
 )
-
-// mountTmpfs mounts a tmpfs with opts on dir for the test (skipped, saying why, where it cannot).
-func mountTmpfs(t *testing.T, dir, opts string) {
-	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("a tmpfs mount needs root")
-	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
-		t.Skipf("mount -t tmpfs -o %s %s: %v (no mount capability here)", opts, dir, err)
-	}
-	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
-}
-
-func remount(t *testing.T, dir, opts string) {
-	t.Helper()
-	require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", unix.MS_REMOUNT, opts), "remount %s", opts)
-}
-
-// fillFS takes every free byte of the filesystem at dir with one file.
-func fillFS(t *testing.T, dir string) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	require.NoError(t, err)
-	defer f.Close()
-	buf := make([]byte, 4096)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			require.ErrorIs(t, err, syscall.ENOSPC)
-			return
-		}
-	}
-}
 
 func fsUsage(t *testing.T, dir string) (bytes, inodes uint64) {
 	t.Helper()
@@ -137,7 +105,7 @@ func TestSpaceDryRunAndPrepareOneVerdict(t *testing.T) {
 			refused, fitted := 0, false
 			for k := 0; k < 64 && !fitted; k++ {
 				dir := t.TempDir()
-				mountTmpfs(t, dir, "size=4m,nr_inodes=1000")
+				fixture.Tmpfs(t, dir, "size=4m,nr_inodes=1000")
 				ops := spaceNode(t, dir)
 				state := filepath.Join(dir, actions.DefaultStateDir) // the default: no owner record
 				b, i := fsUsage(t, dir)
@@ -145,7 +113,7 @@ func TestSpaceDryRunAndPrepareOneVerdict(t *testing.T) {
 				if by == "inodes" {
 					opts = fmt.Sprintf("nr_inodes=%d", i+uint64(k))
 				}
-				remount(t, dir, opts)
+				fixture.RemountTmpfs(t, dir, opts)
 				trial := fmt.Sprintf("%s +%d", by, k)
 				ok, err := spaceTrial(t, trial, dir, state, ops)
 				if !ok {
@@ -187,20 +155,20 @@ func TestSpaceRefusals(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			mountTmpfs(t, dir, "size=4m")
+			fixture.Tmpfs(t, dir, "size=4m")
 			ops := spaceNode(t, dir)
-			remount(t, dir, c.rootOpts)
+			fixture.RemountTmpfs(t, dir, c.rootOpts)
 			if c.fillRoot {
-				fillFS(t, dir)
+				fixture.Fill(t, dir)
 			}
 			state := filepath.Join(dir, actions.DefaultStateDir)
 			if c.stateOpts != "" {
 				state = filepath.Join(t.TempDir(), "state")
 				require.NoError(t, os.Mkdir(state, 0o700))
-				mountTmpfs(t, state, c.stateOpts)
+				fixture.Tmpfs(t, state, c.stateOpts)
 				require.NoError(t, os.WriteFile(filepath.Join(state, actions.LockFile), nil, 0o600))
 				if c.fillState {
-					fillFS(t, state)
+					fixture.Fill(t, state)
 				}
 			}
 			ok, err := spaceTrial(t, c.name, dir, state, ops)

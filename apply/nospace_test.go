@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,31 +17,6 @@ import (
 	"github.com/openshift/refresh-agent/apply"
 	"github.com/openshift/refresh-agent/test/fixture"
 )
-
-func tmpfsAt(t *testing.T, dir, opts string) {
-	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("a tmpfs mount needs root")
-	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
-		t.Skipf("mount -t tmpfs -o %s %s: %v (no mount capability here)", opts, dir, err)
-	}
-	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
-}
-
-func fillUp(t *testing.T, dir string) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	require.NoError(t, err)
-	defer f.Close()
-	buf := make([]byte, 4096)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			require.ErrorIs(t, err, syscall.ENOSPC)
-			return
-		}
-	}
-}
 
 // The dry run is the whole truth on the node, its free space too (adversary r13 a/02: --dry-run
 // said planned on a full filesystem, the real run failed with ENOSPC writing the temp file and
@@ -59,22 +33,22 @@ func TestDryRunSaysWhenTheNodeHasNoRoom(t *testing.T) {
 		names string // in the reason; "" when it fits
 	}{
 		{"room", func(t *testing.T, n *node) {}, ""},
-		{"root full", func(t *testing.T, n *node) { fillUp(t, n.dir) }, "the filesystem of /etc/containers"},
+		{"root full", func(t *testing.T, n *node) { fixture.Fill(t, n.dir) }, "the filesystem of /etc/containers"},
 		{"root without inodes", func(t *testing.T, n *node) {
 			var st unix.Statfs_t
 			require.NoError(t, unix.Statfs(n.dir, &st))
-			require.NoError(t, unix.Mount("tmpfs", n.dir, "tmpfs", unix.MS_REMOUNT, fmt.Sprintf("nr_inodes=%d", st.Files-st.Ffree+2)))
+			fixture.RemountTmpfs(t, n.dir, fmt.Sprintf("nr_inodes=%d", st.Files-st.Ffree+2))
 		}, "inodes free"},
 		{"state dir on another filesystem, full", func(t *testing.T, n *node) {
 			n.StateDir = filepath.Join(t.TempDir(), "state")
 			require.NoError(t, os.Mkdir(n.StateDir, 0o700))
-			tmpfsAt(t, n.StateDir, "size=64k")
-			fillUp(t, n.StateDir)
+			fixture.Tmpfs(t, n.StateDir, "size=64k")
+			fixture.Fill(t, n.StateDir)
 		}, "holding the state dir"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			tmpfsAt(t, dir, "size=16m")
+			fixture.Tmpfs(t, dir, "size=16m")
 			require.NoError(t, fixture.NodeRoot(dir))
 			root, err := actions.OpenRoot(dir)
 			require.NoError(t, err)

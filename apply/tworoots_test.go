@@ -112,6 +112,26 @@ func sideFiles(t *testing.T, dir string) []string {
 	return got
 }
 
+// crashA runs A's refresh on n in a child process that SIGKILLs itself at mode (staged: its temps
+// and backups made; committed: its files renamed), leaving its journal and side files.
+func crashA(t *testing.T, n *node, mode string) {
+	t.Helper()
+	a, _ := startA(t, n, mode)
+	_ = a.Wait()
+}
+
+// settleA is A's own recovery on its own root: it finds the journal, settles it with outcome,
+// leaves registries.conf holding want and no side file behind.
+func settleA(t *testing.T, n *node, outcome api.Outcome, want string) {
+	t.Helper()
+	rec, err := apply.Recover(context.Background(), n.Host)
+	require.NoError(t, err, "A's recovery, on A's root, settles it")
+	assert.True(t, rec.Found)
+	assert.Equal(t, outcome, rec.Outcome, rec.Reason)
+	assert.Equal(t, want, n.read(t, registries))
+	assert.Empty(t, sideFiles(t, n.dir))
+}
+
 // While A holds the node lock mid-transaction, B (another state dir) waits for it, and gives up
 // after its wait naming A's pid: its refresh, its dry run and its recovery touch nothing. Once A is
 // done, a waiting B goes through.
@@ -181,8 +201,7 @@ func TestTwoStateDirsCrashedOwnerRefusesOthers(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s/inRoot=%v", tc.mode, tc.inRoot), func(t *testing.T) {
 			n := newNode(t)
-			a, _ := startA(t, n, tc.mode)
-			_ = a.Wait()
+			crashA(t, n, tc.mode)
 			b := hostB(t, n, tc.inRoot, time.Second)
 			sides := sideFiles(t, n.dir)
 			require.NotEmpty(t, sides, "A left its backups")
@@ -210,12 +229,7 @@ func TestTwoStateDirsCrashedOwnerRefusesOthers(t *testing.T) {
 			assert.Equal(t, outBefore, outAfter, "nor in its own state dir")
 			assert.Equal(t, sides, sideFiles(t, n.dir), "A's temps and backups are all still there")
 
-			rec, err := apply.Recover(context.Background(), n.Host)
-			require.NoError(t, err, "A's recovery settles")
-			assert.True(t, rec.Found)
-			assert.Equal(t, tc.outcome, rec.Outcome, rec.Reason)
-			assert.Equal(t, tc.registries, n.read(t, registries))
-			assert.Empty(t, sideFiles(t, n.dir))
+			settleA(t, n, tc.outcome, tc.registries)
 
 			cur := []byte(v1().JSON())
 			if tc.outcome == api.OutcomeApplied {
@@ -264,8 +278,7 @@ func TestJournalOfAnotherRootIsRefused(t *testing.T) {
 			if tc.outside {
 				n.StateDir = filepath.Join(t.TempDir(), "sd")
 			}
-			a, _ := startA(t, n, tc.mode)
-			_ = a.Wait()
+			crashA(t, n, tc.mode)
 			require.FileExists(t, filepath.Join(n.StateDir, "journal.json"))
 			hashes := func() []string {
 				var hs []string
@@ -300,12 +313,7 @@ func TestJournalOfAnotherRootIsRefused(t *testing.T) {
 			assert.Equal(t, before, hashes(), "neither root nor the state dir changed")
 			assert.Empty(t, b.Units.(*fakeUnits).ran, "no unit action run")
 
-			rec, err = apply.Recover(context.Background(), n.Host)
-			require.NoError(t, err, "A's recovery, on A's root, settles it")
-			assert.True(t, rec.Found)
-			assert.Equal(t, tc.outcome, rec.Outcome, rec.Reason)
-			assert.Equal(t, tc.registries, n.read(t, registries))
-			assert.Empty(t, sideFiles(t, n.dir))
+			settleA(t, n, tc.outcome, tc.registries)
 		})
 	}
 }
