@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -40,8 +41,11 @@ import (
 // f_favail: statvfs reports f_ffree for it); a filesystem reporting no inodes at all (f_files 0:
 // btrfs, a tmpfs with nr_inodes=0) allocates them as it goes and is charged bytes only.
 //
-// What is not charged: a backup made as a copy, on a filesystem that refuses hard links (linkBackup
-// falls back to one: no target filesystem of a node does); btrfs subvolumes, which have their own
+//   - a backup that must be a copy (an original with linkMaxFloor links already: ext4 refuses one
+//     more), its size and an inode, as a file written.
+//
+// What is not charged: a backup made as a copy on a filesystem that refuses hard links altogether
+// (linkBackup falls back to one: no target filesystem of a node does); btrfs subvolumes, which have their own
 // st_dev but share one pool, are counted apart.
 
 // ErrNoSpace marks a transaction the free space or inodes of a filesystem it writes on cannot
@@ -98,25 +102,66 @@ func (s *space) on(d *os.File, at, host, what string) (*fsSpace, error) {
 	if f.block == 0 {
 		f.block = 4096
 	}
-	f.freeBytes = freeBlocks(&sf) * f.block
+	f.freeBytes = freeBlocks(&sf, st.Dev) * f.block
 	f.inodesKnown, f.freeInodes = sf.Files > 0, sf.Ffree
 	s.fss = append(s.fss, f)
 	return f, nil
 }
 
-// freeBlocks is how many blocks a write by this process can take (see above): f_bfree on ext2/3/4
-// for root, else f_bavail.
-func freeBlocks(sf *unix.Statfs_t) uint64 {
+// freeBlocks is how many blocks a write by this process can take (see above): on ext2/3/4 for
+// root, f_bfree less the filesystem's reserved pool; else f_bavail.
+func freeBlocks(sf *unix.Statfs_t, dev uint64) uint64 {
 	if sf.Type == unix.EXT4_SUPER_MAGIC && os.Geteuid() == 0 {
-		return sf.Bfree
+		if resv, ok := ext4Reserved(dev); ok {
+			return sf.Bfree - min(resv, sf.Bfree)
+		}
 	}
 	return sf.Bavail
+}
+
+// ext4Reserved is the pool of clusters ext4 keeps from every writer, root too (s_resv_clusters:
+// 2% of the blocks or 4096, whichever is fewer, for a punch hole or an extent's conversion), which
+// f_bfree counts free (adversary r14 a/01: a full ext4 showed 656 blocks free to root, one of them
+// writable). The kernel reports it per device in /sys/fs/ext4/<name>/reserved_clusters; where that
+// cannot be read, ok is false and the caller falls back to f_bavail, which leaves out the
+// root-reserved blocks too. Residual: on a bigalloc ext4 the count is of clusters, taken as blocks.
+func ext4Reserved(dev uint64) (uint64, bool) {
+	link, err := os.Readlink(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(dev), unix.Minor(dev)))
+	if err != nil {
+		return 0, false
+	}
+	name := filepath.Base(link)
+	b, err := os.ReadFile("/sys/fs/ext4/" + name + "/reserved_clusters")
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n, err == nil
 }
 
 // file charges a file of size bytes (and its inode), plus the entry's block.
 func (f *fsSpace) file(size int64) {
 	f.bytes += (uint64(size)+f.block-1)/f.block*f.block + f.block
 	f.inodes++
+}
+
+// linkMaxFloor is the lowest hard-link limit of a node's filesystems: ext4's EXT4_LINK_MAX (XFS
+// and btrfs allow more, tmpfs has none). An original with this many links already cannot get its
+// backup's link there (EMLINK), and linkBackup copies it instead (adversary r14 a/01).
+const linkMaxFloor = 65000
+
+// copiedBackup charges the backup of the original at p as a copy (its size in whole blocks and an
+// inode) when its hard link would be refused for the link count; a link needs no more than the
+// entry's block, charged with it. Upper bound: a filesystem with a higher limit links it anyway.
+func (f *fsSpace) copiedBackup(root *Root, p string) {
+	rp, _ := rel(p)
+	fi, err := root.root.Lstat(rp)
+	if err != nil || !fi.Mode().IsRegular() {
+		return // none (or not a file: Prepare refuses that by its own check)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink >= linkMaxFloor {
+		f.file(fi.Size())
+	}
 }
 
 // entry charges an entry that writes no file (a removal): its backup's directory entry.
@@ -220,6 +265,7 @@ func checkSpace(root *Root, stateDir string, writes []spaceWrite, bound int64, m
 			return fmt.Errorf("%s: %w", w.op.Path, err)
 		}
 		f.dirs(w.newDirs)
+		f.copiedBackup(root, w.op.Path)
 		if w.op.Remove {
 			f.entry()
 			continue
