@@ -10,13 +10,17 @@ import (
 // judgeContents says why a file write's contents must not be written, naming the file and the
 // field, or "": the node policy's rule allowed the path, and for the files whose root readers would
 // take code or power from them (allowlist.ContentJudge) what they say is judged too. The refusal is
-// the plan's, so diff, apply --dry-run and apply refuse alike.
-func judgeContents(op FileOp) string {
+// the plan's, so diff, apply --dry-run and apply refuse alike. judged counts the YAML nodes the
+// plan's judges have been given so far: together they are bounded (MaxJudgedNodesTogether).
+func judgeContents(op FileOp, judged *int) string {
 	judge := allowlist.ContentJudge(op.Path)
 	if judge == nil || op.Remove {
 		return ""
 	}
 	data, err := judgedContents(op)
+	if err == nil {
+		err = chargeJudged(data, judged)
+	}
 	if err == nil {
 		err = judge(data)
 	}
@@ -24,6 +28,25 @@ func judgeContents(op FileOp) string {
 		return fmt.Sprintf("file %s: %v", op.Path, err)
 	}
 	return ""
+}
+
+// MaxJudgedNodesTogether bounds the YAML nodes of every judged file of one payload together. Each
+// judged file is bounded (allowlist.MaxJudgedFile, 8 000 nodes), but a payload may hold thousands
+// (adversary r14 d/01-02: 2 500 nmstate files of 8 000 nested nodes each, 574 KB of payload, took
+// 149 s of CPU to plan on every node of the pool, before any pacing slot). A node costs the judges
+// 1.5 µs to parse (5 µs nested 8 000 deep), so the bound keeps the worst payload's judging near a
+// second; HyperShift's and the MCO's payloads judge a few hundred nodes (a static pod, a credential
+// provider config, the pull secrets). Past it every further judged file is refused unparsed.
+const MaxJudgedNodesTogether = 200_000
+
+// chargeJudged charges data's YAML nodes (counted by what can start one, unparsed) against what
+// the plan's judges may parse together.
+func chargeJudged(data []byte, judged *int) error {
+	*judged += diff.YAMLNodes(data)
+	if *judged > MaxJudgedNodesTogether {
+		return fmt.Errorf("the payload's judged files (static pods, credential providers, pull secrets, nmstate state) hold more than %d YAML nodes together up to this one, more than the judges parse for one payload: refused unparsed", MaxJudgedNodesTogether)
+	}
+	return nil
 }
 
 // judgedContents decodes a judged file's contents up to allowlist.MaxJudgedFile bytes: a judge

@@ -42,6 +42,8 @@ type Plan struct {
 	corePassword bool
 	// view is every unit as the node's manager will load it after the refresh (unitview.go).
 	view *unitView
+	// judged is how many YAML nodes the content judges have been given so far (content.go).
+	judged int
 	// planned are the acted-on units the payload defines, as the refresh writes them (PlannedUnit).
 	planned map[string]allowlist.UnitProps
 }
@@ -249,7 +251,7 @@ func (p *Plan) add(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule
 			out.Eligible, out.Skipped = true, why
 			break
 		}
-		op, eff, reason, err := planFile(c, pol, extra)
+		op, eff, reason, err := planFile(c, pol, extra, &p.judged)
 		if err != nil {
 			return err
 		}
@@ -380,10 +382,10 @@ func refusalReason(c *diff.Change) string {
 
 // planFile checks one file change against the policy and the entry's own safety rules, and decodes
 // the contents to write. reason is non-empty when the change is refused.
-func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (FileOp, allowlist.Effects, string, error) {
+func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule, judged *int) (FileOp, allowlist.Effects, string, error) {
 	op, reason, err := checkFile(c, pol, extra)
 	if reason == "" && err == nil {
-		reason = judgeContents(op)
+		reason = judgeContents(op, judged)
 	}
 	if reason != "" || err != nil {
 		return FileOp{}, allowlist.Effects{}, reason, err
