@@ -238,7 +238,8 @@ func readJournal(stateDir string) (*journal, error) {
 //     (ErrHostileBackup), the rollback does not complete and the journal stays. A proven backup
 //     proves only what it holds (whoever planted a file beside the target knows its hash), never
 //     what it would replace: it is put back only where the target is missing or provably the
-//     agent's new file (its inode and, from version 5, its contents' newSHA256); over anything else
+//     agent's new file (its inode and, from version 5, its contents' newSHA256), or the mask the
+//     journal's own Mask made where the refresh removed the unit file (agentsMask); over anything else
 //     (a file changed since, the node's real pull secret under a forged journal) both stay and the
 //     rollback does not complete (ErrNotRestored; adversary round 13 core 02).
 //

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/plan"
 )
 
@@ -165,7 +166,7 @@ func (t *Txn) restoreEntry(e Entry) error {
 	// agent never wrote, the node's real pull secret (adversary round 13 core 02). Whatever else is
 	// in place (a file changed since, by hand or by its daemon) stays with its backup, for the
 	// operator.
-	if ti, err := t.root.root.Lstat(rp); err == nil && !t.root.provenNew(e, rp, ti, false) {
+	if ti, err := t.root.root.Lstat(rp); err == nil && !t.root.provenNew(e, rp, ti, false) && !t.agentsMask(e, rp, ti) {
 		return fmt.Errorf("%w: the file in place is neither the original nor provably the agent's new file (%s): restoring the backup %s over it could lose a file the agent never wrote; both are left as they are", ErrNotRestored, t.newProof(e), e.Backup)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -195,6 +196,24 @@ func (t *Txn) restoreEntry(e Entry) error {
 		}
 	}
 	return t.root.root.Rename(tr, rp)
+}
+
+// agentsMask reports whether what is in place at e's path (lstat fi) is the mask the refresh's own
+// Mask action made where it removed the unit file: a symlink to /dev/null, which holds nothing a
+// restore could lose, at /etc/systemd/system/<unit> for a unit the journal masks. The rollback
+// restores files before it undoes unit actions (the unmask runs on the restored file), so the
+// unit file's backup goes back over the mask link.
+func (t *Txn) agentsMask(e Entry, rp string, fi fs.FileInfo) bool {
+	if !e.Remove || fi.Mode()&fs.ModeSymlink == 0 || path.Dir(e.Path) != "/etc/systemd/system" {
+		return false
+	}
+	if target, err := t.root.root.Readlink(rp); err != nil || target != "/dev/null" {
+		return false
+	}
+	unit := path.Base(e.Path)
+	return slices.ContainsFunc(t.j.Meta.Actions, func(a plan.UnitAction) bool {
+		return a.Action == allowlist.ActionMask && a.Unit == unit
+	})
 }
 
 // newProof says what proves e's new file: its inode and contents, or (before version 5) its inode.
