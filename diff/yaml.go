@@ -34,7 +34,7 @@ func yamlToJSONWithin(data []byte, limit int64) ([]byte, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("YAML: %s", oneLine(err))
 	}
-	if err := noAliases(&doc); err != nil {
+	if err := checkNodes(&doc); err != nil {
 		return nil, err
 	}
 	var next yamlv3.Node
@@ -46,18 +46,6 @@ func yamlToJSONWithin(data []byte, limit int64) ([]byte, error) {
 	}
 	// Strict: a key given twice in YAML is invalid, as in JSON.
 	return yaml.YAMLToJSONStrict(data)
-}
-
-func noAliases(n *yamlv3.Node) error {
-	if n.Kind == yamlv3.AliasNode || n.Anchor != "" {
-		return fmt.Errorf("YAML anchor or alias at line %d: not accepted (an alias can expand a small document without bound)", n.Line)
-	}
-	for _, c := range n.Content {
-		if err := noAliases(c); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // ErrYAMLCost marks a YAML document refused before parsing: what it would cost to convert exceeds
