@@ -185,7 +185,35 @@ func (c *opChecker) check(op Op) ([]string, error) {
 			return nil, fmt.Errorf("%s: %w: %s", op.Path, ErrSideTaken, staleReason(s, op.Path))
 		}
 	}
+	if len(missing) == 0 {
+		if err := c.legacySides(op.Path); err != nil {
+			return nil, err
+		}
+	}
 	return missing, nil
+}
+
+// legacySides refuses p while a version 2 journal's side file beside it (.NAME.refresh-agent-KIND)
+// is one the sweep keeps for the operator: a backup or a restore's copy that is not p under a
+// second name (it may be an original), or any of them immutable or append-only. The sweep's
+// message says the plan refuses its target until it is removed by hand, as for this version's side
+// names (adversary r14 a/03: it was kept, and the refresh went on over its target).
+func (c *opChecker) legacySides(p string) error {
+	for _, k := range sideKinds {
+		s := legacySideName(p, k)
+		rp, _ := rel(s)
+		fi, err := c.root.root.Lstat(rp)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // absent, or not a file the sweep would weigh
+		}
+		if why := c.root.blocked(rp); why != "" {
+			return fmt.Errorf("%s: %w: %s is left from an earlier transaction and %s: it cannot be removed; inspect it, then chattr -i -a it and remove it by hand", p, ErrSideTaken, s, why)
+		}
+		if k != sideTemp && !c.root.secondName(p, rp, fi) {
+			return fmt.Errorf("%s: %w: %s", p, ErrSideTaken, staleReason(s, p))
+		}
+	}
+	return nil
 }
 
 // alias refuses p when it, or a directory its write creates (missing), is a path another op of the

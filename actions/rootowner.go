@@ -143,6 +143,61 @@ func claimRoot(root *Root, stateDir string) error {
 	return nil
 }
 
+// checkClaim refuses, before anything is written, a transaction whose claimRoot would fail on the
+// owner record's names: what holds them (a directory, an immutable or append-only file) or the
+// default state dir it writes in (immutable, append-only, read-only, not a directory). The dry run
+// and Prepare share it (planTxn): a dry run must not say planned where the real run fails at the
+// claim (adversary r14 a/02). It reads what claimRoot reads, and writes nothing.
+func checkClaim(root *Root, stateDir string) error {
+	owner, rec, err := rootOwner(root)
+	if err != nil {
+		return err
+	}
+	def := filepath.Join(root.Dir, DefaultStateDir)
+	names := []string{OwnerFile, "." + OwnerFile + stateTempSuffix} // renamed over: the record and its temp
+	switch {
+	case sameDir(stateDir, def) && rec == nil, rec != nil && sameDir(owner, stateDir):
+		return nil // nothing to write
+	case sameDir(stateDir, def):
+		names = names[:1] // the record is removed
+	}
+	dir := def
+	for {
+		if _, err := os.Lstat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir) // created below its nearest existing ancestor
+	}
+	if f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0); err == nil {
+		why := writeBlocker(f)
+		f.Close()
+		if why != "" {
+			return fmt.Errorf("node root %s: the owner record's dir: %w: %s %s: the refresh records its state dir %s there before its journal",
+				root.Dir, ErrUnwritable, dir, why, stateDir)
+		}
+	}
+	if dir != def {
+		return nil
+	}
+	for _, n := range names {
+		p := filepath.Join(def, n)
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return fmt.Errorf("node root %s: owner record: %w", root.Dir, err)
+		case fi.IsDir():
+			return fmt.Errorf("node root %s: owner record: %w: %s is a directory, not a file the agent writes; inspect it and remove it by hand", root.Dir, ErrStateTaken, p)
+		case fi.Mode().IsRegular():
+			if why := Blocked(p); why != "" {
+				return fmt.Errorf("node root %s: owner record: %w: %s %s: the agent replaces it, which these flags refuse (it never sets them); inspect it, then chattr -i -a it and remove it by hand",
+					root.Dir, ErrUnwritable, p, why)
+			}
+		}
+	}
+	return nil
+}
+
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil

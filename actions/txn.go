@@ -134,6 +134,9 @@ func planTxn(root *Root, stateDir string, ops []Op, meta Meta) (journal, []Op, m
 		return journal{}, nil, nil, fmt.Errorf("node root %s: %w", root.Dir, err)
 	}
 	j.Root = &id // rule 19: with the first journal write
+	if err := checkClaim(root, stateDir); err != nil {
+		return journal{}, nil, nil, err
+	}
 	dirs := map[string]Op{}
 	var kept []Op
 	var writes []spaceWrite

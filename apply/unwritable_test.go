@@ -66,6 +66,21 @@ func TestDryRunRefusesWhatTheWriteWouldFailOn(t *testing.T) {
 		{".current.json.tmp immutable", v2(), stateName(".current.json.tmp", "+i", nil), ".current.json.tmp"},
 		{".current.json.tmp append-only", v2(), stateName(".current.json.tmp", "+a", nil), ".current.json.tmp"},
 		{"payloads/<sha256> of other bytes immutable", v2(), stateName("payloads/"+apply.PayloadHash(v2().JSON()), "+i", []byte("WRONG")), apply.PayloadHash(v2().JSON())},
+		// Adversary round 14 a/03: a version 2 journal's side names (.NAME.refresh-agent-KIND)
+		// holding what the sweep keeps: a foreign backup or restore's copy, an immutable temp.
+		{"legacy backup foreign", v2(), staleLegacy(pullSecret, "backup", ""), ".config.json.refresh-agent-backup"},
+		{"legacy restore foreign", v2(), staleLegacy(pullSecret, "restore", ""), ".config.json.refresh-agent-restore"},
+		{"legacy temp immutable", v2(), staleLegacy(pullSecret, "tmp", "+i"), ".config.json.refresh-agent-tmp"},
+		// Adversary round 14 a/02: the root's owner record, written before the journal by a state
+		// dir other than the default (or removed by the default one), where the record cannot go.
+		{"owner record's temp a directory", v2(), otherState(func(t *testing.T, def string) {
+			require.NoError(t, os.Mkdir(filepath.Join(def, ".root-owner.tmp"), 0o700))
+		}), ".root-owner.tmp"},
+		{"stale owner record immutable", v2(), otherState(func(t *testing.T, def string) { staleOwner(t, def, "+i") }), "root-owner"},
+		{"stale owner record append-only", v2(), otherState(func(t *testing.T, def string) { staleOwner(t, def, "+a") }), "root-owner"},
+		{"default state dir immutable, another state dir", v2(), otherState(func(t *testing.T, def string) { fixture.Chattr(t, "+i", def) }), "var/lib/refresh-agent"},
+		{"default state dir append-only, another state dir", v2(), otherState(func(t *testing.T, def string) { fixture.Chattr(t, "+a", def) }), "var/lib/refresh-agent"},
+		{"stale owner record immutable, the default state dir removes it", v2(), func(t *testing.T, n *node) { staleOwner(t, n.StateDir, "+i") }, "root-owner"},
 		{"payloads/.<sha256>.tmp immutable", v2(), stateName("payloads/."+apply.PayloadHash(v2().JSON())+".tmp", "+i", nil), ".tmp"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,6 +149,36 @@ func staleSide(p, kind, flag string, copy bool) func(t *testing.T, n *node) {
 	}
 }
 
+// staleLegacy leaves a foreign regular file at p's version 2 side file name of kind, with flag set
+// on it when not "".
+func staleLegacy(p, kind, flag string) func(t *testing.T, n *node) {
+	return func(t *testing.T, n *node) {
+		f := filepath.Join(n.dir, filepath.Dir(p), "."+filepath.Base(p)+".refresh-agent-"+kind)
+		require.NoError(t, os.WriteFile(f, []byte("FOREIGN"), 0o600))
+		if flag != "" {
+			fixture.Chattr(t, flag, f)
+		}
+	}
+}
+
+// otherState runs the refresh with a state dir other than the default one (inside the root), after
+// setup on the default state dir, which holds the root's owner record.
+func otherState(setup func(t *testing.T, def string)) func(t *testing.T, n *node) {
+	return func(t *testing.T, n *node) {
+		def := n.StateDir
+		n.StateDir = filepath.Join(n.dir, "var/lib/refresh-agent-other")
+		setup(t, def)
+	}
+}
+
+// staleOwner leaves an owner record in def naming a state dir whose transaction is settled (its
+// journal gone), with flag set on it.
+func staleOwner(t *testing.T, def, flag string) {
+	f := filepath.Join(def, actions.OwnerFile)
+	require.NoError(t, os.WriteFile(f, []byte(`{"stateDir":"/var/lib/gone","inRoot":true}`+"\n"), 0o600))
+	fixture.Chattr(t, flag, f)
+}
+
 // stateName leaves a regular file at name in the state dir (data, or "X"), with flag set on it.
 func stateName(name, flag string, data []byte) func(t *testing.T, n *node) {
 	return func(t *testing.T, n *node) {
@@ -159,6 +204,11 @@ func TestImmutableSavedPayloadAndPlainStaleTempApply(t *testing.T) {
 		{"stale temp, no flag", func(t *testing.T, n *node) {
 			temp, _, _ := actions.SideFiles(pullSecret)
 			require.NoError(t, os.WriteFile(filepath.Join(n.dir, temp), []byte("STALE"), 0o600))
+		}},
+		{"legacy backup that is the file's copy, legacy temp", func(t *testing.T, n *node) {
+			dir, base := filepath.Join(n.dir, filepath.Dir(pullSecret)), filepath.Base(pullSecret)
+			require.NoError(t, os.Link(filepath.Join(dir, base), filepath.Join(dir, "."+base+".refresh-agent-backup")))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "."+base+".refresh-agent-tmp"), []byte("STALE"), 0o600))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
