@@ -276,7 +276,18 @@ func entryName(m *yamlv3.Node) string {
 func checkModeScalar(v *yamlv3.Node, where string) error {
 	tag := v.ShortTag() // what the value is once parsed, an explicit tag (!!int "400") included
 	if tag != "!!int" && tag != "!!float" || octalLiteral.MatchString(v.Value) {
-		return nil // a string (octal digits), an octal literal; anything else is Mode's to refuse
+		// A string of octal digits or an octal literal: its range is checked here too, so that the
+		// error names the entry (Mode's own, from inside the decode, cannot).
+		m, err := strconv.ParseUint(strings.TrimPrefix(v.Value, "0o"), 8, 32)
+		switch {
+		case tag != "!!str" && tag != "!!int":
+			return nil // null and the rest: Mode's to refuse
+		case err != nil || v.Value == "":
+			return fmt.Errorf("%s: mode %q is not an octal permission (e.g. \"0644\")", where, v.Value)
+		case m == 0 || m > 0o777:
+			return fmt.Errorf("%s: mode %04o is not a file permission ceiling (0001 to 0777, no setuid, setgid or sticky bits)", where, m)
+		}
+		return nil
 	}
 	decimal, err := strconv.ParseInt(v.Value, 10, 32)
 	if err != nil || decimal <= 0 || decimal > 0o777 {

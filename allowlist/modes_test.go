@@ -114,6 +114,13 @@ func TestPolicyModesAreOctal(t *testing.T) {
 		"paths:\n- {path: /etc/a, action: None}\n- {path: /etc/b, action: None, mode: 600}\n": `paths[1] (/etc/b): mode 600 is a bare number`,
 		`{"paths": [{"path": "/etc/a", "action": "None", "mode": 420}]}`:                      `paths[0] (/etc/a): mode 420 is a bare number, which YAML and JSON read as decimal (0644, not 0420)`,
 		"paths:\n- path: /etc/a\n  action: None\n  mode: 755\n":                               `paths[0] (/etc/a): mode 755 is a bare number`,
+		// Adversary r14 b/07: a mode out of range named no entry (the decode's error has none).
+		ceiling("04755"):   `configMapCeiling[0] (/etc/myapp/): mode 4755 is not a file permission ceiling`,
+		ceiling(`"02644"`): `configMapCeiling[0] (/etc/myapp/): mode 2644 is not a file permission ceiling`,
+		ceiling("0o1777"):  `configMapCeiling[0] (/etc/myapp/): mode 1777 is not a file permission ceiling`,
+		ceiling(`"0"`):     `configMapCeiling[0] (/etc/myapp/): mode 0000 is not a file permission ceiling`,
+		ceiling(`"rw-"`):   `configMapCeiling[0] (/etc/myapp/): mode "rw-" is not an octal permission`,
+		`{"paths": [{"path": "/etc/a", "action": "None"}, {"path": "/etc/b", "action": "None", "mode": "04755"}]}`: `paths[1] (/etc/b): mode 4755 is not a file permission ceiling`,
 	} {
 		_, err := allowlist.ParsePolicy([]byte(doc))
 		if assert.Error(t, err, doc) {
