@@ -227,6 +227,7 @@ coreSSHKeys: false
 
 	bad := map[string]string{
 		`paths: [{path: /etc/ssh/x, action: None}]`:                  "paths[0]: /etc/ssh/x is under denied prefix /etc/ssh",
+		`paths: [{path: /etc/kubernetes/, action: None}]`:            "paths[0]: /etc/kubernetes/ covers denied prefix /etc/kubernetes/",
 		`paths: [{path: /etc/x, action: Restart, services: [sshd]}]`: "paths[0]: unit sshd.service is not an allowed unit",
 		`allowedUnits: [crio]`:                                       "allowedUnits drops a unit the built-in path map needs",
 		`allowedUnits: ["crio; reboot"]`:                             "allowedUnits[0]",

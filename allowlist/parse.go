@@ -233,6 +233,9 @@ func ParsePolicy(data []byte) (*Policy, error) {
 			}
 			seen[r.Path] = i
 			if d, ok := Denied(r.Path); ok {
+				if _, under := deniedUnder(r.Path, false); !under {
+					return nil, fmt.Errorf("paths[%d]: %s covers denied prefix %s (a rule ending in / covers every path below it)", i, r.Path, d)
+				}
 				return nil, fmt.Errorf("paths[%d]: %s is under denied prefix %s", i, r.Path, d)
 			}
 			units, bad := p.normalizeUnits(r.Services)
