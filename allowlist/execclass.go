@@ -136,6 +136,9 @@ func mayRun(word string) bool {
 	if _, ok := containerEngines[n]; ok {
 		return true
 	}
+	if _, ok := processActors[n]; ok || n == "udevadm" || n == "systemd-bless-boot" {
+		return true
+	}
 	if _, ok := codeOperands[n]; ok {
 		return true
 	}
@@ -238,6 +241,16 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	}
 	prog := cmdName(argv[0])
 	args := argv[1:]
+	// What it does to other processes (every line) and, in a changed line, to what the node's
+	// processes stand on, by class, before every rule a grant or the unit's own programs answer
+	// (execprocs.go); nsenter's command first.
+	acted := j.processWhy(prog, args)
+	if acted == "" && j.strict {
+		acted = nodeWideWhy(prog, args)
+	}
+	if acted != "" && !processActors[prog].commandFirst {
+		return line + ": " + acted
+	}
 	if why := j.engineUnshare(prog, args, depth); why != "" {
 		return why
 	}
@@ -368,7 +381,10 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	if slices.Contains(wrappers, prog) {
 		// An own or granted wrapper the judge does not model: its command's position is not
 		// known, so the first program path among its words must be modeled, own or granted too.
-		return j.wrapped(prog, argv, depth, sure && !modeledWrapper(argv[0]) && j.ownProgram(argv[0]), judged)
+		if why := j.wrapped(prog, argv, depth, sure && !modeledWrapper(argv[0]) && j.ownProgram(argv[0]), judged); why != "" || acted == "" {
+			return why
+		}
+		return line + ": " + acted
 	}
 	if sure && !modeledProgram(argv[0]) && !j.ownProgram(argv[0]) {
 		return "" // argv refuses it: no guessing at what an unmodeled program may run
@@ -659,7 +675,7 @@ func (j judge) judgeKill(args []string) string {
 	}
 	for _, o := range operands {
 		if o == "$MAINPID" || o == "${MAINPID}" {
-			if why := j.mainPIDWhy(); why != "" {
+			if why := j.mainPIDWhy("signals $MAINPID"); why != "" {
 				return why
 			}
 			continue

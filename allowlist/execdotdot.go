@@ -430,12 +430,13 @@ func shellOptionsWhy(args []string) string {
 	return ""
 }
 
-// mainPIDWhy refuses kill $MAINPID where there is no main process yet: ExecCondition=,
+// mainPIDWhy refuses kill $MAINPID (what: "signals $MAINPID"), or another act on the unit's
+// own main process (processWhy), where there is no main process yet: ExecCondition=,
 // ExecStartPre= and ExecStart= run before the manager knows one (the variable is empty, or an
 // EnvironmentFile='s), in a changed line.
-func (j judge) mainPIDWhy() string {
+func (j judge) mainPIDWhy(what string) string {
 	if j.strict && slices.Contains([]string{"ExecCondition", "ExecStartPre", "ExecStart"}, j.key) {
-		return "signals $MAINPID in " + j.key + "=, which runs before the unit has a main process (no main process yet: the variable is not the manager's)"
+		return what + " in " + j.key + "=, which runs before the unit has a main process (no main process yet: the variable is not the manager's)"
 	}
 	return ""
 }

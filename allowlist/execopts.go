@@ -82,6 +82,8 @@ var judgedLongOptions = []string{
 	"--link", "--symbolic-link", "--preserve", "--hard-links", "--perms", "--no-perms", "--executability",
 	"--keep-directory-symlink", "--volno-file", "--incremental", "--overwrite-dir", "--recursive-unlink",
 	"--no-same-permissions", "--no-p", "--same-permissions",
+	// round 14's: gdb's end of its own words, udevadm's (execprocs.go).
+	"--args", "--action", "--stop-exec-queue",
 }
 
 // longOptions is every long option longVariants matches a --word against.
@@ -118,6 +120,12 @@ var longOptions = func() []string {
 	add(loggerNet...)
 	add(strictRunFlags...)
 	add(strictRunValues...)
+	for _, a := range processActors {
+		add(a.long...)
+		add(a.group...)
+		add(a.pidMode...)
+		add(a.priority...)
+	}
 	slices.Sort(out)
 	return out
 }()
