@@ -29,6 +29,17 @@ func judgeExecLineAs(line string, changed bool) (split bool, err error) {
 		DefaultDependencies: true, Exec: argvs, Execution: allowlist.Execution{ExecChanged: marks}})
 }
 
+// judgeGranted judges the commands as a changed line of a unit granted every program they run
+// (Execution.Programs: OwnPrograms, the most a unitPrograms grant gives).
+func judgeGranted(argvs [][]string) error {
+	marks := make([]bool, len(argvs))
+	for i := range marks {
+		marks[i] = true
+	}
+	return allowlist.JudgeUnit(allowlist.UnitProps{ID: "myapp.service", Names: []string{"myapp.service"},
+		DefaultDependencies: true, Exec: argvs, Execution: allowlist.Execution{ExecChanged: marks, Programs: allowlist.OwnPrograms(argvs)}})
+}
+
 // readOnlyProgram is, independently of the judge's tables, whether a program path is the node's:
 // read-only OS content on RHCOS (under /usr but /usr/local, or /bin, /sbin, /lib, /lib64) or the
 // node's own program dirs /usr/local/{bin,sbin,libexec}, with no pattern.
@@ -81,6 +92,12 @@ func FuzzExecJudge(f *testing.F) {
 		// round 13 c/04: nesting past MaxShellNesting, literal arithmetic nested and in a row
 		`/bin/sh -c 'sh -c "sh -c \'` + strings.Repeat("(", 70) + "1" + strings.Repeat(")", 70) + `\'"'`,
 		`/bin/sh -c 'echo $((((1)))); ((2)); ((((3))))'`,
+		// round 14 c/04: programs that attach to or act on other processes
+		"/usr/bin/strace -p 1 -e inject=all:signal=INT", "/usr/bin/strace -fp1 -e inject=all:signal=INT",
+		"/usr/bin/env /usr/bin/strace --attach=1", "/usr/bin/gdb -p 1", "/usr/bin/perf trace -p 1", "/usr/bin/ltrace -p 1",
+		"/usr/bin/nsenter -t 1 -m /bin/true", "/usr/bin/prlimit --pid 1 --nofile=1:1", "/usr/bin/renice -n 19 -p 1",
+		"/usr/bin/ionice -c 3 -p 1", "/usr/bin/chrt -o -p 0 1", "/usr/bin/taskset -cp 0 1", "/usr/bin/udevadm trigger --action=remove",
+		"/usr/bin/strace -o /tmp/x /usr/bin/myapp",
 	} {
 		f.Add(s)
 	}
@@ -122,6 +139,19 @@ func FuzzExecJudge(f *testing.F) {
 		}
 		if ok, werr := judgeExecLine(line + " ; /bin/kill -INT 1"); ok && werr == nil {
 			t.Fatalf("%q followed by kill -INT 1 accepted", line)
+		}
+		// Round 14 c/04: a tracer whose first argument attaches it to a process (strace -p N) is
+		// refused in the node's line and in a changed one whose unit runs (or is granted) every
+		// program the line runs.
+		for _, argv := range argvs {
+			if len(argv) > 1 && slices.Contains([]string{"strace", "ltrace", "gdb"}, path.Base(argv[0])) && argv[1] == "-p" {
+				if err == nil {
+					t.Fatalf("%q attaches %s to a process and was accepted", line, argv[0])
+				}
+				if gerr := judgeGranted(argvs); gerr == nil {
+					t.Fatalf("%q attaches %s to a process and was accepted as a changed line with its programs granted", line, argv[0])
+				}
+			}
 		}
 		// A changed line is judged strictly: never accepted with a program path outside read-only OS
 		// content, and never accepted where the node's own line is refused.
