@@ -207,7 +207,8 @@ func (a processActor) targets(prog string, args []string) (targets []string, gro
 
 // gdbTargets are the processes gdb attaches to: -p, -pid, --pid (joined by = or the next word),
 // -c/-core/--core with a number (gdb attaches to that process when no core file has the name), and
-// the operand after the program (gdb PROGRAM PID); --args ends gdb's words.
+// the operand after the program when it is a number or an expansion (gdb PROGRAM PID, not
+// gdb PROGRAM CORE); --args ends gdb's words.
 func gdbTargets(args []string) []string {
 	var targets []string
 	operands := 0
@@ -217,8 +218,8 @@ func gdbTargets(args []string) []string {
 			break
 		}
 		if !strings.HasPrefix(w, "-") || w == "-" {
-			if operands++; operands == 2 {
-				targets = append(targets, w)
+			if operands++; operands == 2 && (isNumber(w) || strings.ContainsAny(w, "$`")) {
+				targets = append(targets, w) // else a core file
 			}
 			continue
 		}
