@@ -179,6 +179,7 @@ func unitProps(m map[string]any) allowlist.UnitProps {
 	str := func(k string) string { s, _ := m[k].(string); return s }
 	list := func(k string) []string { l, _ := m[k].([]string); return l }
 	dd, _ := m["DefaultDependencies"].(bool)
+	props := m
 	return allowlist.UnitProps{
 		ID: str("Id"), Names: list("Names"),
 		Requires: list("Requires"), Requisite: list("Requisite"), Wants: list("Wants"), BindsTo: list("BindsTo"),
@@ -187,7 +188,8 @@ func unitProps(m map[string]any) allowlist.UnitProps {
 		PulledInBy:       append(append(list("WantedBy"), list("RequiredBy")...), list("UpheldBy")...),
 		PropagatesStopTo: list("PropagatesStopTo"), StopPropagatedFrom: list("StopPropagatedFrom"), PartOf: list("PartOf"),
 		Triggers: list("Triggers"), PropagatesReloadTo: list("PropagatesReloadTo"),
-		Followers:     append(append(list("RequiredBy"), list("BoundBy")...), list("ConsistsOf")...),
+		Followers: list("RequiredBy"), RequisiteOf: list("RequisiteOf"), BoundBy: list("BoundBy"), ConsistsOf: list("ConsistsOf"),
+		ConflictedBy: list("ConflictedBy"), StopWhenUnneeded: props["StopWhenUnneeded"] == true,
 		SuccessAction: str("SuccessAction"), FailureAction: str("FailureAction"),
 		JobTimeoutAction: str("JobTimeoutAction"), StartLimitAction: str("StartLimitAction"),
 	}

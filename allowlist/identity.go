@@ -495,11 +495,15 @@ type UnitProps struct {
 	SuccessAction, FailureAction, JobTimeoutAction, StartLimitAction string
 	// What enabling the unit links and what its stop reaches (read from the unit file).
 	Alias, WantedBy, RequiredBy, UpheldBy, PropagatesStopTo, StopPropagatedFrom, PartOf []string
-	// Triggers are the units a socket, path or timer unit starts; Followers the units its restart
-	// try-restarts and its stop stops (over D-Bus RequiredBy, BoundBy and ConsistsOf: every unit
-	// that Requires=, BindsTo= or PartOf= it); PropagatesReloadTo the units its reload reloads.
-	// JudgeStartSet follows them (unitstart.go).
-	Triggers, Followers, PropagatesReloadTo []string
+	// Triggers are the units a socket, path or timer unit starts; Followers (over D-Bus RequiredBy:
+	// every unit that Requires= it), RequisiteOf (Requisite=), BoundBy (BindsTo=) and ConsistsOf
+	// (PartOf=) the units its restart try-restarts and its stop stops; ConflictedBy the units whose
+	// Conflicts= names it, which its start stops (systemd makes Conflicts= symmetric);
+	// PropagatesReloadTo the units its reload reloads. JudgeJobSet follows them (unitstart.go).
+	Triggers, Followers, RequisiteOf, BoundBy, ConsistsOf, ConflictedBy, PropagatesReloadTo []string
+	// StopWhenUnneeded: systemd stops the unit once no active unit pulls it in (a stopped unit
+	// that did, a daemon-reload that drops the last Wants= of it).
+	StopWhenUnneeded bool
 	// Commands: ExecStart, ExecStartPre, ExecStartPost, ExecReload, ExecStop…, each an argv.
 	Exec [][]string
 	// How the commands run and what systemd does with their jobs (judged in judgeExecution).

@@ -79,14 +79,49 @@ type StartedUnit struct {
 	Masked bool
 }
 
-// JudgeStartSet judges the units a job on the unit p (already judged with JudgeUnit) reaches,
-// transitively, with JudgeStarted, reading each through load (an error is no refusal: the caller
-// says what it could not read). It returns the first refusal, naming the chain of units through
-// which the job reaches it, or nil.
+// Job is the kind of job systemd runs on a unit the walk reaches (transaction.c,
+// transaction_add_job_and_dependencies): a start pulls in what the unit's Requires=, Wants=,
+// BindsTo=, Upholds= name and stops what it Conflicts= with and what Conflicts= with it (systemd
+// makes Conflicts= symmetric: ConflictedBy); a restart is a stop and a start, and try-restarts
+// the units that follow it (RequiredBy, RequisiteOf, BoundBy, ConsistsOf: PROPAGATE_RESTART) and
+// stops its PropagatesStopTo=; a stop stops all of those (PROPAGATE_STOP), starts its
+// OnSuccess=/OnFailure= as it ends, fires its SuccessAction=/FailureAction=, runs its ExecStop*=,
+// and stops what it pulled in that has StopWhenUnneeded=yes.
+type Job int
+
+const (
+	// JobRestart is a restart (or reload) of the unit: judged as a stop and a start.
+	JobRestart Job = iota
+	// JobStop is a stop of the unit.
+	JobStop
+	// JobUnneed is the refresh dropping the unit's dependencies (the p given names only those it
+	// drops: a daemon-reload after which the unit no longer pulls them in): each with
+	// StopWhenUnneeded=yes is stopped.
+	JobUnneed
+	// jobStart is a start of a unit the walk reaches.
+	jobStart
+)
+
+// verb names the job in a refusal.
+func (j Job) verb() string {
+	return map[Job]string{JobRestart: "restarting", JobStop: "stopping", JobUnneed: "dropping a dependency of", jobStart: "starting"}[j]
+}
+
+// JudgeStartSet judges the units a restart (or reload) of the unit p reaches: JudgeJobSet with
+// JobRestart.
 func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (refusal, err error) {
+	return JudgeJobSet(p, JobRestart, load)
+}
+
+// JudgeJobSet judges the units a job of the kind on the unit p (already judged with JudgeUnit)
+// reaches, transitively, reading each through load (an error is no refusal: the caller says what
+// it could not read): a unit started or restarted with JudgeStarted, a unit stopped with
+// judgeStopped. It returns the first refusal, naming the chain of units through which the job
+// reaches it, or nil.
+func JudgeJobSet(p UnitProps, job Job, load func(name string) (StartedUnit, error)) (refusal, err error) {
 	type item struct {
 		name, via string
-		follows   bool // restarted or stopped with the unit (it follows it), not only started
+		job       Job
 		// own says the unit is one the acted-on unit's start pulls in itself (its own Wants=,
 		// Requires=, …): judged by name where it is written (reachedAs), not here.
 		own bool
@@ -95,24 +130,47 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 		// does (startedNotExec), its identity (a provisioning unit) and its commands left to the
 		// reader that knows the state, which follows the presumed unit only when it is not active.
 		presumed bool
+		// unneeded says the unit is stopped only if it has StopWhenUnneeded=yes: a stopped unit
+		// pulled it in (check_unneeded_dependencies).
+		unneeded bool
+	}
+	type key struct {
+		unit     string
+		job      Job
+		unneeded bool
 	}
 	// seen: 1 judged as presumed only, 2 judged in full (a unit reached both ways is judged in full).
-	seen := map[string]int{canonUnit(p.ID): 2}
-	for _, n := range p.Names {
-		seen[canonUnit(n)] = 2
+	seen := map[key]int{}
+	for _, j := range []Job{JobRestart, JobStop, JobUnneed, jobStart} {
+		seen[key{canonUnit(p.ID), j, false}] = 2
+		for _, n := range p.Names {
+			seen[key{canonUnit(n), j, false}] = 2
+		}
 	}
 	var queue []item
-	push := func(from UnitProps, via string, follower, own, presumed bool) {
-		for _, e := range startEdges(from) {
-			queue = append(queue, item{e.unit, via + " " + e.key + "=" + e.unit, false, own, presumed})
-		}
-		if follower {
-			for _, e := range followerEdges(from) {
-				queue = append(queue, item{e.unit, via + " " + e.key + " " + e.unit, true, false, presumed})
+	push := func(from UnitProps, via string, job Job, own, presumed bool) {
+		by := job.verb() + " " + from.ID
+		for _, e := range jobEdges(from, job) {
+			next := item{name: e.unit, job: e.job, own: own && e.job == jobStart, presumed: presumed, unneeded: e.unneeded}
+			dep := e.key + "=" + e.unit
+			if e.reverse {
+				dep = e.key + "=" + from.ID
 			}
+			if e.unneeded {
+				dep += ", if it has StopWhenUnneeded=yes"
+			}
+			switch {
+			case e.job == jobStart:
+				next.via = via + " " + dep
+			case e.key == "is followed by" || e.key == "PropagatesReloadTo":
+				next.via = via + " " + e.key + " " + e.unit
+			default:
+				next.via = fmt.Sprintf("%s %s %s %s (%s)", via, by, map[Job]string{JobStop: "stops", JobRestart: "restarts"}[e.job], e.unit, dep)
+			}
+			queue = append(queue, next)
 		}
 	}
-	push(p, p.ID+":", true, true, false)
+	push(p, p.ID+":", job, true, false)
 	judged := 0
 	for len(queue) > 0 {
 		it := queue[0]
@@ -122,20 +180,37 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 		if it.presumed {
 			level = 1
 		}
-		if seen[c] >= level {
+		k := key{c, it.job, it.unneeded}
+		if seen[k] >= level {
 			continue
 		}
-		if seen[c] == 0 {
+		if seen[k] == 0 {
 			if judged++; judged > MaxStartSet {
 				return fmt.Errorf("a job on it reaches more than %d units (%s): too many to judge, refused rather than judged in part", MaxStartSet, it.via), nil
 			}
 		}
-		seen[c] = level
+		seen[k] = level
 		u, err := load(it.name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", it.via, err)
 		}
-		if !it.follows && !u.StateKnown && slices.Contains(impliedActive, identityOf(c)) {
+		if it.job == JobStop {
+			if it.unneeded && !u.Props.StopWhenUnneeded {
+				continue // needed or not, systemd leaves it running
+			}
+			if !u.Known || u.Masked || u.StateKnown && !u.Active {
+				continue // not running: its stop does nothing
+			}
+			if err := judgeStopped(it.name, u.Props, it.presumed); err != nil {
+				return fmt.Errorf("%s, whose %v", it.via, err), nil
+			}
+			push(u.Props, it.via, JobStop, false, it.presumed || !u.StateKnown && presumedRunning(c))
+			continue
+		}
+		if it.job == JobRestart && u.StateKnown && !u.Active {
+			continue // a try-restart of a unit that is not running does nothing (job_type_collapse)
+		}
+		if it.job == jobStart && !u.StateKnown && slices.Contains(impliedActive, identityOf(c)) {
 			continue // active on a node that runs its services (impliedActive); the manager says
 		}
 		if !it.own && !it.presumed {
@@ -154,14 +229,14 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 				return fmt.Errorf("%s: %v", it.via, err), nil
 			}
 		}
-		if !it.follows && u.StateKnown && u.Active {
+		if it.job == jobStart && u.StateKnown && u.Active {
 			// Started already: its start runs and pulls in nothing (systemd drops the redundant
 			// job with what only it pulled in). Only the manager's word ends the walk here.
 			continue
 		}
 		for _, n := range u.Props.Names {
-			if seen[canonUnit(n)] < level {
-				seen[canonUnit(n)] = level
+			if nk := (key{canonUnit(n), it.job, false}); seen[nk] < level {
+				seen[nk] = level
 			}
 		}
 		judge := JudgeStarted
@@ -189,9 +264,70 @@ func JudgeStartSet(p UnitProps, load func(name string) (StartedUnit, error)) (re
 			return fmt.Errorf("%s: %s %v", it.via, u.Props.ID, err), nil
 		}
 		presumed := it.presumed || !u.StateKnown && presumedRunning(c)
-		push(u.Props, it.via, it.follows, false, presumed)
+		push(u.Props, it.via, it.job, false, presumed)
 	}
 	return nil, nil
+}
+
+// judgeStopped says why the stop of the unit (as name reaches it; p as load read it) may not be a
+// side effect of a refresh's job, or nil: what its stop does, as the explicit stop of a unit is
+// judged. It may not cut the node off or leave the boot's state (stopWhy); the actions its end makes
+// the manager take (SuccessAction=, FailureAction=, JobTimeoutAction=) are refused; what its end
+// starts (OnSuccess=, OnFailure=) is judged by name here and walked as a start; its ExecStop= and
+// ExecStopPost= lines are judged as a unit's own commands (judgeExecution), but behind a unit the
+// reader presumes running (presumed: the manager's walk judges them when it follows it).
+func judgeStopped(name string, p UnitProps, presumed bool) error {
+	for _, n := range append([]string{name, p.ID}, p.Names...) {
+		if n == "" {
+			continue
+		}
+		if why := stopWhy(canonUnit(n)); why != "" {
+			return fmt.Errorf("stop %s", why)
+		}
+	}
+	for _, a := range []struct{ key, v string }{{"SuccessAction", p.SuccessAction}, {"FailureAction", p.FailureAction},
+		{"JobTimeoutAction", p.JobTimeoutAction}} {
+		if v := strings.TrimSpace(a.v); v != "" && v != "none" {
+			return fmt.Errorf("%s=%s makes the manager %s as it stops", a.key, v, v)
+		}
+	}
+	q := UnitProps{ID: p.ID, Names: p.Names, OnSuccess: p.OnSuccess, OnFailure: p.OnFailure, Execution: p.Execution}
+	q.ExecKeys, q.ExecChanged = nil, nil
+	if !presumed {
+		for i, k := range p.ExecKeys {
+			if strings.HasPrefix(k, "ExecStop") && i < len(p.Exec) {
+				q.Exec = append(q.Exec, p.Exec[i])
+				q.ExecKeys = append(q.ExecKeys, k)
+				if i < len(p.ExecChanged) {
+					q.ExecChanged = append(q.ExecChanged, p.ExecChanged[i])
+				}
+			}
+		}
+	} else {
+		q.Execution = Execution{OnFailureJobMode: p.OnFailureJobMode, OnSuccessJobMode: p.OnSuccessJobMode}
+	}
+	if err := dependencyNames(q); err != nil {
+		return err
+	}
+	if err := judgeExecution(q); err != nil {
+		return fmt.Errorf("stop runs what the judge refuses: %v", err)
+	}
+	return nil
+}
+
+// stopWhy says why stopping the (canonical) unit takes from the node what keeps it running, or "":
+// an essential (crio, kubelet, dbus, journald …), a target a running node has reached or one of the
+// boot's targets, or a unit whose stop unmounts, kills or detaches (a mount, automount, swap,
+// device, slice or scope). A service, socket, path, timer or other target stops only itself.
+func stopWhy(c string) string {
+	switch kind := path.Ext(c); kind {
+	case ".mount", ".automount", ".swap", ".device", ".slice", ".scope":
+		return fmt.Sprintf("would stop %s, a %s unit (its stop unmounts, kills or detaches what the node runs on)", c, strings.TrimPrefix(kind, "."))
+	}
+	if alwaysActive(c) || presumedRunning(c) || slices.Contains(bootTargets, identityOf(c)) {
+		return fmt.Sprintf("would stop %s, which keeps the node running", c)
+	}
+	return ""
 }
 
 // reachedIdentity says why a unit a job reaches through another unit (a node unit's Wants=,
@@ -254,32 +390,76 @@ func reachedAs(name string, p UnitProps) error {
 	return nil
 }
 
-type edge struct{ key, unit string }
-
-// startEdges are the units a start of the unit pulls in or its end starts.
-func startEdges(p UnitProps) []edge {
-	var out []edge
-	for _, d := range []struct {
-		key  string
-		list []string
-	}{{"Requires", p.Requires}, {"Wants", p.Wants}, {"BindsTo", p.BindsTo}, {"Upholds", p.Upholds},
-		{"OnSuccess", p.OnSuccess}, {"OnFailure", p.OnFailure}, {"Triggers", p.Triggers}} {
-		for _, u := range d.list {
-			out = append(out, edge{d.key, u})
-		}
-	}
-	return out
+type edge struct {
+	key, unit string
+	job       Job
+	// reverse says the dependency is the other unit's (it names this one: BindsTo= of it).
+	reverse, unneeded bool
 }
 
-// followerEdges are the units a restart, stop or reload of the unit restarts, stops or reloads.
-func followerEdges(p UnitProps) []edge {
+// jobEdges are the jobs a job of the kind on the unit adds to its transaction.
+func jobEdges(p UnitProps, job Job) []edge {
+	var out []edge
+	if job == JobUnneed {
+		return unneededEdges(p)
+	}
+	add := func(key string, list []string, j Job, reverse bool) {
+		for _, u := range list {
+			if j == JobStop && key == "Conflicts" && slices.Contains(conflictOK, u) {
+				continue // what every unit conflicts with: never running on a node that runs its services
+			}
+			out = append(out, edge{key: key, unit: u, job: j, reverse: reverse})
+		}
+	}
+	if job != JobStop {
+		// Its start: what it pulls in or its end starts, and what it stops.
+		for _, d := range []struct {
+			key  string
+			list []string
+		}{{"Requires", p.Requires}, {"Wants", p.Wants}, {"BindsTo", p.BindsTo}, {"Upholds", p.Upholds},
+			{"OnSuccess", p.OnSuccess}, {"OnFailure", p.OnFailure}, {"Triggers", p.Triggers}} {
+			add(d.key, d.list, jobStart, false)
+		}
+		add("Conflicts", p.Conflicts, JobStop, false)
+		add("Conflicts", p.ConflictedBy, JobStop, true)
+	}
+	if job == jobStart {
+		return out
+	}
+	// Its stop (a restart's too): the units that follow it, restarted with a restart, stopped with a stop.
+	follow := JobRestart
+	if job == JobStop {
+		follow = JobStop
+		add("OnSuccess", p.OnSuccess, jobStart, false)
+		add("OnFailure", p.OnFailure, jobStart, false)
+	}
+	if follow == JobRestart {
+		add("is followed by", p.Followers, follow, false)
+	} else {
+		add("Requires", p.Followers, follow, true)
+	}
+	add("Requisite", p.RequisiteOf, follow, true)
+	add("BindsTo", p.BoundBy, follow, true)
+	add("PartOf", p.ConsistsOf, follow, true)
+	add("PropagatesStopTo", p.PropagatesStopTo, JobStop, false)
+	if job == JobRestart {
+		add("PropagatesReloadTo", p.PropagatesReloadTo, JobRestart, false)
+		return out
+	}
+	return append(out, unneededEdges(p)...)
+}
+
+// unneededEdges: the units the unit pulls in, each stopped if it has StopWhenUnneeded=yes once
+// the unit no longer needs it (systemd's check_unneeded_dependencies, as the unit stops, and the
+// queue a daemon-reload runs).
+func unneededEdges(p UnitProps) []edge {
 	var out []edge
 	for _, d := range []struct {
 		key  string
 		list []string
-	}{{"is followed by", p.Followers}, {"PropagatesStopTo", p.PropagatesStopTo}, {"PropagatesReloadTo", p.PropagatesReloadTo}} {
+	}{{"Requires", p.Requires}, {"Requisite", p.Requisite}, {"Wants", p.Wants}, {"BindsTo", p.BindsTo}, {"Upholds", p.Upholds}} {
 		for _, u := range d.list {
-			out = append(out, edge{d.key, u})
+			out = append(out, edge{key: d.key, unit: u, job: JobStop, unneeded: true})
 		}
 	}
 	return out
