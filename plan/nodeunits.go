@@ -58,6 +58,8 @@ type nodeUnits struct {
 	readsDone bool
 	reads     []allowlist.NodeRead
 	readsErr  error
+	// deps: who names whom in the node's files (dependents), once read.
+	deps *nodeDependents
 	// fs is the root opened for one read: nothing is read outside it, through any link.
 	fs *os.Root
 }
@@ -372,15 +374,37 @@ func nodeReads(r allowlist.NodeUnitReader) ([]allowlist.NodeRead, error) {
 }
 
 func (n *nodeUnits) scanReads() ([]allowlist.NodeRead, error) {
-	root, err := os.OpenRoot(n.root)
+	var out []allowlist.NodeRead
+	err := n.walkUnitFiles(func(owner, p, text string) error {
+		if strings.HasSuffix(owner, ".d") {
+			owner = allowlist.ReaderName(owner)
+		}
+		reads, ok := allowlist.NodeReadsOf(owner, p, text, maxNodeReadPaths-len(out))
+		out = append(out, reads...)
+		if !ok {
+			return fmt.Errorf("more than %d paths read", maxNodeReadPaths)
+		}
+		return nil
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// walkUnitFiles calls file with every unit file of the unit search path (owner: its name) and every
+// drop-in (owner: its directory's name, NAME.d), each read bounded (maxNodeReadFiles,
+// maxNodeReadBytes in all), and dir, when not nil, with every NAME.wants, NAME.requires and
+// NAME.upholds directory's name and entries. A broken link and a mask load nothing: skipped.
+func (n *nodeUnits) walkUnitFiles(file func(owner, p, text string) error, dir func(name string, entries []os.DirEntry) error) error {
+	root, err := os.OpenRoot(n.root)
+	if err != nil {
+		return err
+	}
 	n.fs = root
 	defer func() { root.Close(); n.fs = nil }()
-	var out []allowlist.NodeRead
 	files, bytes := 0, 0
-	read := func(unit, p string) error {
+	read := func(owner, p string) error {
 		if files++; files > maxNodeReadFiles {
 			return fmt.Errorf("more than %d unit files and drop-ins", maxNodeReadFiles)
 		}
@@ -394,47 +418,118 @@ func (n *nodeUnits) scanReads() ([]allowlist.NodeRead, error) {
 		if bytes += len(text); bytes > maxNodeReadBytes {
 			return fmt.Errorf("more than %d bytes of unit files and drop-ins", maxNodeReadBytes)
 		}
-		reads, ok := allowlist.NodeReadsOf(unit, p, text, maxNodeReadPaths-len(out))
-		out = append(out, reads...)
-		if !ok {
-			return fmt.Errorf("more than %d paths read", maxNodeReadPaths)
-		}
-		return nil
+		return file(owner, p, text)
 	}
-	for _, dir := range unitSearchPath {
-		entries, err := n.listAll(dir)
+	for _, d := range unitSearchPath {
+		entries, err := n.listAll(d)
 		if err != nil && !errors.Is(err, errTooManyEntries) {
 			continue // a search directory the view cannot open (ReadUnit reads none of it either)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, e := range entries {
-			name, p := e.Name(), path.Join(dir, e.Name())
+			name, p := e.Name(), path.Join(d, e.Name())
+			isDir := func() bool { fi, err := n.fs.Stat(n.onNode(p)); return err == nil && fi.IsDir() }
 			switch {
 			case allowlist.IsUnitName(name):
 				if err := read(name, p); err != nil {
-					return nil, err
+					return err
 				}
 			case strings.HasSuffix(name, ".d"):
-				if fi, err := n.fs.Stat(n.onNode(p)); err != nil || !fi.IsDir() {
+				if !isDir() {
 					continue
 				}
 				confs, err := n.listAll(p)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				for _, c := range confs {
 					if strings.HasSuffix(c.Name(), ".conf") {
-						if err := read(allowlist.ReaderName(name), path.Join(p, c.Name())); err != nil {
-							return nil, err
+						if err := read(name, path.Join(p, c.Name())); err != nil {
+							return err
 						}
 					}
+				}
+			case dir != nil && (strings.HasSuffix(name, ".wants") || strings.HasSuffix(name, ".requires") || strings.HasSuffix(name, ".upholds")):
+				if !isDir() {
+					continue
+				}
+				links, err := n.listAll(p)
+				if err != nil {
+					return err
+				}
+				if err := dir(name, links); err != nil {
+					return err
 				}
 			}
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// dependentKeys are the [Unit] settings that make a unit follow the unit they name (its restart or
+// stop restarts or stops this one: Requires=, Requisite=, BindsTo=, PartOf=, StopPropagatedFrom=)
+// or be stopped by its start (Conflicts=, which systemd makes symmetric).
+var dependentKeys = []string{"Requires", "Requisite", "BindsTo", "PartOf", "StopPropagatedFrom", "Conflicts"}
+
+// nodeDependents is what the node's files say of who names whom (dependents): for a unit name, the
+// owners of the files that name it in a dependentKeys setting or link it in NAME.requires/ (a unit
+// name, or a drop-in directory's NAME.d, which may apply to many: foo-.service.d, service.d), and
+// every unit name the search path has a file of.
+type nodeDependents struct {
+	named map[string][]string
+	units []string
+	err   error
+}
+
+// dependents reads, once for the reader's life and within walkUnitFiles' bounds, which node files
+// name which units in a setting that makes them follow or conflict: the candidates a unit's
+// reverse dependencies are read from (the view then loads each as the manager will, and keeps
+// those whose merged definition names the unit). A reader that is not the node's has none.
+func dependents(r allowlist.NodeUnitReader) *nodeDependents {
+	n, ok := r.(*nodeUnits)
+	if !ok {
+		return &nodeDependents{}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.deps != nil {
+		return n.deps
+	}
+	d := &nodeDependents{named: map[string][]string{}}
+	add := func(named, owner string) {
+		if !slices.Contains(d.named[named], owner) {
+			d.named[named] = append(d.named[named], owner)
+		}
+	}
+	d.err = n.walkUnitFiles(func(owner, p, text string) error {
+		if !strings.HasSuffix(owner, ".d") && !slices.Contains(d.units, owner) {
+			d.units = append(d.units, owner)
+		}
+		opts, err := allowlist.UnitOptions(text)
+		if err != nil {
+			return nil // a file the lexer refuses: the view refuses to judge its unit when it loads it
+		}
+		unitName := strings.TrimSuffix(owner, ".d")
+		for _, o := range opts {
+			if o.Section == "Unit" && slices.Contains(dependentKeys, o.Name) {
+				for _, f := range strings.Fields(strings.ReplaceAll(o.Value, "\\\n", " ")) {
+					add(allowlist.ResolveSpecifiers(unitName, f), owner)
+				}
+			}
+		}
+		return nil
+	}, func(name string, links []os.DirEntry) error {
+		if owner, ok := strings.CutSuffix(name, ".requires"); ok {
+			for _, l := range links {
+				add(l.Name(), owner)
+			}
+		}
+		return nil
+	})
+	n.deps = d
+	return d
 }
 
 // listAll lists a directory of the node whole (none: no entries), or fails past maxNodeReadEntries.

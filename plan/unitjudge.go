@@ -96,6 +96,8 @@ func unitFileProps(name string, contents *string, dropins []types.Dropin) (allow
 				if strings.TrimSpace(o.Value) != "" {
 					return p, fmt.Errorf("[%s] %s=%s: the argument of a reboot the manager would do", o.Section, o.Name, o.Value)
 				}
+			case o.Section == "Unit" && o.Name == "StopWhenUnneeded":
+				p.StopWhenUnneeded = parseBool(o.Value)
 			case o.Section == "Unit" && o.Name == "DefaultDependencies":
 				p.DefaultDependencies = !isFalse(o.Value)
 			case o.Section == "Install" && install[o.Name] != nil:
@@ -417,6 +419,7 @@ func (v *unitView) startSetWhy(name string) (string, *allowlist.UnitProps) {
 		return "", nil // the payload's unit is refused by judgeUnitFile
 	}
 	p.ID, p.Names = name, []string{name}
+	v.withDependents(&p)
 	refusal, err := allowlist.JudgeStartSet(p, v.load)
 	if err != nil {
 		v.unread = append(v.unread, fmt.Sprintf("%s (%v)", name, err))
@@ -426,6 +429,50 @@ func (v *unitView) startSetWhy(name string) (string, *allowlist.UnitProps) {
 		return "unit " + refusal.Error(), &p
 	}
 	return "", &p
+}
+
+// before is the unit as the node loads it now, before the refresh (the current payload's files over
+// the node's), with the dependencies its node links add; ok is false when nothing defines it, it is
+// masked, or it cannot be read (judged where it is written).
+func (v *unitView) before(name string) (allowlist.UnitProps, bool) {
+	return (&unitView{node: v.node, cur: v.cur, des: v.cur}).after(name)
+}
+
+// after is the unit as the node will load it after the refresh (see before).
+func (v *unitView) after(name string) (allowlist.UnitProps, bool) {
+	d, err := v.define(name, v.des[name])
+	if err != nil || !d.known || d.masked || d.fragment == nil && len(d.dropins) == 0 {
+		return allowlist.UnitProps{}, false
+	}
+	p, err := v.props(d)
+	if err != nil {
+		return allowlist.UnitProps{}, false
+	}
+	p.ID, p.Names = name, []string{name}
+	return p, true
+}
+
+// jobSetWhy says why the job (a stop of the unit as the node loads it before the refresh, or the
+// dropped dependencies p names) reaches a unit the judge refuses, or "" (allowlist.JudgeJobSet, the
+// units it reaches read as the view defines them after the refresh).
+func (v *unitView) jobSetWhy(name string, job allowlist.Job, p *allowlist.UnitProps) string {
+	if p == nil {
+		q, ok := v.before(name)
+		if !ok {
+			return ""
+		}
+		v.withDependents(&q)
+		p = &q
+	}
+	refusal, err := allowlist.JudgeJobSet(*p, job, v.load)
+	if err != nil {
+		v.unread = append(v.unread, fmt.Sprintf("%s (%v)", name, err))
+		return ""
+	}
+	if refusal != nil {
+		return strings.TrimPrefix(refusal.Error(), p.ID+": ")
+	}
+	return ""
 }
 
 // nodeNote names the node's files a definition takes from the node, for a refusal ("" when none).

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -101,14 +102,56 @@ func (p *Plan) checkStops(cur *diff.Payload, pol *allowlist.Policy) {
 		}
 		why := stopReach(s.Unit, cur.Config.Systemd.Units, pol)
 		if why == "" {
-			continue
-		}
-		for i := range p.Changes {
-			if p.Changes[i].Kind == diff.KindUnit && p.Changes[i].Unit == s.Unit {
-				p.Changes[i].Eligible = false
+			if why = p.view.jobSetWhy(s.Unit, allowlist.JobStop, nil); why == "" {
+				continue
 			}
 		}
-		p.Refused = append(p.Refused, Refusal{Kind: diff.KindUnit, Unit: s.Unit, Reason: "unit " + s.Unit + ": stopping it (it leaves the config): " + why})
+		p.refuseUnit(s.Unit, "unit "+s.Unit+": stopping it (it leaves the config): "+why)
+	}
+	p.checkUnneeded()
+}
+
+// refuseUnit refuses the plan for the unit's change, with the reason.
+func (p *Plan) refuseUnit(unit, reason string) {
+	for i := range p.Changes {
+		if p.Changes[i].Kind == diff.KindUnit && p.Changes[i].Unit == unit {
+			p.Changes[i].Eligible = false
+		}
+	}
+	p.Refused = append(p.Refused, Refusal{Kind: diff.KindUnit, Unit: unit, Reason: reason})
+}
+
+// checkUnneeded refuses a refresh that drops a unit's Requires=, Requisite=, Wants=, BindsTo= or
+// Upholds= of a unit with StopWhenUnneeded=yes (the payload's unit no longer names it, or leaves
+// the config) whose stop the judge refuses: the refresh's daemon-reload makes systemd stop it once
+// nothing pulls it in (round 14, c/03). Judged whether or not another unit still pulls it in.
+func (p *Plan) checkUnneeded() {
+	v := p.view
+	for _, name := range slices.Sorted(maps.Keys(v.cur)) {
+		before, ok := v.before(name)
+		if !ok {
+			continue
+		}
+		var after allowlist.UnitProps
+		if v.des[name] != nil {
+			after, _ = v.after(name)
+		}
+		dropped := allowlist.UnitProps{ID: name, Names: []string{name}}
+		for _, d := range []struct {
+			was, now []string
+			to       *[]string
+		}{
+			{before.Requires, after.Requires, &dropped.Requires}, {before.Requisite, after.Requisite, &dropped.Requisite},
+			{before.Wants, after.Wants, &dropped.Wants}, {before.BindsTo, after.BindsTo, &dropped.BindsTo}, {before.Upholds, after.Upholds, &dropped.Upholds}} {
+			for _, u := range d.was {
+				if !slices.Contains(d.now, u) {
+					*d.to = append(*d.to, u)
+				}
+			}
+		}
+		if why := v.jobSetWhy(name, allowlist.JobUnneed, &dropped); why != "" {
+			p.refuseUnit(name, "unit "+name+": "+why)
+		}
 	}
 }
 

@@ -214,6 +214,15 @@ func payloadDropin(u *types.Unit, name string) bool {
 // load reads the unit a job reaches as the view defines it (allowlist.JudgeStartSet's load): a
 // node unit whose files the judge cannot read is judged by its name, and said so.
 func (v *unitView) load(name string) (allowlist.StartedUnit, error) {
+	u, err := v.loadUnit(name)
+	if err == nil && u.Known && !u.Masked {
+		v.withDependents(&u.Props)
+	}
+	return u, err
+}
+
+// loadUnit is load without the unit's reverse dependencies (withDependents).
+func (v *unitView) loadUnit(name string) (allowlist.StartedUnit, error) {
 	if !allowlist.IsUnitName(name) {
 		return allowlist.StartedUnit{}, nil // no unit systemd could load: judged by its name
 	}
@@ -237,6 +246,87 @@ func (v *unitView) load(name string) (allowlist.StartedUnit, error) {
 		p.Names = append(p.Names, name)
 	}
 	return allowlist.StartedUnit{Props: p, Known: true}, nil
+}
+
+// withDependents adds to p (a unit as the view defines it) the units that name it, as the manager
+// will have them once the refresh has written its files: those that Requires= (Followers),
+// Requisite= (RequisiteOf), BindsTo= (BoundBy) or PartOf= (ConsistsOf) it, whose StopPropagatedFrom=
+// names it (its PropagatesStopTo) and whose Conflicts= names it (ConflictedBy: systemd makes
+// Conflicts= symmetric, so its start stops them). The candidates are the payload's units whose
+// texts name it and the node's whose files do (dependents: a drop-in directory's every unit); each
+// is loaded as the manager will load it, and kept only if that definition names the unit (by its
+// name or an alias). A template's instances are not known to the plan: the manager's walk (the dry
+// run, the real run) sees those that run.
+func (v *unitView) withDependents(p *allowlist.UnitProps) {
+	targets := append([]string{p.ID}, p.Names...)
+	var cands []string
+	for _, n := range slices.Sorted(maps.Keys(v.des)) {
+		u := v.des[n]
+		texts := []*string{u.Contents}
+		for _, d := range u.Dropins {
+			texts = append(texts, d.Contents)
+		}
+		if slices.ContainsFunc(texts, func(t *string) bool {
+			return t != nil && slices.ContainsFunc(targets, func(x string) bool { return x != "" && strings.Contains(*t, x) })
+		}) {
+			cands = append(cands, n)
+		}
+	}
+	if v.node != nil {
+		idx := dependents(v.node)
+		if idx.err != nil && !slices.Contains(v.unread, "the node's reverse dependencies ("+idx.err.Error()+")") {
+			v.unread = append(v.unread, "the node's reverse dependencies ("+idx.err.Error()+")")
+		}
+		for _, t := range targets {
+			for _, owner := range idx.named[t] {
+				cands = append(cands, idx.owned(owner)...)
+			}
+		}
+	}
+	slices.Sort(cands)
+	for _, c := range slices.Compact(cands) {
+		if slices.Contains(targets, c) || isTemplate(c) {
+			continue
+		}
+		u, err := v.loadUnit(c)
+		if err != nil || !u.Known || u.Masked {
+			continue
+		}
+		id := u.Props.ID
+		for _, d := range []struct {
+			names []string
+			to    *[]string
+		}{{u.Props.Requires, &p.Followers}, {u.Props.Requisite, &p.RequisiteOf}, {u.Props.BindsTo, &p.BoundBy},
+			{u.Props.PartOf, &p.ConsistsOf}, {u.Props.StopPropagatedFrom, &p.PropagatesStopTo}, {u.Props.Conflicts, &p.ConflictedBy}} {
+			if slices.ContainsFunc(d.names, func(n string) bool { return slices.Contains(targets, n) }) && !slices.Contains(*d.to, id) {
+				*d.to = append(*d.to, id)
+			}
+		}
+	}
+}
+
+// owned are the unit names a file's owner (dependents) stands for: a unit, or the units a drop-in
+// directory applies to (NAME.d; foo-.service.d every foo-….service the node has a file of;
+// service.d every service).
+func (d *nodeDependents) owned(owner string) []string {
+	stem, ok := strings.CutSuffix(owner, ".d")
+	if !ok {
+		return []string{owner}
+	}
+	ext := path.Ext(stem)
+	prefix := strings.TrimSuffix(stem, ext)
+	if ext == "" { // a type's directory (service.d)
+		ext, prefix = "."+stem, ""
+	} else if !strings.HasSuffix(prefix, "-") {
+		return []string{stem}
+	}
+	var out []string
+	for _, u := range d.units {
+		if path.Ext(u) == ext && strings.HasPrefix(u, prefix) {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // props reads what the definition says of the unit's jobs, as the manager reports it over D-Bus:
