@@ -11,7 +11,6 @@ import (
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
-	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/plan"
 	"github.com/openshift/refresh-agent/test/fixture"
 	"github.com/openshift/refresh-agent/test/systemdtest"
@@ -75,12 +74,7 @@ func TestUnitIdentityAgainstRealSystemd(t *testing.T) {
 			require.NoError(t, err)
 			cur := fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine())
 			des := fixture.Ignition("3.2.0").EmbedMachine(fixture.DefaultMachine()).File("/etc/myapp/a.conf", []byte("new"), 0o644)
-			c, err := diff.Decode(cur.JSON())
-			require.NoError(t, err)
-			d, err := diff.Decode(des.JSON())
-			require.NoError(t, err)
-			p, err := plan.Build(plan.Inputs{Current: c, Desired: d, Policy: pol})
-			require.NoError(t, err)
+			p := buildPlan(t, pol, cur, des)
 			require.True(t, p.Eligible, "by name alone the plan cannot tell: %+v", p.Refused)
 
 			reasons := refusedBothRuns(t, sd, pol, cur, des.JSON(), u, "etc/myapp/a.conf")

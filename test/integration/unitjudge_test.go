@@ -86,12 +86,7 @@ func TestUnitCommandsJudgedAgainstRealSystemd(t *testing.T) {
 			des := fixture.Ignition("3.2.0")
 			contents := c.contents
 			des.Systemd.Units = []types.Unit{{Name: myapp, Contents: &contents}}
-			cd, err := diff.Decode(cur.JSON())
-			require.NoError(t, err)
-			dd, err := diff.Decode(des.JSON())
-			require.NoError(t, err)
-			p, err := plan.Build(plan.Inputs{Current: cd, Desired: dd, Policy: pol})
-			require.NoError(t, err)
+			p := buildPlan(t, pol, cur, des)
 			require.False(t, p.Eligible)
 			assert.Contains(t, p.Refused[0].Reason, "unit "+myapp)
 			assert.Contains(t, p.Refused[0].Reason, c.why)

@@ -12,8 +12,6 @@ import (
 
 	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
-	"github.com/openshift/refresh-agent/diff"
-	"github.com/openshift/refresh-agent/plan"
 	"github.com/openshift/refresh-agent/test/fixture"
 	"github.com/openshift/refresh-agent/test/systemdtest"
 )
@@ -75,12 +73,7 @@ func TestNodeLinksAreJudgedAsTheUnitsTheManagerLoads(t *testing.T) {
 	require.NoError(t, err)
 	cur := fixture.Ignition("3.2.0")
 	des := fixture.Ignition("3.2.0").Unit(myapp, "[Unit]\nDescription=x\nWants=vendor-wipe.service\n[Service]\nExecStart=/bin/sleep infinity\n[Install]\nWantedBy=default.target\n")
-	c, err := diff.Decode(cur.JSON())
-	require.NoError(t, err)
-	d, err := diff.Decode(des.JSON())
-	require.NoError(t, err)
-	p, err := plan.Build(plan.Inputs{Current: c, Desired: d, Policy: pol})
-	require.NoError(t, err)
+	p := buildPlan(t, pol, cur, des)
 	require.True(t, p.Eligible, "by name alone the plan cannot tell: %+v", p.Refused)
 	reasons := refusedBothRuns(t, sd, pol, cur, des.JSON(), myapp, "etc/systemd/system/"+myapp)
 	assert.Contains(t, reasons[0], "Wants=vendor-wipe.service: unit crio-wipe.service sets the node up once")

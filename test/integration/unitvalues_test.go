@@ -11,8 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/openshift/refresh-agent/allowlist"
-	"github.com/openshift/refresh-agent/diff"
-	"github.com/openshift/refresh-agent/plan"
 	"github.com/openshift/refresh-agent/test/fixture"
 	"github.com/openshift/refresh-agent/test/systemdtest"
 )
@@ -47,12 +45,7 @@ func TestRefusedValuesSystemdWouldKeepAreRefused(t *testing.T) {
 			cur.Systemd.Units = []types.Unit{{Name: "myapp.service", Contents: sp(base)}}
 			des.Systemd.Units = []types.Unit{{Name: "myapp.service", Contents: sp(base),
 				Dropins: []types.Dropin{{Name: "50-x.conf", Contents: sp("[Service]\n" + c.body)}}}}
-			cp, err := diff.Decode(cur.JSON())
-			require.NoError(t, err)
-			dp, err := diff.Decode(des.JSON())
-			require.NoError(t, err)
-			p, err := plan.Build(plan.Inputs{Current: cp, Desired: dp, Policy: pol})
-			require.NoError(t, err)
+			p := buildPlan(t, pol, cur, des)
 			assert.False(t, p.Eligible)
 			if assert.NotEmpty(t, p.Refused) {
 				assert.Contains(t, p.Refused[0].Reason, "unit myapp.service: "+c.want)
