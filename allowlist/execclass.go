@@ -105,6 +105,9 @@ type judge struct {
 	// secrets: the pass of a changed line that judges the node's secrets it names (execsecrets.go),
 	// after a pass of every other rule, whose reasons say more.
 	secrets bool
+	// given: the paths the node's current unit gives its programs the judge does not model
+	// (Execution.OwnArgs), or where OwnArgs records them (execgiven.go).
+	given *givenArgs
 }
 
 // charge takes n from the budget and says whether it is spent.
@@ -358,6 +361,9 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	}
 	if why := j.secretWhy(prog, argv); why != "" {
 		return why // execsecrets.go (after the other rules, whose reasons say more)
+	}
+	if why := j.givenWhy(argv, sure); why != "" {
+		return line + ": " + why // execgiven.go: under the tables, the paths an unmodeled program is given
 	}
 	judged := 0 // the suffix of argv judged as the wrapper's command, which wrapped need not judge again
 	if sure && modeledWrapper(argv[0]) {

@@ -28,6 +28,10 @@ type Execution struct {
 	// OwnSecrets are the node's secrets the node's current definition of the unit names
 	// (OwnSecrets): a changed line's own program may name them too (execsecrets.go).
 	OwnSecrets []string
+	// OwnArgs are the paths the node's current definition of the unit gives its programs the judge
+	// does not model (OwnArgs): a changed line may give them only these or read-only OS content
+	// (execgiven.go).
+	OwnArgs []OwnArg
 	// NeverOwn are the agent's state dirs (Policy.StateDirs, wherever --state-dir puts them): never
 	// a unit's own place, even one named after it or under /tmp (execmutate.go).
 	NeverOwn []string
@@ -119,7 +123,7 @@ func judgeExecution(p UnitProps) error {
 	left := execBudget(p.Exec)
 	wd := unitWorkingDirs(p.WorkingDirectory)
 	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{}, programs: p.Programs, mut: placesOf(p),
-		envFiles: len(p.EnvironmentFiles) > 0}
+		envFiles: len(p.EnvironmentFiles) > 0, given: &givenArgs{args: p.OwnArgs}}
 	for i, line := range p.Exec {
 		j.strict = i < len(p.ExecChanged) && p.ExecChanged[i]
 		j.key = ""

@@ -130,6 +130,7 @@ func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
 	withExec := func(x allowlist.UnitProps, exec [][]string) allowlist.UnitProps { x.Exec = exec; return x }
 	p.OwnWrites = append(allowlist.OwnWrites(withExec(p, own)), both(allowlist.OwnWrites(withExec(p, mine)), allowlist.OwnWrites(withExec(q, theirs)))...)
 	p.OwnSecrets = append(allowlist.OwnSecrets(withExec(p, own)), both(allowlist.OwnSecrets(withExec(p, mine)), allowlist.OwnSecrets(withExec(q, theirs)))...)
+	p.OwnArgs = append(allowlist.OwnArgs(withExec(p, own)), both(allowlist.OwnArgs(withExec(p, mine)), allowlist.OwnArgs(withExec(q, theirs)))...)
 	p.NeverOwn = pol.StateDirs()
 	if slices.Contains(p.ExecChanged, true) {
 		reads, err := nodeReads(pol.NodeUnitFiles())
@@ -145,8 +146,8 @@ func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
 }
 
 // both are the entries of a that b has too.
-func both(a, b []string) []string {
-	var out []string
+func both[T comparable](a, b []T) []T {
+	var out []T
 	for _, x := range a {
 		if slices.Contains(b, x) {
 			out = append(out, x)

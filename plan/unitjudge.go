@@ -243,6 +243,7 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy, v *unit
 	p.Programs = unitPrograms(u.Name, old, pol)
 	p.OwnWrites = unitWrites(old)
 	p.OwnSecrets = unitSecrets(old)
+	p.OwnArgs = unitArgs(old)
 	if pol != nil {
 		p.NeverOwn = pol.StateDirs()
 		p.Managed = pol.ManagedPaths()
