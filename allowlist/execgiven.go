@@ -67,6 +67,13 @@ func OwnArgs(p UnitProps) []OwnArg {
 	return out
 }
 
+// record collects a; the judge may read a command more than once (a modeled wrapper's command).
+func (g *givenArgs) record(a OwnArg) {
+	if !slices.Contains(*g.collect, a) {
+		*g.collect = append(*g.collect, a)
+	}
+}
+
 // runs says whether the node's current unit runs the program.
 func (g *givenArgs) runs(argv0 string) bool {
 	return slices.ContainsFunc(g.args, func(a OwnArg) bool { return sameProgram(a.Program, argv0) })
@@ -105,7 +112,7 @@ func (j judge) givenWhy(argv []string, sure bool) string {
 		key = programKey(key)
 	}
 	if g.collect != nil {
-		*g.collect = append(*g.collect, OwnArg{Program: key})
+		g.record(OwnArg{Program: key})
 	}
 	for _, w := range givenWords(argv[1:]) {
 		if g.collect == nil {
@@ -115,7 +122,7 @@ func (j judge) givenWhy(argv []string, sure bool) string {
 		}
 		for _, p := range j.givenPaths(w.val) {
 			if g.collect != nil {
-				*g.collect = append(*g.collect, OwnArg{Program: key, Option: w.opt, Path: p})
+				g.record(OwnArg{Program: key, Option: w.opt, Path: p})
 				continue
 			}
 			if readOnlyOS(p) || g.gave(argv[0], w.opt, p) {
