@@ -16,24 +16,8 @@ import (
 // names the unit, the program, the option and the path. The same units with the changes HyperShift
 // makes (node labels, taints, --v, --system-reserved, crio's log level) stay eligible.
 func TestPlanRefusesNewPathsOfTheNodesOwnDaemons(t *testing.T) {
-	const pol = `nodeDisruptionPolicy:
-  units:
-  - name: kubelet.service
-    actions: [{type: Restart, restart: {serviceName: kubelet.service}}]
-  - name: crio.service
-    actions: [{type: Restart, restart: {serviceName: crio.service}}]
-`
-	kubelet := "[Unit]\nDescription=Kubernetes Kubelet\nRequires=crio.service kubelet-dependencies.target\nAfter=kubelet-dependencies.target\n\n" +
-		"[Service]\nType=notify\nExecStartPre=/bin/mkdir --parents /etc/kubernetes/manifests\n" +
-		"EnvironmentFile=/etc/os-release\nEnvironmentFile=-/etc/kubernetes/kubelet-workaround\nEnvironmentFile=-/etc/kubernetes/kubelet-env\n" +
-		"ExecStart=/usr/local/bin/kubenswrapper \\\n    /usr/bin/kubelet \\\n      --config=/etc/kubernetes/kubelet.conf \\\n" +
-		"      --bootstrap-kubeconfig=/etc/kubernetes/kubeconfig \\\n      --kubeconfig=/var/lib/kubelet/kubeconfig \\\n" +
-		"      --container-runtime-endpoint=/var/run/crio/crio.sock \\\n      --runtime-cgroups=/system.slice/crio.service \\\n" +
-		"      --node-labels=node-role.kubernetes.io/worker,node.openshift.io/os_id=${ID} \\\n      --node-ip=${KUBELET_NODE_IP} \\\n" +
-		"      --minimum-container-ttl-duration=6m0s \\\n      --volume-plugin-dir=/etc/kubernetes/kubelet-plugins/volume/exec \\\n" +
-		"      --hostname-override=${KUBELET_NODE_NAME} \\\n      --provider-id=${KUBELET_PROVIDERID} \\\n" +
-		"      --system-reserved=cpu=${SYSTEM_RESERVED_CPU},memory=${SYSTEM_RESERVED_MEMORY} \\\n      --v=${KUBELET_LOG_LEVEL}\n\n" +
-		"Restart=always\nRestartSec=10\n\n[Install]\nWantedBy=multi-user.target\n"
+	const pol = mcsUnitPolicy // the node's kubelet.service and crio.service under unit rules
+	kubelet := mcsKubelet
 	// RHCOS's crio.service with its flags given (its $CRIO_CONFIG_OPTIONS words are unknown to the
 	// judge: a changed line of them is refused before, as an engine's subcommand it cannot read).
 	crio := "[Unit]\nDescription=Container Runtime Interface for OCI (CRI-O)\nWants=network-online.target crio-wipe.service\n" +
@@ -98,7 +82,7 @@ func TestPlanRefusesNewPathsOfTheNodesOwnDaemons(t *testing.T) {
 		"--v":             changed("--v=${KUBELET_LOG_LEVEL}", "--v=4", "", ""),
 		"labels":          changed("os_id=${ID}", "os_id=${ID},hypershift.openshift.io/nodePool=workers,node-role.kubernetes.io/infra=", "", ""),
 		"taints":          changed("--v=${KUBELET_LOG_LEVEL}", "--v=${KUBELET_LOG_LEVEL} --register-with-taints=node-role.kubernetes.io/infra=reserved:NoSchedule", "", ""),
-		"system-reserved": changed("cpu=${SYSTEM_RESERVED_CPU},memory=${SYSTEM_RESERVED_MEMORY}", "cpu=500m,memory=1Gi,ephemeral-storage=1Gi", "", ""),
+		"system-reserved": changed("--v=${KUBELET_LOG_LEVEL}", "--v=${KUBELET_LOG_LEVEL} --system-reserved=cpu=500m,memory=1Gi,ephemeral-storage=1Gi", "", ""),
 		"crio log level":  changed("", "", "/usr/bin/crio\n", "/usr/bin/crio --log-level=debug\n"),
 	} {
 		t.Run("eligible/"+name, func(t *testing.T) {

@@ -205,13 +205,8 @@ func TestPlanChangesOnlyModeledSettings(t *testing.T) {
 	assert.Contains(t, p.Refused[0].Reason, "[Service] BindPaths=")
 }
 
-// The machine-config server's own unit shapes (kubelet, crio's dropins, and the shapes of kubens,
-// ovs-configuration, nodeip-configuration, kubelet-auto-node-size, wait-for-ipsec-connect under a unit
-// rule's name), generated here: every key they use is modeled, so a payload that changes their
-// settings passes, and one that adds them is refused, if at all, only by the exec judge's strict
-// judging of the payload's own commands.
-func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
-	const pol = `nodeDisruptionPolicy:
+// mcsUnitPolicy names the node's kubelet, crio and a myapp.service under unit rules.
+const mcsUnitPolicy = `nodeDisruptionPolicy:
   units:
   - name: kubelet.service
     actions: [{type: Restart, restart: {serviceName: kubelet.service}}]
@@ -220,20 +215,31 @@ func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
   - name: myapp.service
     actions: [{type: Restart, restart: {serviceName: myapp.service}}]
 `
-	kubelet := "[Unit]\nDescription=Kubernetes Kubelet\nRequires=crio.service kubelet-dependencies.target\nAfter=kubelet-dependencies.target\n" +
-		"After=ostree-finalize-staged.service\n\n[Service]\nType=notify\nExecStartPre=/bin/mkdir --parents /etc/kubernetes/manifests\n" +
-		"ExecStartPre=-/usr/sbin/restorecon -ri /var/lib/kubelet/pod-resources /usr/local/bin/kubenswrapper /usr/bin/kubensenter\n" +
-		"Environment=\"KUBELET_NODE_IP=0.0.0.0\"\nEnvironmentFile=/etc/os-release\nEnvironmentFile=-/etc/kubernetes/kubelet-workaround\n" +
-		"EnvironmentFile=-/etc/kubernetes/kubelet-env\n\nExecStart=/usr/local/bin/kubenswrapper \\\n    /usr/bin/kubelet \\\n" +
-		// Every flag of the MCO's template (templates/worker/01-worker-kubelet), as the MCS serves it.
-		"      --config=/etc/kubernetes/kubelet.conf \\\n      --config-dir=/etc/openshift/kubelet.conf.d \\\n" +
-		"      --bootstrap-kubeconfig=/etc/kubernetes/kubeconfig \\\n      --kubeconfig=/var/lib/kubelet/kubeconfig \\\n" +
-		"      --container-runtime-endpoint=/var/run/crio/crio.sock \\\n      --runtime-cgroups=/system.slice/crio.service \\\n" +
-		"      --node-labels=node-role.kubernetes.io/worker,node.openshift.io/os_id=${ID},${CUSTOM_KUBELET_LABELS} \\\n" +
-		"      --node-ip=${KUBELET_NODE_IP} \\\n      --minimum-container-ttl-duration=6m0s \\\n" +
-		"      --volume-plugin-dir=/etc/kubernetes/kubelet-plugins/volume/exec \\\n      --cloud-provider= \\\n       \\\n" +
-		"      --hostname-override=${KUBELET_NODE_NAME} \\\n      --provider-id=${KUBELET_PROVIDERID} \\\n" +
-		"      --v=${KUBELET_LOG_LEVEL}\n\nRestart=always\nRestartSec=10\n\n[Install]\nWantedBy=multi-user.target\n"
+
+// mcsKubelet is the kubelet.service the machine-config server serves.
+const mcsKubelet = "[Unit]\nDescription=Kubernetes Kubelet\nRequires=crio.service kubelet-dependencies.target\nAfter=kubelet-dependencies.target\n" +
+	"After=ostree-finalize-staged.service\n\n[Service]\nType=notify\nExecStartPre=/bin/mkdir --parents /etc/kubernetes/manifests\n" +
+	"ExecStartPre=-/usr/sbin/restorecon -ri /var/lib/kubelet/pod-resources /usr/local/bin/kubenswrapper /usr/bin/kubensenter\n" +
+	"Environment=\"KUBELET_NODE_IP=0.0.0.0\"\nEnvironmentFile=/etc/os-release\nEnvironmentFile=-/etc/kubernetes/kubelet-workaround\n" +
+	"EnvironmentFile=-/etc/kubernetes/kubelet-env\n\nExecStart=/usr/local/bin/kubenswrapper \\\n    /usr/bin/kubelet \\\n" +
+	// Every flag of the MCO's template (templates/worker/01-worker-kubelet), as the MCS serves it.
+	"      --config=/etc/kubernetes/kubelet.conf \\\n      --config-dir=/etc/openshift/kubelet.conf.d \\\n" +
+	"      --bootstrap-kubeconfig=/etc/kubernetes/kubeconfig \\\n      --kubeconfig=/var/lib/kubelet/kubeconfig \\\n" +
+	"      --container-runtime-endpoint=/var/run/crio/crio.sock \\\n      --runtime-cgroups=/system.slice/crio.service \\\n" +
+	"      --node-labels=node-role.kubernetes.io/worker,node.openshift.io/os_id=${ID},${CUSTOM_KUBELET_LABELS} \\\n" +
+	"      --node-ip=${KUBELET_NODE_IP} \\\n      --minimum-container-ttl-duration=6m0s \\\n" +
+	"      --volume-plugin-dir=/etc/kubernetes/kubelet-plugins/volume/exec \\\n      --cloud-provider= \\\n       \\\n" +
+	"      --hostname-override=${KUBELET_NODE_NAME} \\\n      --provider-id=${KUBELET_PROVIDERID} \\\n" +
+	"      --v=${KUBELET_LOG_LEVEL}\n\nRestart=always\nRestartSec=10\n\n[Install]\nWantedBy=multi-user.target\n"
+
+// The machine-config server's own unit shapes (kubelet, crio's dropins, and the shapes of kubens,
+// ovs-configuration, nodeip-configuration, kubelet-auto-node-size, wait-for-ipsec-connect under a unit
+// rule's name), generated here: every key they use is modeled, so a payload that changes their
+// settings passes, and one that adds them is refused, if at all, only by the exec judge's strict
+// judging of the payload's own commands.
+func TestMachineConfigServerUnitsChangeUnderAUnitRule(t *testing.T) {
+	const pol = mcsUnitPolicy
+	kubelet := mcsKubelet
 	kubens := "# vim:set ft=systemd :\n#\n# joins the mount namespace kubens.service manages\n#\n\n[Unit]\nAfter=kubens.service\n\n[Service]\nEnvironmentFile=-/run/kubens/env\n"
 	oneshot := func(desc, exec, install string) string {
 		return "[Unit]\n# a comment\nDescription=" + desc + "\nWants=NetworkManager-wait-online.service\nAfter=NetworkManager-wait-online.service firstboot-osupdate.target\n" +
