@@ -357,7 +357,15 @@ func SweepSides(root *Root, paths []string) (kept []string, err error) {
 			p := path.Join(d, name)
 			rp, _ := rel(p)
 			fi, err := root.root.Lstat(rp)
-			if err != nil || !fi.Mode().IsRegular() {
+			if err != nil {
+				continue
+			}
+			if !fi.Mode().IsRegular() {
+				// Never the agent's (it makes only regular files there), and never removed; the
+				// plan refuses its target while it is there, so it is named (adversary r15 a/03).
+				if target != "" && sideRE.MatchString(name) {
+					kept = append(kept, fmt.Sprintf("%s is a %s at the agent's side file name of %s: not one the agent made; the plan refuses %s's refresh until it is removed by hand", p, Kind(fi.Mode()), target, target))
+				}
 				continue
 			}
 			if why := root.blocked(rp); why != "" {

@@ -452,8 +452,16 @@ func (t *Txn) Finish() error {
 				continue
 			}
 			rp, _ := rel(p)
-			if fi, err := t.root.root.Lstat(rp); err == nil && !fi.Mode().IsRegular() {
+			fi, err := t.root.root.Lstat(rp)
+			if err == nil && !fi.Mode().IsRegular() {
 				continue // not one the transaction made: left alone
+			}
+			if err == nil && p != e.Temp && t.j.Phase != PhasePreparing && !t.ownSide(e, p, fi) {
+				// Past the prepare, a backup or a restore's copy is removed only when it is provably
+				// the agent's: anything else at the name is another's, kept for the operator (the
+				// sweep reports it in keptSideFiles and the plan refuses its target until it is
+				// gone; adversary r15 a/03: a foreign file there was deleted on roll-forward).
+				continue
 			}
 			if t.root.blocked(rp) != "" {
 				// Immutable or append-only: the agent never sets these flags, so it is not one the
@@ -490,6 +498,25 @@ func (t *Txn) Finish() error {
 		return fmt.Errorf("%w: %w", ErrNotDurable, err)
 	}
 	return nil
+}
+
+// ownSide reports whether the regular file at e's backup or restore name p (lstat fi) is provably
+// the agent's: the proven backup (rule 17), or the restore's second name of it, or a copy of the
+// original (its mode, owner and recorded hash).
+func (t *Txn) ownSide(e Entry, p string, fi fs.FileInfo) bool {
+	if !e.HadOriginal {
+		return false // no original, no backup: nothing of the agent's is at these names
+	}
+	bi, err := t.provenBackup(e)
+	if p == e.Backup || err == nil && os.SameFile(fi, bi) {
+		return err == nil
+	}
+	if e.OrigSHA256 == "" || !e.sameOwnerMode(fi) {
+		return false
+	}
+	rp, _ := rel(p)
+	sum, _, err := t.root.hashRegular(rp, fi)
+	return err == nil && sum == e.OrigSHA256
 }
 
 // ErrNotDurable marks a Finish that removed everything, the journal included, but whose last fsync
