@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/openshift/refresh-agent/plan"
 	"io"
 	"io/fs"
 	"math"
@@ -16,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/openshift/refresh-agent/plan"
 )
 
 // Op is one file to write or remove, with owners already resolved to ids.
@@ -697,6 +698,11 @@ func (r *Root) copyFile(src, dst string, mode fs.FileMode, uid, gid int) error {
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
 		return err
+	}
+	// After the data: a write clears security.capability.
+	if err := copyXattrs(in, out); err != nil {
+		out.Close()
+		return fmt.Errorf("/%s: extended attributes: %w", dst, err)
 	}
 	return writeAndClose(out, nil)
 }
