@@ -138,12 +138,13 @@ func (h Host) transact(ctx context.Context, res *Result, ops []actions.Op, meta 
 	res.ActionsSkipped = h.skips(meta.Actions)
 	meta.Verify = h.baseline(ctx, meta.Actions)
 	txn, err := actions.Prepare(h.Root, h.StateDir, ops, meta)
-	if actions.IsRefusal(err) {
+	if actions.IsRefusal(err) && !errors.Is(err, actions.ErrLeftovers) {
 		return refuseOnNode(res, fileRefusal(err)), nil // changed on the node since Prepare checked it
 	}
 	if err != nil {
-		// No target was touched; what Prepare wrote is gone, or (a full disk) kept with the journal
-		// for the next recovery, and said so.
+		// No target was touched; what Prepare wrote is gone, or (a full disk, a directory swapped
+		// for a symlink half way) kept with the journal for the next recovery, and said so: never
+		// a refusal, which says nothing was written (adversary r15 a/04).
 		res.Outcome, res.Reason, res.CleanupPending = api.OutcomeFailed, err.Error(), errors.Is(err, actions.ErrLeftovers)
 		return res, nil
 	}
