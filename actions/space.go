@@ -284,10 +284,17 @@ func checkSpace(root *Root, stateDir string, writes []spaceWrite, bound int64, m
 		f.file(bound) // the journal
 		f.file(bound) // and the temp it is replaced through
 		if meta.PayloadBytes > 0 {
-			f.file(meta.PayloadBytes)
-			if !exists(filepath.Join(stateDir, "payloads")) {
-				f.dirs(1)
+			// On the filesystem payloads/ is on: a mount of its own is charged for it, not the
+			// state dir's (adversary r15 a/01: a full one passed the dry run).
+			pf := f
+			if exists(stateDir) {
+				if pf, err = s.stateDir(filepath.Join(stateDir, "payloads"), "the saved payloads"); err != nil {
+					return err
+				}
+			} else {
+				f.dirs(1) // payloads/, in the state dir made with it
 			}
+			pf.file(meta.PayloadBytes)
 		}
 		f.bytes += recordBlocks * f.block
 		f.inodes++ // the record's temp

@@ -145,7 +145,10 @@ func TestSpaceRefusals(t *testing.T) {
 		fillRoot  bool
 		stateOpts string // its own tmpfs, when set
 		fillState bool
-		want      []string // in the reason; "" when it fits
+		// payloadsOpts mounts the default state dir's payloads/ as a tmpfs of its own.
+		payloadsOpts string
+		fillPayloads bool
+		want         []string // in the reason; "" when it fits
 	}{
 		{name: "enough space", rootOpts: "size=1m"},
 		{name: "too few bytes", rootOpts: "size=64k", fillRoot: true,
@@ -153,10 +156,17 @@ func TestSpaceRefusals(t *testing.T) {
 		{name: "too few inodes", rootOpts: "size=1m,nr_inodes=12",
 			want: []string{"the filesystem of /etc/containers", "inodes free"}},
 		{name: "the state dir on another filesystem, full", rootOpts: "size=1m", stateOpts: "size=64k", fillState: true,
-			want: []string{"/state (mounted at ", "holding the state dir)", "has 0 bytes and"}},
+			want: []string{"/state (mounted at ", "holding the state dir and the saved payloads)", "has 0 bytes and"}},
 		// Its one inode is its lock file's, which the check charges and so counts free.
 		{name: "the state dir on another filesystem, no inode free", rootOpts: "size=1m", stateOpts: "size=1m,nr_inodes=2",
-			want: []string{"/state (mounted at ", "holding the state dir)", "and 1 inodes free"}},
+			want: []string{"/state (mounted at ", "holding the state dir and the saved payloads)", "and 1 inodes free"}},
+		// Adversary r15 a/01: payloads/ a mount of its own, full: the dry run charged the saved
+		// payload to the state dir's filesystem and said planned; the real run failed ENOSPC.
+		{name: "the saved payloads on their own filesystem, full", rootOpts: "size=1m", payloadsOpts: "size=64k", fillPayloads: true,
+			want: []string{"/payloads (mounted at ", "holding the saved payloads)", "has 0 bytes and"}},
+		{name: "the saved payloads on their own filesystem, no inode free", rootOpts: "size=1m", payloadsOpts: "size=1m,nr_inodes=1",
+			want: []string{"/payloads (mounted at ", "holding the saved payloads)", "inodes free"}},
+		{name: "the saved payloads on their own filesystem, room", rootOpts: "size=1m", payloadsOpts: "size=1m"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -174,6 +184,15 @@ func TestSpaceRefusals(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(state, actions.LockFile), nil, 0o600))
 				if c.fillState {
 					fixture.Fill(t, state)
+				}
+			}
+			if c.payloadsOpts != "" {
+				payloads := filepath.Join(state, "payloads")
+				require.NoError(t, os.MkdirAll(payloads, 0o700))
+				fixture.Tmpfs(t, payloads, c.payloadsOpts)
+				require.NoError(t, os.Chmod(payloads, 0o700))
+				if c.fillPayloads {
+					fixture.Fill(t, payloads)
 				}
 			}
 			ok, err := spaceTrial(t, c.name, dir, state, ops)
