@@ -6,12 +6,15 @@ package actions
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/openshift/refresh-agent/diff"
 )
@@ -60,42 +63,46 @@ func (r *Root) checkPath(p string) (missing []string, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// Each component's path is a prefix of p (no path is built per component: a walk costs p's
-	// length, and plan.CheckName bounds its components).
-	parts := strings.Split(rp, "/")
-	end := 0
-	for i := range parts {
-		if i > 0 {
-			end++
-		}
-		end += len(parts[i])
+	// Each component's path is a prefix of p (no path is built per component), lstat'ed from the
+	// directory the one before opened: a walk costs p's length, and plan.CheckName bounds its
+	// components.
+	var out error
+	werr := r.root.lstatPrefixes(rp, func(end int, mode fs.FileMode, err error) bool {
 		cur := rp[:end]
-		fi, err := r.root.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
+		last := end == len(rp)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			for j := end; j < len(rp); j++ {
 				if rp[j] == '/' {
 					missing = append(missing, p[:j+1]) // "/" + rp[:j]: cur and each directory below it
 				}
 			}
-			return missing, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, fmt.Errorf("%s: %w (/%s)", p, ErrSymlink, cur)
-		}
-		last := i == len(parts)-1
-		if !last && !fi.IsDir() {
+		case err != nil:
+			out = fmt.Errorf("%s: %w", p, err)
+		case mode&fs.ModeSymlink != 0:
+			out = fmt.Errorf("%s: %w (/%s)", p, ErrSymlink, cur)
+		case !last && !mode.IsDir():
 			// Refused before anything is written, by the dry run as by the real run (exit 3): the
 			// write would fail on it (ENOTDIR), and a file is never turned into a directory.
-			return []string{"/" + cur}, &notDirError{fmt.Errorf("%s: %w: /%s is a %s, not a directory", p, ErrUnwritable, cur, kind(fi.Mode()))}
+			missing = []string{"/" + cur}
+			out = &notDirError{fmt.Errorf("%s: %w: /%s is a %s, not a directory", p, ErrUnwritable, cur, kind(mode))}
+		case last && !mode.IsRegular():
+			out = fmt.Errorf("%s: %w: it exists and is not a regular file (%s)", p, ErrUnwritable, kind(mode))
+		default:
+			return true
 		}
-		if last && !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s: %w: it exists and is not a regular file (%s)", p, ErrUnwritable, kind(fi.Mode()))
+		return false
+	})
+	switch {
+	case werr != nil:
+		return nil, fmt.Errorf("%s: %w", p, werr)
+	case out != nil:
+		if _, notDir := out.(*notDirError); notDir {
+			return missing, out
 		}
+		return nil, out
 	}
-	return nil, nil
+	return missing, nil
 }
 
 // notDirError is checkPath's error for a path under a non-directory (the one named first in its
@@ -174,15 +181,30 @@ var ErrTooLarge = errors.New("file too large to read")
 // ErrTooLarge without more than max+1 bytes read (a node file may be anything, sparse gigabytes
 // included).
 func (r *Root) ReadFileUpTo(p string, max int64) ([]byte, fs.FileInfo, error) {
-	fi, err := r.Stat(p)
+	if _, err := r.checkPath(p); err != nil {
+		return nil, nil, err
+	}
+	// One more walk, to the file it opens (no Lstat from the root besides: each is a walk too), and
+	// the info is the opened file's own.
+	rp, _ := rel(p)
+	f, err := r.root.OpenFile(rp, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	if fi.Size() > max {
-		return nil, fi, tooLarge(strings.TrimPrefix(p, "/"), max)
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case !fi.Mode().IsRegular():
+		return nil, nil, fmt.Errorf("%s: %w: it exists and is not a regular file (%s)", p, ErrUnwritable, kind(fi.Mode()))
+	case fi.Size() > max:
+		return nil, fi, tooLarge(rp, max)
 	}
-	rp, _ := rel(p)
-	data, err := r.root.readUpTo(rp, max)
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		return nil, fi, tooLarge(rp, max)
+	}
 	return data, fi, err
 }
 

@@ -597,7 +597,8 @@ const maxID = 1<<32 - 2
 // checkNesting refuses a written file that is also a parent directory of another written file
 // (/etc/docker/certs.d/a and /etc/docker/certs.d/a/ca.crt): both cannot exist, and the plan would
 // promise what no run can do. It refuses too a plan whose writes have more than MaxDirs distinct
-// parent directories, each one a node may have to create and journal. Each directory's nearest
+// parent directories, each one a node may have to create and journal, or whose paths hold more
+// than MaxComponentsTogether components together. Each directory's nearest
 // written ancestor is found once (memoized), so the walk costs the paths' total length.
 func (p *Plan) checkNesting() {
 	written := map[string]bool{}
@@ -607,7 +608,13 @@ func (p *Plan) checkNesting() {
 		}
 	}
 	above := map[string]string{} // a parent directory → the nearest written file at or above it, or ""
+	components := 0
 	for _, f := range p.Files {
+		if components += strings.Count(f.Path, "/"); components > MaxComponentsTogether {
+			p.Refused = append(p.Refused, Refusal{Kind: diff.KindFile, Reason: fmt.Sprintf(
+				"storage.files: the files' paths hold more than %d components together (at %s), each one a directory every node checks: split the change", MaxComponentsTogether, shorten(f.Path))})
+			return
+		}
 		if f.Remove {
 			continue
 		}
