@@ -26,6 +26,10 @@ type Plan struct {
 	// registries.conf change is not safe without one); DrainReasons say which.
 	Drain        bool     `json:"drain"`
 	DrainReasons []string `json:"drainReasons,omitempty"`
+	// ChangesOmitted and RefusedOmitted count the changes and refusals past MaxPlanTexts, which
+	// the plan does not list (text.go); the refusal that says so is listed last.
+	ChangesOmitted int `json:"changesOmitted,omitempty"`
+	RefusedOmitted int `json:"refusedOmitted,omitempty"`
 
 	// Files are the eligible file writes and removals, with decoded contents, in path order.
 	Files []FileOp `json:"-"`

@@ -92,8 +92,17 @@ func unitsNote(c Change) string {
 // of a pool what the payload budget was meant to spare.
 const MaxPlanText = 8 << 10
 
-// boundTexts cuts every text of the plan to MaxPlanText bytes.
+// MaxPlanTexts bounds the texts of a plan's changes and refusals together (their paths, names,
+// details and reasons): each is bounded, but a payload may hold thousands (adversary r15 d/01: 7 000
+// refused files of 2 000-byte paths, a 111 KB ConfigMap, made 100 MB of output and 870 MiB of
+// RSS). Past it the rest are counted, not listed (ChangesOmitted, RefusedOmitted), and a last
+// refusal says so; the plan's verdict is made before, on every change.
+const MaxPlanTexts = 1 << 20
+
+// boundTexts cuts every text of the plan to MaxPlanText bytes, and the lists of changes and
+// refusals to MaxPlanTexts bytes of text together.
 func (p *Plan) boundTexts() {
+	defer p.boundLists()
 	for i := range p.Changes {
 		p.Changes[i].Detail = boundText(p.Changes[i].Detail)
 		p.Changes[i].Reason = boundText(p.Changes[i].Reason)
@@ -119,4 +128,34 @@ func boundText(s string) string {
 	h := strings.ToValidUTF8(s[:head], "")
 	t := strings.ToValidUTF8(s[len(s)-tail:], "")
 	return fmt.Sprintf("%s … (%d bytes cut) … %s", h, len(s)-len(h)-len(t), t)
+}
+
+// boundLists keeps the changes and then the refusals whose texts fit MaxPlanTexts together (the
+// refusals get what the changes leave, and at least the first refusal), and counts the rest.
+func (p *Plan) boundLists() {
+	left := MaxPlanTexts
+	keep := func(n int) bool {
+		left -= n
+		return left >= 0
+	}
+	for i, c := range p.Changes {
+		if !keep(len(c.Path) + len(c.Unit) + len(c.User) + len(c.Detail) + len(c.Reason) + len(c.Skipped) + 64) {
+			p.ChangesOmitted = len(p.Changes) - i
+			p.Changes = p.Changes[:i:i]
+			break
+		}
+	}
+	left = max(left, MaxPlanText*2)
+	for i, r := range p.Refused {
+		if i > 0 && !keep(len(r.Path)+len(r.Unit)+len(r.User)+len(r.Reason)+32) {
+			p.RefusedOmitted = len(p.Refused) - i
+			p.Refused = append(p.Refused[:i:i], Refusal{Kind: r.Kind, Reason: fmt.Sprintf(
+				"… and %d more refusals, and %d more changes, not listed: a plan lists its changes and refusals up to %d bytes of text together",
+				p.RefusedOmitted, p.ChangesOmitted, MaxPlanTexts)})
+			return
+		}
+	}
+	if p.ChangesOmitted > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d more changes not listed: a plan lists its changes and refusals up to %d bytes of text together", p.ChangesOmitted, MaxPlanTexts))
+	}
 }
