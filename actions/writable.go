@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -89,6 +90,14 @@ func (r *Root) checkWritable(p string, missing []string) error {
 		}
 	}
 	if len(missing) > 0 {
+		// A new directory is one more link to the one it is made in: at ext4's EXT4_LINK_MAX
+		// (without dir_nlink, which keeps a large directory's count at 1) mkdir fails EMLINK half
+		// way (adversary r15 a/02).
+		if fi, err := r.root.Lstat(dr); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink >= linkMaxFloor {
+				return fmt.Errorf("%s: %w: the directory %s has %d links, its filesystem's most: a directory made in it would fail (EMLINK)", p, ErrUnwritable, dir, st.Nlink)
+			}
+		}
 		return nil
 	}
 	tr, _ := rel(p)
