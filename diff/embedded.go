@@ -182,6 +182,9 @@ func serverAdded(path string) bool {
 // current against desired.
 func agreeAll(inner, outer *Payload, path string) string {
 	whole := path == MachineConfigContentPath
+	if why := ignitionAgrees(inner.Config.Ignition, outer.Config.Ignition); why != "" {
+		return why
+	}
 	changes, err := Diff(&Payload{Config: inner.Config}, &Payload{Config: outer.Config})
 	if err != nil {
 		return "cannot compare it: " + err.Error()
@@ -199,6 +202,28 @@ func agreeAll(inner, outer *Payload, path string) string {
 				what = string(c.Kind) + " " + string(c.Op)
 			}
 			return fmt.Sprintf("disagrees with the outer config: %s %s", quote(c.Path+c.Unit+c.User), quote(what))
+		}
+	}
+	return ""
+}
+
+// ignitionAgrees returns why the embedded copy's ignition section says what the outer one does not,
+// or "". A refresh never diffs proxy, TLS and timeouts (they steer only Ignition's first-boot
+// fetches), but the embedded copy is what the daemon's record keeps: one that carries them as the
+// outer config does not would put unchecked values there (adversary r15 d/04). An embedded copy
+// without them agrees (the encapsulated copy carries an empty config).
+func ignitionAgrees(in, out types.Ignition) string {
+	for _, s := range []struct {
+		name    string
+		in, out any
+		empty   bool
+	}{
+		{"proxy", in.Proxy, out.Proxy, len(fieldsChanged(in.Proxy, types.Proxy{})) == 0},
+		{"security", in.Security, out.Security, len(fieldsChanged(in.Security, types.Security{})) == 0},
+		{"timeouts", in.Timeouts, out.Timeouts, len(fieldsChanged(in.Timeouts, types.Timeouts{})) == 0},
+	} {
+		if f := fieldsChanged(s.in, s.out); len(f) > 0 && !s.empty {
+			return fmt.Sprintf("disagrees with the outer config: %s", quote("ignition."+s.name+"."+strings.Join(f, ", ")+" differs"))
 		}
 	}
 	return ""

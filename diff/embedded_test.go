@@ -123,6 +123,15 @@ func TestEmbeddedMachineConfigDisagrees(t *testing.T) {
 		}, "ignition.config"},
 		"file overwrite": {func(c *fixture.Config) { c.Storage.Files[0].Overwrite = ptr(false) },
 			"overwrite"},
+		// Adversary r15 d/04: the ignition section a refresh never diffs (first-boot fetching) still
+		// reaches the daemon's record from the embedded copy.
+		"ignition.security": {func(c *fixture.Config) {
+			c.Ignition.Security.TLS.CertificateAuthorities = []types.Resource{{Source: ptr("data:,evil-ca")}}
+		}, "ignition.security.tls differs"},
+		"ignition.proxy": {func(c *fixture.Config) { c.Ignition.Proxy.HTTPSProxy = ptr("http://evil:3128") },
+			"ignition.proxy.httpsProxy differs"},
+		"ignition.timeouts": {func(c *fixture.Config) { c.Ignition.Timeouts.HTTPTotal = ptr(1) },
+			"ignition.timeouts.httpTotal differs"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
