@@ -52,7 +52,9 @@ func TestJudgeJobSetStops(t *testing.T) {
 			fakeUnits{"foo.service": foo(func(p *allowlist.UnitProps) { p.StopWhenUnneeded, p.SuccessAction = true, "exit" })},
 			"dropping a dependency of myapp.service stops foo.service (Requires=foo.service, if it has StopWhenUnneeded=yes), whose SuccessAction=exit"},
 		{"transitively: a stopped unit's followers", allowlist.JobRestart, app(func(p *allowlist.UnitProps) { p.ConflictedBy = []string{"a.service"} }),
-			fakeUnits{"a.service": foo(func(p *allowlist.UnitProps) { p.ID, p.Names, p.BoundBy = "a.service", []string{"a.service"}, []string{"foo.service"} }), "foo.service": foo(reboots)},
+			fakeUnits{"a.service": foo(func(p *allowlist.UnitProps) {
+				p.ID, p.Names, p.BoundBy = "a.service", []string{"a.service"}, []string{"foo.service"}
+			}), "foo.service": foo(reboots)},
 			"restarting myapp.service stops a.service (Conflicts=myapp.service) stopping a.service stops foo.service (BindsTo=a.service), whose SuccessAction=reboot"},
 		{"the stop of an essential", allowlist.JobRestart, app(func(p *allowlist.UnitProps) { p.ConflictedBy = []string{"kubelet.service"} }),
 			fakeUnits{"kubelet.service": svc("kubelet.service", nil)}, "stops kubelet.service (Conflicts=myapp.service), whose stop would stop kubelet.service, which keeps the node running"},
