@@ -181,7 +181,7 @@ var dnsFirst = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a
 
 // givenPaths are the paths a value names, clean: each part between "=", ":", "," and blanks that
 // holds a "/", absolute, or relative from every directory the line may run in (but a label's or
-// an image's where it runs in /).
+// an image's where it runs in /), and where the line runs elsewhere than / every bare name too.
 func (j judge) givenPaths(val string) []string {
 	if x, ok := j.expand(val); ok {
 		val = x
@@ -191,7 +191,15 @@ func (j judge) givenPaths(val string) []string {
 	var out []string
 	for _, part := range strings.FieldsFunc(val, func(r rune) bool { return strings.ContainsRune("=:, \t\n", r) }) {
 		switch {
+		case !strings.Contains(part, "/") && inRoot:
+			// A bare name in / is a level, a label's value or a name, not a path the payload writes.
 		case !strings.Contains(part, "/"):
+			// Outside / a bare name (pwn, .) is a file below the line's directory, which the payload
+			// may choose and write (WorkingDirectory=/etc/docker/certs.d/x with --pod-manifest-path=pwn:
+			// adversary r16 c/03-04). Refused unless the node's unit gave the same, read as it reads.
+			for _, d := range dirs {
+				out = append(out, cleanPath(d+"/"+part))
+			}
 		case strings.HasPrefix(part, "/"):
 			out = append(out, cleanPath(part))
 		case inRoot && dnsFirst.MatchString(part):

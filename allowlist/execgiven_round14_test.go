@@ -170,3 +170,36 @@ func TestOwnArgsOfTheNodesLines(t *testing.T) {
 	}, allowlist.OwnArgs(p))
 	assert.Empty(t, allowlist.OwnArgs(allowlist.UnitProps{}))
 }
+
+// Adversary r16 c/03-04: a payload that sets WorkingDirectory= to a directory it writes and gives
+// the unit's own kubelet or crio a bare name there (--pod-manifest-path=pwn, --config=crio.conf, .)
+// had it read a payload file: a bare name is no path where the line runs in /, and was none below
+// another directory either. Below a directory other than / every bare name is a path now, judged as
+// any other; the node's own line read the same way still matches itself.
+func TestBareNamesBelowAWorkingDirectoryArePaths(t *testing.T) {
+	const wd = "WorkingDirectory=/etc/docker/certs.d/x"
+	for _, c := range []struct{ old, line, path string }{
+		{round14Kubelet, round14Kubelet + " --pod-manifest-path=pwn", "/etc/docker/certs.d/x/pwn"},
+		{round14Kubelet, round14Kubelet + " --pod-manifest-path=.", "/etc/docker/certs.d/x"},
+		{`ExecStart=/usr/bin/crio`, `ExecStart=/usr/bin/crio --config=crio.conf`, "/etc/docker/certs.d/x/crio.conf"},
+		{`ExecStart=/usr/bin/kubelet --v=2`, `ExecStart=/usr/bin/kubelet --v=2 --pod-manifest-path=pwn`, "/etc/docker/certs.d/x/pwn"},
+		{`ExecStart=/usr/bin/kubelet --v=2`, `ExecStart=/usr/bin/kubelet --v=2 --pod-manifest-path=.`, "/etc/docker/certs.d/x"},
+		{round14Kubelet, round14Kubelet + " --volume-plugin-dir plugins", "/etc/docker/certs.d/x/plugins"},
+	} {
+		cur := unitOfLines(t, false, c.old)
+		p := unitOfLines(t, true, wd, c.line)
+		p.Programs = allowlist.OwnPrograms(cur.Exec)
+		p.OwnWrites, p.OwnSecrets, p.OwnArgs = allowlist.OwnWrites(cur), allowlist.OwnSecrets(cur), allowlist.OwnArgs(cur)
+		err := allowlist.JudgeUnit(p)
+		if assert.Error(t, err, c.line) {
+			assert.Contains(t, err.Error(), "it was not given before", c.line) // the first new path it meets: c.path or a label below the new directory
+		}
+	}
+	// The node's unit below its own directory: the same words are its own.
+	line := `ExecStart=/usr/bin/myapp --data=state --mode=fast`
+	cur := unitOfLines(t, false, wd, line)
+	p := unitOfLines(t, true, wd, line+" --verbose")
+	p.Programs = allowlist.OwnPrograms(cur.Exec)
+	p.OwnWrites, p.OwnSecrets, p.OwnArgs = allowlist.OwnWrites(cur), allowlist.OwnSecrets(cur), allowlist.OwnArgs(cur)
+	assert.NoError(t, allowlist.JudgeUnit(p))
+}
