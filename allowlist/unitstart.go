@@ -315,6 +315,11 @@ func judgeStopped(name string, p UnitProps, presumed bool) error {
 	return nil
 }
 
+// StopWhy is stopWhy for a unit a refresh acts on itself: the plan refuses to stop, disable or mask
+// what a job must not stop as a side effect either (adversary r16 c/06: removing kubelet.service
+// from the payload planned its Stop and Disable, while stopping it through a dependency was refused).
+func StopWhy(unit string) string { return stopWhy(unit) }
+
 // stopWhy says why stopping the (canonical) unit takes from the node what keeps it running, or "":
 // an essential (crio, kubelet, dbus, journald …), a target a running node has reached or one of the
 // boot's targets, or a unit whose stop unmounts, kills or detaches (a mount, automount, swap,

@@ -96,6 +96,15 @@ func planUnit(c *diff.Change, pol *allowlist.Policy, v *unitView) ([]FileOp, []U
 			act(allowlist.ActionDisable)
 		}
 	}
+	for _, a := range state {
+		if a.Action != allowlist.ActionStop && a.Action != allowlist.ActionDisable && a.Action != allowlist.ActionMask {
+			continue
+		}
+		if why := allowlist.StopWhy(c.Unit); why != "" {
+			// Disabled or masked, it would not start at the next boot either.
+			return refuse("a refresh never runs %s on it: it %s", a.Action, why)
+		}
+	}
 	if why := judgeLinks(c.Unit, state, des, v, pol); why != "" {
 		return refuse("%s", why)
 	}
