@@ -28,6 +28,10 @@ var round12Paths = map[string]string{
 	"/etc/oddjob/mkhomedir":                    "/etc/oddjob*",
 	"/etc/DIR_COLORS":                          "/etc/DIR_COLORS*",
 	"/etc/DIR_COLORS.256color":                 "/etc/DIR_COLORS*",
+	// Round 16 b/01-02: libaudit's failure_action (its programs exit or hide audit failures) and
+	// the filesystem types mount tries when it guesses (each a kernel module loaded).
+	"/etc/libaudit.conf": "/etc/libaudit.conf",
+	"/etc/filesystems":   "/etc/filesystems",
 }
 
 // Round 12: under a ceiling of all of /etc/ and /var/, each is refused, the ConfigMap's entry for
