@@ -161,13 +161,7 @@ func checkClaim(root *Root, stateDir string) error {
 	case sameDir(stateDir, def):
 		names = names[:1] // the record is removed
 	}
-	dir := def
-	for {
-		if _, err := os.Lstat(dir); err == nil || filepath.Dir(dir) == dir {
-			break
-		}
-		dir = filepath.Dir(dir) // created below its nearest existing ancestor
-	}
+	dir := nearestExisting(def) // created below its nearest existing ancestor
 	if f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0); err == nil {
 		why := writeBlocker(f)
 		f.Close()

@@ -121,13 +121,7 @@ func (r *Root) checkWritable(p string, missing []string) error {
 // append-only or on a read-only mount, or its record or journal immutable. The dry run makes this
 // check as the real run does.
 func CheckStateWritable(stateDir string) error {
-	dir := stateDir
-	for {
-		if _, err := os.Lstat(dir); err == nil || filepath.Dir(dir) == dir {
-			break
-		}
-		dir = filepath.Dir(dir)
-	}
+	dir := nearestExisting(stateDir)
 	names := []string{dir}
 	if dir == stateDir {
 		names = append(names, filepath.Join(stateDir, "current.json"), filepath.Join(stateDir, "journal.json"), filepath.Join(stateDir, "payloads"))
@@ -151,4 +145,15 @@ func CheckStateWritable(stateDir string) error {
 		}
 	}
 	return nil
+}
+
+// nearestExisting is dir, or when it does not exist the nearest ancestor that does: where it
+// would be created.
+func nearestExisting(dir string) string {
+	for {
+		if _, err := os.Lstat(dir); err == nil || filepath.Dir(dir) == dir {
+			return dir
+		}
+		dir = filepath.Dir(dir)
+	}
 }
