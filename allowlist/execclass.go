@@ -108,6 +108,9 @@ type judge struct {
 	// given: the paths the node's current unit gives its programs the judge does not model
 	// (Execution.OwnArgs), or where OwnArgs records them (execgiven.go).
 	given *givenArgs
+	// asWritten: the pass that judges a command's abbreviated long options as written, before
+	// their readings (judgeAbbreviated), so that a refusal it earns names the payload's words.
+	asWritten bool
 }
 
 // charge takes n from the budget and says whether it is spent.
@@ -136,7 +139,7 @@ func mayRun(word string) bool {
 	if strings.ContainsAny(word, "$%`") || interpreterName(n) != "" {
 		return true
 	}
-	if _, ok := containerEngines[n]; ok {
+	if _, ok := containerEngines[n]; ok || slices.Contains(criDaemons, n) {
 		return true
 	}
 	if _, ok := processActors[n]; ok || n == "udevadm" || n == "systemd-bless-boot" {
@@ -257,7 +260,7 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	if why := j.engineUnshare(prog, args, depth); why != "" {
 		return why
 	}
-	if why := j.judgeImages(prog, args); why != "" {
+	if why := j.judgeImages(argv[0], prog, args); why != "" {
 		return line + ": " + why
 	}
 	switch {

@@ -17,9 +17,9 @@ import (
 // rule is a mechanism, under the tables:
 //
 //   - In a changed line, a program the judge does not model that the node's current definition of
-//     the unit runs (an own program, granted by the policy or not), and a container engine run
-//     without a modeled subcommand (crio's daemon: its flags beyond judgeImages' table are no
-//     model's), may be given only the paths the node's current unit gives the same program with
+//     the unit runs (an own program, granted by the policy or not: crio's daemon, whose flags
+//     beyond judgeImages' table are no model's), and a container engine run without a modeled
+//     subcommand, may be given only the paths the node's current unit gives the same program with
 //     the same option (Execution.OwnArgs, gathered by the judge itself from the node's lines,
 //     OwnArgs), or read-only OS content (/usr, readOnlyOS). Every other path in its words is
 //     refused, naming the program, the option and the path: an option's value (--opt=V, --opt V,
@@ -86,9 +86,13 @@ func (g *givenArgs) gave(argv0, opt, p string) bool {
 	})
 }
 
-// engineDaemon says whether the command runs a container engine without a subcommand (crio's
-// daemon): judgeImages reads only its code options, the rest of its flags are no model's.
+// engineDaemon says whether the command runs a container engine without a subcommand (podman's
+// service without one): judgeImages reads only its code options, the rest of its flags are no
+// model's; crio (criDaemons) whatever its words: a grant of it lifts none of this rule.
 func engineDaemon(argv []string) bool {
+	if slices.Contains(criDaemons, cmdName(argv[0])) {
+		return true
+	}
 	if _, ok := containerEngines[cmdName(argv[0])]; !ok {
 		return false
 	}

@@ -227,13 +227,27 @@ func runnerValued(prog, opt string) bool {
 
 // judgeAbbreviated judges every reading of a command with abbreviated long options but the first,
 // which it returns for the caller to judge (argv itself when it has none).
+//
+// A program the judge does not model may be no GNU one (kubelet's --v=2 is no --volno-file=2): its
+// words as written are judged first, as a reading of their own, so that a refusal they earn names
+// them as the payload wrote them (adversary r16 c/02); one only a reading earns names that reading.
 func (j judge) judgeAbbreviated(argv []string, depth int, sure bool) ([]string, string) {
+	if j.asWritten {
+		return argv, ""
+	}
 	vs, why := longVariants(argv)
 	if why != "" {
 		return argv, short(strings.Join(argv, " ")) + ": " + why
 	}
 	if vs == nil {
 		return argv, ""
+	}
+	if !modeledProgram(argv[0]) {
+		jw := j
+		jw.asWritten = true
+		if why := jw.argvClass(argv, depth, sure); why != "" {
+			return argv, why
+		}
 	}
 	for _, v := range vs[1:] {
 		if why := j.argvClass(v, depth, sure); why != "" {

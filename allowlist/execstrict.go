@@ -140,7 +140,16 @@ var containerEngines = map[string][]string{
 	"buildah": {}, "skopeo": {"inspect", "list-tags"}, "ctr": {}, "crictl": {"ps", "pods", "images", "img",
 		"inspect", "inspectp", "inspecti", "info", "version", "stats", "statsp", "logs", "stop", "stopp", "rm", "rmp", "rmi"},
 	"runc": {"list", "state", "ps", "events", "kill", "delete"}, "crun": {"list", "state", "ps", "kill", "delete"},
-	"ctr-enhanced": {}, "cri-o": {}, "crio": {}}
+	"ctr-enhanced": {}}
+
+// criDaemons are CRI-O, the node's container runtime: a daemon that runs the pods kubelet asks
+// for, not an image its command line names, so no subcommand rule reads its words (crio config,
+// crio version run no image; crio wipe is a disruptive class, execprocs.go; a word of
+// $CRIO_CONFIG_OPTIONS that EnvironmentFile= leaves unset is no subcommand: adversary r16 c/01).
+// The engines' code options (engineCodeOptions) are judged in every line; in a changed line it
+// runs only as the unit's own program (it is no modeled one), given only the paths the node's definition of
+// the unit gives it by the same option, or /usr (execgiven.go).
+var criDaemons = []string{"crio", "cri-o"}
 
 // engineCodeOptions are a container engine's options naming programs or hooks it runs as root (in
 // every line, changed or not: a file the payload may write there is code the judge never sees).
@@ -150,15 +159,17 @@ var engineCodeOptions = []string{"--runtime", "--conmon", "--hooks-dir", "--modu
 // imageOptions are the options that name an image or a tree a runner runs code from.
 var imageOptions = []string{"-i", "--image", "-D", "--directory", "--template", "--root", "-R", "--bundle", "-b", "--wd", "-w"}
 
-// judgeImages judges a program that runs code from images. strict: a changed line.
-func (j judge) judgeImages(prog string, args []string) string {
+// judgeImages judges a program that runs code from images (argv0 as the line names it). strict: a
+// changed line.
+func (j judge) judgeImages(argv0, prog string, args []string) string {
 	n := prog
 	if strings.HasPrefix(n, "qemu-") || strings.HasPrefix(n, "lxc-") {
 		n = imageRunners[0]
 	}
 	allowed, engine := containerEngines[n]
 	runner := slices.Contains(imageRunners, n)
-	if !engine && !runner && n != "unshare" && n != "nsenter" && n != "chroot" {
+	cri := slices.Contains(criDaemons, n)
+	if !engine && !runner && !cri && n != "unshare" && n != "nsenter" && n != "chroot" {
 		return ""
 	}
 	for i, a := range args {
@@ -167,14 +178,16 @@ func (j judge) judgeImages(prog string, args []string) string {
 			val = args[i+1]
 		}
 		opts := imageOptions
-		if engine {
+		if engine || cri {
 			opts = engineCodeOptions
 		}
 		if !slices.Contains(opts, name) {
 			continue
 		}
 		for _, p := range pathsIn(val) {
-			if j.strict && !readOnlyOS(p) || !nodeContent(p, j.never()) {
+			// The node's crio.service may keep a path its definition gives crio by the option.
+			given := cri && j.given != nil && j.given.gave(argv0, name, p)
+			if j.strict && !readOnlyOS(p) && !given || !nodeContent(p, j.never()) {
 				return prog + " " + name + " " + val + ": runs code from " + p + ", a file or tree the payload may write"
 			}
 		}
