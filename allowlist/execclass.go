@@ -139,7 +139,7 @@ func mayRun(word string) bool {
 	if strings.ContainsAny(word, "$%`") || interpreterName(n) != "" {
 		return true
 	}
-	if _, ok := containerEngines[n]; ok || slices.Contains(criDaemons, n) {
+	if runsContainers(n) {
 		return true
 	}
 	if _, ok := processActors[n]; ok || n == "udevadm" || n == "systemd-bless-boot" {
@@ -260,7 +260,7 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	if why := j.engineUnshare(prog, args, depth); why != "" {
 		return why
 	}
-	if why := j.judgeImages(argv[0], prog, args); why != "" {
+	if why := j.judgeImages(prog, args); why != "" {
 		return line + ": " + why
 	}
 	switch {

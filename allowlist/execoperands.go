@@ -133,7 +133,7 @@ func (j judge) codeNamed(p string) string {
 // operandsNameCode says why the command names the node's program dirs as an operand of a program
 // that may write them, or "".
 func (j judge) operandsNameCode(prog string, args []string) string {
-	if _, engine := containerEngines[prog]; engine || slices.Contains(criDaemons, prog) || slices.Contains(operandReaders, prog) || slices.Contains(imageRunners, prog) {
+	if runsContainers(prog) || slices.Contains(operandReaders, prog) || slices.Contains(imageRunners, prog) {
 		// Container engines and image runners are judged by judgeImages: a changed line runs none,
 		// an unchanged one is the node's own (the MCO's firstboot unit: podman run -v /:/rootfs).
 		return ""

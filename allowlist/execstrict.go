@@ -147,9 +147,16 @@ var containerEngines = map[string][]string{
 // crio version run no image; crio wipe is a disruptive class, execprocs.go; a word of
 // $CRIO_CONFIG_OPTIONS that EnvironmentFile= leaves unset is no subcommand: adversary r16 c/01).
 // The engines' code options (engineCodeOptions) are judged in every line; in a changed line it
-// runs only as the unit's own program (it is no modeled one), given only the paths the node's definition of
-// the unit gives it by the same option, or /usr (execgiven.go).
+// runs only as the unit's own program (it is no modeled one), given only the paths the node's
+// definition of the unit gives it by the same option, or /usr (execgiven.go).
 var criDaemons = []string{"crio", "cri-o"}
+
+// runsContainers says whether the program (a name as cmdName gives it) is a container engine or
+// crio, whose words judgeImages reads.
+func runsContainers(n string) bool {
+	_, engine := containerEngines[n]
+	return engine || slices.Contains(criDaemons, n)
+}
 
 // engineCodeOptions are a container engine's options naming programs or hooks it runs as root (in
 // every line, changed or not: a file the payload may write there is code the judge never sees).
@@ -159,9 +166,8 @@ var engineCodeOptions = []string{"--runtime", "--conmon", "--hooks-dir", "--modu
 // imageOptions are the options that name an image or a tree a runner runs code from.
 var imageOptions = []string{"-i", "--image", "-D", "--directory", "--template", "--root", "-R", "--bundle", "-b", "--wd", "-w"}
 
-// judgeImages judges a program that runs code from images (argv0 as the line names it). strict: a
-// changed line.
-func (j judge) judgeImages(argv0, prog string, args []string) string {
+// judgeImages judges a program that runs code from images. strict: a changed line.
+func (j judge) judgeImages(prog string, args []string) string {
 	n := prog
 	if strings.HasPrefix(n, "qemu-") || strings.HasPrefix(n, "lxc-") {
 		n = imageRunners[0]
@@ -185,9 +191,7 @@ func (j judge) judgeImages(argv0, prog string, args []string) string {
 			continue
 		}
 		for _, p := range pathsIn(val) {
-			// The node's crio.service may keep a path its definition gives crio by the option.
-			given := cri && j.given != nil && j.given.gave(argv0, name, p)
-			if j.strict && !readOnlyOS(p) && !given || !nodeContent(p, j.never()) {
+			if j.strict && !readOnlyOS(p) || !nodeContent(p, j.never()) {
 				return prog + " " + name + " " + val + ": runs code from " + p + ", a file or tree the payload may write"
 			}
 		}
