@@ -29,9 +29,13 @@ type LockedError struct {
 	Path   string
 	Holder string // "pid N on HOST (COMMAND)", or why it is unknown
 	Waited time.Duration
+	NoWait error // why the wait could not be watched (inotify), when it ended before its time
 }
 
 func (e *LockedError) Error() string {
+	if e.NoWait != nil {
+		return fmt.Sprintf("%s: held by %s; cannot wait for it (inotify: %v)", e.Path, e.Holder, e.NoWait)
+	}
 	return fmt.Sprintf("%s: held by %s; gave up after %s (another refresh-agent apply, recover or run is working on this node; --lock-timeout sets the wait)",
 		e.Path, e.Holder, e.Waited.Round(time.Millisecond))
 }
@@ -101,6 +105,13 @@ func lockOnce(ctx context.Context, p string, how int, start, deadline time.Time)
 	// open while waiting: a waiter's own close would wake the other waiters.
 	w, werr := watchClose(p, filepath.Dir(p))
 	defer w.Close()
+	if werr != nil {
+		// The file removed or replaced between the open and the watch (the watch then fails with
+		// ENOENT, or watches another inode): open the file at the path again.
+		if same, _ := samePath(f, p); !same {
+			return nil, true, nil
+		}
+	}
 	for {
 		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		if err == nil {
@@ -126,7 +137,11 @@ func lockOnce(ctx context.Context, p string, how int, start, deadline time.Time)
 			return nil, false, fmt.Errorf("node lock %s: %w", p, err)
 		}
 		if werr != nil || !time.Now().Before(deadline) {
-			return nil, false, &LockedError{Path: p, Holder: readHolder(f), Waited: time.Since(start)}
+			e := &LockedError{Path: p, Holder: readHolder(f), Waited: time.Since(start)}
+			if werr != nil && time.Now().Before(deadline) {
+				e.NoWait = werr
+			}
+			return nil, false, e
 		}
 		if err := w.wait(ctx, deadline); err != nil && ctx.Err() != nil {
 			return nil, false, fmt.Errorf("node lock %s: held by %s: %w", p, readHolder(f), ctx.Err())
