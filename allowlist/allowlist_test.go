@@ -112,7 +112,9 @@ func TestDeniedPrefixes(t *testing.T) {
 		"/var/home/core/.bashrc", "/home/core/.ssh/authorized_keys", "/etc/hosts.allow", "/etc/hosts.deny", "/etc/bashrc",
 		"/etc/crio/crio.conf.d/00-default", "/etc/containers/containers.conf", "/etc/cni/net.d/x.conflist",
 		"/etc/kubernetes/cni/net.d/x", "/var/lib/cni/bin/x", "/var/lib/containers/storage/x", "/var/usrlocal/bin/x",
-		"/etc/kubernetes/kubeconfig", "/var/lib/refresh-agent/journal.json", "/etc/udev", "/etc/kubernetes/manifests"} {
+		"/etc/kubernetes/kubeconfig", "/var/lib/refresh-agent/journal.json", "/etc/udev", "/etc/kubernetes/manifests",
+		// Round 17: libraries' own rc files (popt aliases rewrite rpm's options; libssh's ProxyCommand).
+		"/etc/popt", "/etc/popt.d/zz.popt", "/etc/popt.d", "/etc/libssh/libssh_client.config"} {
 		prefix, denied := allowlist.Denied(p)
 		assert.True(t, denied, p)
 		assert.NotEmpty(t, prefix)

@@ -72,6 +72,8 @@ var Audit = []Location{
 	{"/etc/zipl.conf", Deny, "zipl (s390x boot loader)", "the boot menu, kernel, initramfs and kernel arguments it installs"},
 	{"/etc/microcode_ctl", Deny, "microcode_ctl, dracut", "which CPU microcode the initramfs loads at boot"},
 	{"/etc/rpmrc", Deny, "rpm, rpm-ostree", "macros: %(shell) runs commands as root in package operations"},
+	{"/etc/popt*", Deny, "libpopt (rpm and its tools, run by root)", "/etc/popt and /etc/popt.d: aliases rewrite a program's own options (rpm -q --eval '%(cmd)' runs commands)"},
+	{"/etc/libssh", Deny, "libssh (its clients run by root)", "libssh_client.config: ProxyCommand runs commands; known hosts move trust"},
 	{"/etc/rpm-ostree", Deny, "rpm-ostree", "origin.d: packages, overrides and kernel arguments layered into the next deployment"},
 	{"/etc/keys", Deny, "dracut (98integrity), the kernel (IMA, EVM)", "keys loaded into the .ima and .evm keyrings at boot: which binaries the kernel lets run"},
 	{"/etc/hwdb.d", Deny, "systemd-hwdb update (at boot), systemd-udevd", "device properties the udev rules act on (keymaps, device classes)"},
