@@ -36,6 +36,10 @@ func TestRegistriesParseCostIsBounded(t *testing.T) {
 		"many keys":            repeatLines(30000, func(i int) string { return fmt.Sprintf("k%d = 1", i) }),
 		"long array":           "a = [" + strings.Repeat("1,", 30000) + "1]\n",
 		"over the budget":      strings.Repeat("# a comment line that costs nothing but its bytes\n", 30000),
+		// Round 17: one long name over many short keys, each key's full name a copy of it.
+		"long header, many keys": "[\"" + strings.Repeat("A", 500000) + "\"]\n" + repeatLines(2000, func(i int) string { return fmt.Sprintf("k%d = 1", i) }),
+		"long inline key":        "x = { \"" + strings.Repeat("A", 500000) + "\" = {" + strings.Repeat("k = 1, ", 1999) + "k = 1} }\n",
+		"long array key":         "\"" + strings.Repeat("A", 500000) + "\" = [" + strings.Repeat("{k = 1}, ", 1999) + "{k = 1}]\n",
 	}
 	for name, doc := range over {
 		t.Run("refused/"+name, func(t *testing.T) {
@@ -61,6 +65,9 @@ func TestRegistriesParseCostIsBounded(t *testing.T) {
 		"dotted headers":       repeatLines(limit/40, func(i int) string { return fmt.Sprintf("[a.b.c.h%d]", i) }),
 		"dotted keys":          repeatLines(limit/40, func(i int) string { return fmt.Sprintf("a.b.c.k%d = 1", i) }),
 		"array tables":         fill("[[registry]]\n[[registry.mirror]]\n"),
+		"long dotted keys":     repeatLines(limit/200, func(i int) string { return fmt.Sprintf("%s.b.c.k%d = 1", strings.Repeat("a", 200), i) }),
+		"long dotted headers":  repeatLines(limit/200, func(i int) string { return fmt.Sprintf("[%s.b.c.h%d]", strings.Repeat("a", 200), i) }),
+		"long dotted inline":   repeatLines(limit/200, func(i int) string { return fmt.Sprintf("k%d = {%s.b.c.h = 1}", i, strings.Repeat("a", 200)) }),
 		"registries": repeatLines(limit/120, func(i int) string {
 			return fmt.Sprintf("[[registry]]\nprefix = \"r%d.io\"\nmirror = [{location = \"m%d.io\"}]", i, i)
 		}),
@@ -73,6 +80,56 @@ func TestRegistriesParseCostIsBounded(t *testing.T) {
 			cost := memtest.Allocated(func() { _, _ = registriesSafe([]byte(doc), []byte(doc)) })
 			t.Logf("%d bytes, parsed twice on each side: %d MiB allocated", len(doc), cost>>20)
 			assert.Less(t, cost, uint64(diff.MaxPayloadSize), "the parse stays within the payload budget")
+		})
+	}
+}
+
+// The worst full names within the bounds: one long name over as many keys as the names' bound
+// lets through (found by bisection on the key count), parsed within the payload budget.
+func TestRegistriesLongNamesCostIsBounded(t *testing.T) {
+	long := strings.Repeat("h", 2000)
+	keys := func(n int, sep string, key func(int) string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			b.WriteString(key(i))
+		}
+		return b.String()
+	}
+	shapes := map[string]func(n int) string{
+		"header": func(n int) string {
+			return "[" + long + "]\n" + keys(n, "\n", func(i int) string { return fmt.Sprintf("k%d = 1", i) }) + "\n"
+		},
+		"inline key": func(n int) string {
+			return "x = { " + long + " = {" + keys(n, ", ", func(i int) string { return fmt.Sprintf("k%d = 1", i) }) + "} }\n"
+		},
+		"array key": func(n int) string {
+			return long + " = [" + keys(n, ", ", func(int) string { return "{k = 1}" }) + "]\n"
+		},
+		"array of tables": func(n int) string {
+			return keys(n, "\n", func(i int) string { return "[[\"" + long + "\"]]\nk = 1" }) + "\n"
+		},
+	}
+	for name, shape := range shapes {
+		t.Run(name, func(t *testing.T) {
+			lo, hi := 1, tomlMaxKeys
+			require.NoError(t, checkTOMLBounds([]byte(shape(lo))))
+			for lo < hi {
+				mid := (lo + hi + 1) / 2
+				if checkTOMLBounds([]byte(shape(mid))) == nil {
+					lo = mid
+				} else {
+					hi = mid - 1
+				}
+			}
+			doc := shape(lo)
+			require.Greater(t, lo, 100, "a long name over a hundred keys is a registries.conf the agent judges")
+			cost := memtest.Allocated(func() { _, _ = registriesSafe([]byte(doc), []byte(doc)) })
+			t.Logf("%d keys, %d bytes, parsed twice on each side: %d MiB allocated", lo, len(doc), cost>>20)
+			assert.Less(t, cost, uint64(diff.MaxPayloadSize), "the parse stays within the payload budget")
+			require.Error(t, checkTOMLBounds([]byte(shape(lo+1))), "one key more is over a bound")
 		})
 	}
 }
