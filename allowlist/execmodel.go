@@ -516,16 +516,7 @@ func (j judge) archive(prog string, args []string) string {
 		if !creates {
 			return ""
 		}
-		for i, a := range args {
-			f := ""
-			switch name, v, has := strings.Cut(a, "="); {
-			case name == "--file" && has:
-				f = v
-			case (name == "--file" || (short(a) || i == 0) && strings.HasSuffix(a, "f")) && i+1 < len(args):
-				f = args[i+1]
-			case short(a) && strings.HasPrefix(a, "-f") && len(a) > 2:
-				f = a[2:]
-			}
+		for _, f := range tarValues(args, 'f', "--file") {
 			if f == "" || f == "-" {
 				continue
 			}

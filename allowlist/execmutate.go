@@ -484,10 +484,14 @@ func archiveMutates(prog string, args []string) ([]string, string) {
 	return files, ""
 }
 
+// tarValued are tar's short options that take a value (and so end a cluster: -cfIsh names the
+// archive Ish).
+const tarValued = "bfgCKLNTVXHIF"
+
 // tarValues are the values tar's option letter (or long option) takes: -fF, -f F, --file=F,
 // --file F, and an old-style first word's letters, whose values are the next words in order.
 func tarValues(args []string, letter byte, long string) []string {
-	const valued = "bfgCKLNTVXHIF"
+	valued := tarValued
 	var out []string
 	var pending []byte
 	for i := 0; i < len(args); i++ {

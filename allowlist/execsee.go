@@ -287,6 +287,15 @@ var runnerOptions = map[string][]string{
 	"curl": {"-K", "--config"}, "wget": {"-e", "--execute", "--config"},
 }
 
+// runnerClusters are the runners whose short options cluster (tar -cIsh, rsync -avze CMD, curl
+// -sK F), each with the letters that take a value and so end a cluster (tar -cfIsh names the
+// archive Ish). Their runner letters are found anywhere in a cluster before such a letter.
+var runnerClusters = map[string]string{
+	"tar": tarValued, "rsync": "BefMT", "ssh": "BbcDEeFIiJLlmOopQRSWw", "scp": "cFiJlOoPS",
+	"sftp": "BbcDFilPRSs", "nc": "ceiIOpPqsTVwxX", "netcat": "ceiIOpPqsTVwxX", "ncat": "ceiIOpPqsTVwxXdgGm",
+	"man": "CeEHLmMpPrRS", "zip": "bnPtY", "curl": "AbcCdDeEFHKmoPQrtTuUwxXyYz", "wget": "aABDeiIlOoPQRtTUwX",
+}
+
 // alwaysRunners run commands or recipes by what they are: refused outright.
 var alwaysRunners = []string{"make", "gmake", "bmake", "ninja", "cmake", "socat", "vi", "nvim", "ex", "view", "rvim",
 	"emacs", "nano", "ed", "screen", "tmux", "at", "batch", "crontab", "git-shell",
@@ -302,10 +311,19 @@ func judgeRunner(prog string, args []string) string {
 	if !ok {
 		return ""
 	}
-	for _, a := range args {
+	valued, clusters := runnerClusters[prog]
+	for i, a := range args {
+		if a == "--" {
+			clusters = false // operands from here: only whole option words are still refused
+		}
 		for _, o := range opts {
-			if a == o || strings.HasPrefix(a, o+"=") || len(o) == 2 && o[0] == '-' && o[1] != '-' && strings.HasPrefix(a, o) ||
-				o == "+" && strings.HasPrefix(a, "+") {
+			letter := len(o) == 2 && o[0] == '-' && o[1] != '-'
+			if a == o || strings.HasPrefix(a, o+"=") || letter && strings.HasPrefix(a, o) ||
+				o == "+" && strings.HasPrefix(a, "+") ||
+				letter && clusters && shortCluster(a, o[1], valued) ||
+				// tar's old-style first word (tar cIf sh A F): every letter an option, the valued
+				// ones taking the next words in turn.
+				letter && prog == "tar" && i == 0 && !strings.HasPrefix(a, "-") && strings.IndexByte(a, o[1]) >= 0 {
 				return fmt.Sprintf("%s %s: an option that runs a command or reads code (cannot be judged)", prog, a)
 			}
 		}
