@@ -24,8 +24,9 @@ import (
 // still the original. A backup that is not provably the original is never renamed over a target:
 // the target stays as it is (an original in place stays the very inode it was), the tampered name
 // stays as it is, the rollback does not complete (no rolled back, the journal and the other backups
-// stay, Finish refuses), while every other entry is restored. A backup gone beside an original still
-// in place (known by its recorded hash) needs no restore: the rollback completes.
+// stay, Finish refuses), while every other entry is restored. Beside an original that never moved
+// (its new file still at the temp's name) or one known in place by its recorded hash, no restore
+// needs the backup: the rollback completes, and a tampered name stays.
 func TestEveryRestoreProvesItsBackup(t *testing.T) {
 	const (
 		a     = "/etc/containers/registries.conf" // replaced before the crash
@@ -136,6 +137,20 @@ func TestEveryRestoreProvesItsBackup(t *testing.T) {
 						assertNoLeftovers(t, dir, state)
 						return
 					}
+					if untouched {
+						// b's new file is still at its temp's name: the original never moved, so no
+						// restore needs its backup, and the rollback completes; the tampered name is
+						// not the agent's and stays (the sweep reports it, the plan refuses b until
+						// it is removed).
+						require.NoError(t, err, "nothing of the agent's reached b")
+						assert.Equal(t, actions.PhaseRolledBack, txn.Phase())
+						require.NoError(t, txn.Finish())
+						fi, err := os.Lstat(bk)
+						require.NoError(t, err, "the tampered name stays")
+						assert.Equal(t, map[string]os.FileMode{"symlink": os.ModeSymlink, "directory": os.ModeDir, "fifo": os.ModeNamedPipe}[tamper], fi.Mode().Type())
+						assert.Equal(t, "old "+other, readOr(host(other)))
+						return
+					}
 					require.Error(t, err, "the rollback does not complete")
 					if tamper == "missing" {
 						assert.ErrorIs(t, err, actions.ErrNotRestored)
@@ -191,8 +206,8 @@ func TestVersion3JournalRestoresOnlyOverTheNewFile(t *testing.T) {
 	origB := ino(t, filepath.Join(dir, b))
 	txn, err := actions.Recover(r, state, actions.Trust{})
 	require.NoError(t, err)
-	err = txn.Rollback()
-	require.ErrorIs(t, err, actions.ErrNotRestored)
+	// b's new file is still at its temp's name: the original never moved and needs no backup.
+	require.NoError(t, txn.Rollback())
 	assert.Equal(t, "old "+a, readOr(filepath.Join(dir, a)), "the new file is restored from its backup")
 	assert.Equal(t, "old "+b, readOr(filepath.Join(dir, b)), "the original stays")
 	assert.Equal(t, origB, ino(t, filepath.Join(dir, b)))

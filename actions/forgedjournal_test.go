@@ -75,19 +75,35 @@ func TestRollbackRemovesOnlyItsOwnNewFile(t *testing.T) {
 	p := "/etc/containers/new.conf"
 	txn, err := actions.Prepare(r, state, []actions.Op{{Path: p, Data: []byte("new"), Mode: 0o644}}, actions.Meta{Hash: "x"})
 	require.NoError(t, err)
-	// Not committed: someone else creates the file before the rollback.
+	// Not committed: someone else creates the file before the rollback. The agent's new file is
+	// still at its temp's name, so nothing of the agent's is at the target: it stays, and the
+	// rollback completes.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte("someone else's"), 0o644))
-	require.Error(t, txn.Rollback())
+	require.NoError(t, txn.Rollback())
+	require.NoError(t, txn.Finish())
 	b, err := os.ReadFile(filepath.Join(dir, p))
 	require.NoError(t, err)
 	assert.Equal(t, "someone else's", string(b))
 	require.NoError(t, os.Remove(filepath.Join(dir, p)))
 
-	// Committed: the new file is the transaction's, and goes.
+	// Renamed into place and then replaced by someone else: neither the temp nor the target is the
+	// agent's, so the rollback leaves the file and does not complete.
+	txn, err = actions.Prepare(r, state, []actions.Op{{Path: p, Data: []byte("new"), Mode: 0o644}}, actions.Meta{Hash: "x"})
+	require.NoError(t, err)
+	require.NoError(t, os.Rename(filepath.Join(dir, tempOf(p)), filepath.Join(dir, p)))
+	require.NoError(t, os.Remove(filepath.Join(dir, p)))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte("someone else's"), 0o644))
+	require.Error(t, txn.Rollback())
+	b, err = os.ReadFile(filepath.Join(dir, p))
+	require.NoError(t, err)
+	assert.Equal(t, "someone else's", string(b))
+	require.NoError(t, os.Remove(filepath.Join(dir, p)))
 	txn, err = actions.Recover(r, state, actions.Trust{})
 	require.NoError(t, err)
 	require.NoError(t, txn.Rollback())
 	require.NoError(t, txn.Finish())
+
+	// Committed: the new file is the transaction's, and goes.
 	txn, err = actions.Prepare(r, state, []actions.Op{{Path: p, Data: []byte("new"), Mode: 0o644}}, actions.Meta{Hash: "x"})
 	require.NoError(t, err)
 	require.NoError(t, txn.Commit())

@@ -450,7 +450,7 @@ func JSONError(err error) string {
 
 // noOriginalIsOurs is rule 13.
 func (j *journal) noOriginalIsOurs(root *Root, i int, e Entry) error {
-	if j.Phase == PhasePreparing || e.HadOriginal {
+	if j.Phase == PhasePreparing || e.HadOriginal || root.unplaced(e) {
 		return nil
 	}
 	rp, _ := rel(e.Path)
@@ -496,6 +496,23 @@ func (e Entry) isNew(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && e.NewIno != 0 && fi.Mode().IsRegular() && st.Ino == e.NewIno && uint64(st.Dev) == e.NewDev
 }
+
+// unplaced reports whether e's new file never reached its target: the temp the transaction wrote
+// (its recorded inode) is still at the temp's name, so whatever is at the target is not the agent's
+// and a rollback leaves it as it is: a commit stopped before this entry, or one that found the
+// target written by another process since the plan (place). It only ever spares a file.
+func (r *Root) unplaced(e Entry) bool {
+	if e.Remove || e.Temp == "" || e.NewIno == 0 {
+		return false
+	}
+	tr, _ := rel(e.Temp)
+	fi, err := r.root.Lstat(tr)
+	return err == nil && e.isNew(fi)
+}
+
+// ownTemp reports whether fi, at e's temp name, is the temp the transaction wrote: its inode, or
+// any regular file for a journal that recorded none (before version 5).
+func (e Entry) ownTemp(fi fs.FileInfo) bool { return e.NewIno == 0 || e.isNew(fi) }
 
 // rollsForward reports whether recovery rolls the journal forward, deleting the backups (rules 15, 16).
 func (j *journal) rollsForward() bool {

@@ -174,6 +174,21 @@ func (r *nofollowRoot) Rename(oldp, newp string) error {
 	})
 }
 
+// RenameExchange swaps oldp and newp atomically (renameat2 RENAME_EXCHANGE): both must exist.
+func (r *nofollowRoot) RenameExchange(oldp, newp string) error {
+	return r.two("rename", oldp, newp, func(od int, ob string, nd int, nb string) error {
+		return unix.Renameat2(od, ob, nd, nb, unix.RENAME_EXCHANGE)
+	})
+}
+
+// RenameNoReplace renames oldp to newp only where nothing is at newp (RENAME_NOREPLACE: EEXIST
+// otherwise).
+func (r *nofollowRoot) RenameNoReplace(oldp, newp string) error {
+	return r.two("rename", oldp, newp, func(od int, ob string, nd int, nb string) error {
+		return unix.Renameat2(od, ob, nd, nb, unix.RENAME_NOREPLACE)
+	})
+}
+
 // Link makes newp a hard link to oldp (oldp's last component not followed).
 func (r *nofollowRoot) Link(oldp, newp string) error {
 	return r.two("link", oldp, newp, func(od int, ob string, nd int, nb string) error {

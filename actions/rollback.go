@@ -76,8 +76,16 @@ func (t *Txn) diskSays(phases ...Phase) bool {
 // from a temp file, so it may go before the journal says anything; the clean-up reports what stays.
 func (t *Txn) dropTemps() {
 	for _, e := range t.j.Entries {
-		if e.Temp != "" {
-			tr, _ := rel(e.Temp)
+		if e.Temp == "" {
+			continue
+		}
+		if t.root.unplaced(e) {
+			continue // the proof that its target is not the agent's: kept until Finish
+		}
+		tr, _ := rel(e.Temp)
+		// Only the agent's temp, or the original a commit's swap left at its name (a crash between
+		// the swap and its check): another's file swapped out there stays (place).
+		if fi, err := t.root.root.Lstat(tr); err == nil && fi.Mode().IsRegular() && (e.ownTemp(fi) || t.ownSide(e, e.Temp, fi)) {
 			_ = t.root.removeRegular(tr)
 		}
 	}
@@ -117,6 +125,9 @@ func (t *Txn) restore() error {
 // interrupted at any point can be repeated.
 func (t *Txn) restoreEntry(e Entry) error {
 	rp, _ := rel(e.Path)
+	if t.root.unplaced(e) {
+		return nil // the new file never reached the target: nothing of the agent's to undo there
+	}
 	if !e.HadOriginal {
 		// Only the agent's own new file is removed (rule 13), known by its inode and its contents'
 		// recorded hash: anything else in place stays (an inode anyone can stat and forge).
@@ -274,6 +285,9 @@ var ErrNotRestored = errors.New("not restored")
 // isOriginal checks one target: the backup's inode (the original's), or absent when there was none.
 func (t *Txn) isOriginal(e Entry) error {
 	rp, _ := rel(e.Path)
+	if t.root.unplaced(e) {
+		return nil // what is there is not the agent's doing (restoreEntry)
+	}
 	fi, err := t.root.root.Lstat(rp)
 	if !e.HadOriginal {
 		switch {

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/openshift/refresh-agent/plan"
 )
 
@@ -381,8 +383,7 @@ func (t *Txn) Commit() error {
 				err = nil
 			}
 		} else {
-			tr, _ := rel(e.Temp)
-			err = t.root.root.Rename(tr, rp)
+			err = t.place(e, rp)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Path, err)
@@ -401,6 +402,50 @@ func (t *Txn) Commit() error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	return nil
+}
+
+// ErrChangedSince marks a target another process wrote between the backup and the commit's rename:
+// the commit stops, and what that process wrote stays in place.
+var ErrChangedSince = errors.New("changed since the plan read it (another process wrote it)")
+
+// place moves e's temp file over its target without losing what another process may have put there
+// since the backup: a target that had no original is created only where nothing is (a file that
+// appeared since stays, and the commit stops); one that had an original is swapped with the temp
+// (RENAME_EXCHANGE), so what was in place lands at the temp's name, and is dropped only when it is
+// the original the backup holds. Anything else is swapped back and stays in place (adversary r17
+// d/01: a config writer's rename between the backup and the commit was clobbered by the rename and
+// lost with the rollback). A filesystem without renameat2's flags gets the plain rename.
+func (t *Txn) place(e Entry, rp string) error {
+	tr, _ := rel(e.Temp)
+	if !e.HadOriginal {
+		err := t.root.root.RenameNoReplace(tr, rp)
+		if errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("%w: it had no file when the plan was made, and has one now; left as it is", ErrChangedSince)
+		}
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+			err = t.root.root.Rename(tr, rp)
+		}
+		return err
+	}
+	err := t.root.root.RenameExchange(tr, rp)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// The original was removed since its backup (which still holds it): nothing to swap.
+		return t.root.root.RenameNoReplace(tr, rp)
+	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS):
+		return t.root.root.Rename(tr, rp)
+	case err != nil:
+		return err
+	}
+	fi, err := t.root.root.Lstat(tr)
+	if err == nil && fi.Mode().IsRegular() && t.ownSide(e, e.Temp, fi) {
+		return t.root.removeRegular(tr)
+	}
+	// Not the original: put it back, the new file back at the temp's name.
+	if err := t.root.root.RenameExchange(tr, rp); err != nil {
+		return fmt.Errorf("%w; swapping it back: %w (what was in place is at %s)", ErrChangedSince, err, e.Temp)
+	}
+	return fmt.Errorf("%w: the file in place is not the original its backup holds; left as it is", ErrChangedSince)
 }
 
 // MarkDone records that the unit actions ran, so recovery does not run them again.
@@ -457,7 +502,7 @@ func (t *Txn) Finish() error {
 			if err == nil && !fi.Mode().IsRegular() {
 				continue // not one the transaction made: left alone
 			}
-			if err == nil && p != e.Temp && t.j.Phase != PhasePreparing && !t.ownSide(e, p, fi) {
+			if err == nil && t.j.Phase != PhasePreparing && !t.ownSide(e, p, fi) && (p != e.Temp || !e.ownTemp(fi)) {
 				// Past the prepare, a backup or a restore's copy is removed only when it is provably
 				// the agent's: anything else at the name is another's, kept for the operator (the
 				// sweep reports it in keptSideFiles and the plan refuses its target until it is
