@@ -329,11 +329,20 @@ func (w *closeWatch) Close() {
 // deadline, and gives up naming the holder as /proc/locks shows it. retry says the lock file was
 // replaced while waiting.
 func lockDir(ctx context.Context, dir string, f *os.File, w *closeWatch, how int, start, deadline time.Time) (d *os.File, retry bool, err error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	// The state dir is the operator's path, followed as given (a symlink to where the state lives,
+	// as the lock file's own open follows it); the directory opened must be the one holding the
+	// lock file already locked, or the path changed in between and the caller opens both again.
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false, fmt.Errorf("node lock %s: %w", dir, err)
 	}
 	d = os.NewFile(uintptr(fd), dir)
+	var in, held unix.Stat_t
+	if unix.Fstatat(fd, filepath.Base(f.Name()), &in, unix.AT_SYMLINK_NOFOLLOW) != nil || unix.Fstat(int(f.Fd()), &held) != nil ||
+		in.Dev != held.Dev || in.Ino != held.Ino {
+		d.Close()
+		return nil, true, nil
+	}
 	for {
 		err := unix.Flock(fd, how|unix.LOCK_NB)
 		if err == nil {

@@ -224,3 +224,24 @@ func TestLockFileRemovedOrReplacedWhileHeld(t *testing.T) {
 		})
 	}
 }
+
+// Adversary round 17 d/02: a state dir given as a symlink (the operator's path, followed as
+// given) locks the directory it names, as the dry run's checks read it: the same lock as the real
+// path's.
+func TestLockThroughASymlinkedStateDir(t *testing.T) {
+	real := filepath.Join(t.TempDir(), "state")
+	require.NoError(t, os.Mkdir(real, 0o700))
+	link := filepath.Join(t.TempDir(), "state")
+	require.NoError(t, os.Symlink(real, link))
+	l, err := LockState(context.Background(), link, 0)
+	require.NoError(t, err, "the symlinked state dir is followed")
+	_, err = LockState(context.Background(), real, 0)
+	require.ErrorIs(t, err, ErrLocked, "the real path's lock is the same lock")
+	_, err = LockStateShared(context.Background(), link, 0)
+	require.ErrorIs(t, err, ErrLocked)
+	require.NoError(t, l.Unlock())
+	s, err := LockStateShared(context.Background(), link, 0)
+	require.NoError(t, err)
+	require.NotNil(t, s)
+	require.NoError(t, s.Unlock())
+}
