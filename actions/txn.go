@@ -722,6 +722,14 @@ func (r *Root) create(rp string, mode fs.FileMode, uid, gid int) (*os.File, erro
 	if err != nil {
 		return nil, err
 	}
+	// A new file inherits its directory's default ACL, whose named entries the mode does not reach
+	// (chmod sets only the mask): a 0640 secret readable by another user (adversary r17 b/02). The
+	// file gets exactly its mode, as the plan shows it.
+	if err := unix.Fremovexattr(int(f.Fd()), "system.posix_acl_access"); err != nil &&
+		!errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.EOPNOTSUPP) {
+		f.Close()
+		return nil, fmt.Errorf("/%s: removing the ACL inherited from its directory: %w", rp, err)
+	}
 	if err := setOwnerMode(f, mode, uid, gid); err != nil {
 		f.Close()
 		return nil, err
