@@ -507,8 +507,11 @@ func (r *Root) unplaced(e Entry) bool {
 	}
 	tr, _ := rel(e.Temp)
 	fi, err := r.root.Lstat(tr)
-	return err == nil && e.isNew(fi)
+	return err == nil && e.unplacedAt(fi)
 }
+
+// unplacedAt is unplaced for fi, the lstat of e's temp name.
+func (e Entry) unplacedAt(fi fs.FileInfo) bool { return !e.Remove && e.Temp != "" && e.isNew(fi) }
 
 // ownTemp reports whether fi, at e's temp name, is the temp the transaction wrote: its inode, or
 // any regular file for a journal that recorded none (before version 5).

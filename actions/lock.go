@@ -136,10 +136,10 @@ func lockOnce(ctx context.Context, p string, how int, start, deadline time.Time)
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, false, fmt.Errorf("node lock %s: %w", p, err)
 		}
-		if werr != nil || !time.Now().Before(deadline) {
+		if expired := !time.Now().Before(deadline); werr != nil || expired {
 			e := &LockedError{Path: p, Holder: readHolder(f), Waited: time.Since(start)}
-			if werr != nil && time.Now().Before(deadline) {
-				e.NoWait = werr
+			if !expired {
+				e.NoWait = werr // the wait ends before its time: it cannot be watched
 			}
 			return nil, false, e
 		}

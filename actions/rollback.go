@@ -79,13 +79,14 @@ func (t *Txn) dropTemps() {
 		if e.Temp == "" {
 			continue
 		}
-		if t.root.unplaced(e) {
-			continue // the proof that its target is not the agent's: kept until Finish
-		}
 		tr, _ := rel(e.Temp)
+		fi, err := t.root.root.Lstat(tr)
+		if err != nil || !fi.Mode().IsRegular() || e.unplacedAt(fi) {
+			continue // an unplaced entry's temp is the proof that its target is not the agent's: kept until Finish
+		}
 		// Only the agent's temp, or the original a commit's swap left at its name (a crash between
 		// the swap and its check): another's file swapped out there stays (place).
-		if fi, err := t.root.root.Lstat(tr); err == nil && fi.Mode().IsRegular() && (e.ownTemp(fi) || t.ownSide(e, e.Temp, fi)) {
+		if e.ownTemp(fi) || t.ownSide(e, e.Temp, fi) {
 			_ = t.root.removeRegular(tr)
 		}
 	}

@@ -502,7 +502,7 @@ func (t *Txn) Finish() error {
 			if err == nil && !fi.Mode().IsRegular() {
 				continue // not one the transaction made: left alone
 			}
-			if err == nil && t.j.Phase != PhasePreparing && !t.ownSide(e, p, fi) && (p != e.Temp || !e.ownTemp(fi)) {
+			if err == nil && t.j.Phase != PhasePreparing && (p != e.Temp || !e.ownTemp(fi)) && !t.ownSide(e, p, fi) {
 				// Past the prepare, a backup or a restore's copy is removed only when it is provably
 				// the agent's: anything else at the name is another's, kept for the operator (the
 				// sweep reports it in keptSideFiles and the plan refuses its target until it is

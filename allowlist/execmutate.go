@@ -491,7 +491,6 @@ const tarValued = "bfgCKLNTVXHIF"
 // tarValues are the values tar's option letter (or long option) takes: -fF, -f F, --file=F,
 // --file F, and an old-style first word's letters, whose values are the next words in order.
 func tarValues(args []string, letter byte, long string) []string {
-	valued := tarValued
 	var out []string
 	var pending []byte
 	for i := 0; i < len(args); i++ {
@@ -507,13 +506,13 @@ func tarValues(args []string, letter byte, long string) []string {
 		case strings.HasPrefix(a, "--"):
 		case i == 0 && !strings.HasPrefix(a, "-"):
 			for k := 0; k < len(a); k++ {
-				if strings.IndexByte(valued, a[k]) >= 0 {
+				if strings.IndexByte(tarValued, a[k]) >= 0 {
 					pending = append(pending, a[k])
 				}
 			}
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			for k := 1; k < len(a); k++ {
-				if strings.IndexByte(valued, a[k]) < 0 {
+				if strings.IndexByte(tarValued, a[k]) < 0 {
 					continue
 				}
 				v := a[k+1:]

@@ -127,10 +127,7 @@ func checkTOMLBounds(data []byte) error {
 				}
 				continue
 			}
-			if depth--; depth >= 0 {
-				ctx -= pushed[depth]
-			}
-			lastKey = 0
+			fallthrough
 		case '}':
 			if depth--; depth >= 0 {
 				ctx -= pushed[depth]
