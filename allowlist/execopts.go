@@ -21,7 +21,7 @@ import (
 // needs (tar's, cpio's, install's, rsync's, sed's, gawk's, logger's).
 var judgedLongOptions = []string{
 	// execsecrets.go's recursive readers: grep's and mount's options that read below a directory.
-	"--dereference-recursive", "--directories", "--bind", "--rbind",
+	"--dereference-recursive", "--directories", "--bind", "--rbind", "--files0-from",
 	// execmutate.go's models of what the modeled programs mutate (issue 27 class 3).
 	"--compile", "--date", "--format", "--from", "--iterations", "--listed-incremental", "--message", "--modify",
 	"--modify-file", "--no-preserve", "--pattern-file", "--random-source", "--range", "--remove-file", "--remove-files",

@@ -324,6 +324,9 @@ func (j judge) secretWhy(prog string, argv []string) string {
 		// where the words after it are resolved from.
 		return ""
 	}
+	if why := namesFromList(prog, argv[1:]); why != "" {
+		return short(strings.Join(argv, " ")) + ": " + why + " the judge does not see, built at run time: it may name a secret of the node (refused in a changed line)"
+	}
 	own := j.opaqueFrom(argv)
 	dirs := []string{"/"}
 	if j.wd != nil && len(*j.wd) > 0 {
@@ -556,6 +559,35 @@ func secretFileWhy(p string) string {
 	for _, r := range nodeSecrets {
 		if r.names(nodePath(c)) {
 			return "names " + c + ", a secret of the node (" + r.what + "): its values would become the unit's variables"
+		}
+	}
+	return ""
+}
+
+// namesFromList says why a program of a changed line reads the names of the files it reads from a
+// list the judge does not see (adversary r18 c/06): tar -T FILE (or -, stdin), cpio's copy-out and
+// pass-through modes (names on stdin), find -files0-from, du/wc/sort --files0-from. The secret
+// rule judges the names a line writes; `echo /etc/shaXow | tr X d | tar -cf /tmp/x -T -` builds
+// one at run time. Refused in a changed line, as xargs' command is.
+func namesFromList(prog string, args []string) string {
+	cluster := func(a, letters string) bool {
+		return len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a[1:], letters)
+	}
+	for i, a := range args {
+		opt, _, _ := strings.Cut(a, "=")
+		switch prog {
+		case "tar", "gtar", "bsdtar":
+			if opt == "--files-from" || cluster(a, "T") || i == 0 && !strings.HasPrefix(a, "-") && strings.Contains(a, "T") {
+				return "tar " + short(a) + " reads the names of the files it archives from a list"
+			}
+		case "cpio":
+			if opt == "--create" || opt == "--pass-through" || cluster(a, "op") {
+				return "cpio " + short(a) + " reads the names of the files it copies from its input"
+			}
+		case "find", "du", "wc", "sort":
+			if opt == "-files0-from" || opt == "--files0-from" {
+				return prog + " " + short(a) + " reads the names of the files it reads from a list"
+			}
 		}
 	}
 	return ""
