@@ -111,6 +111,9 @@ type judge struct {
 	// asWritten: the pass that judges a command's abbreviated long options as written, before
 	// their readings (judgeAbbreviated), so that a refusal it earns names the payload's words.
 	asWritten bool
+	// reading: the command judged is a GNU reading of the words (judgeAbbreviated), not them as
+	// written: a Go daemon's flags are judged as written only (daemonflags.go).
+	reading bool
 }
 
 // charge takes n from the budget and says whether it is spent.
@@ -236,7 +239,9 @@ func (j judge) argvClass(argv []string, depth int, sure bool) string {
 	if j.made[cleanPath(argv[0])] {
 		return line + ": runs a file the unit's own commands wrote (its code cannot be judged)"
 	}
+	written := argv
 	argv, why := j.judgeAbbreviated(argv, depth, sure) // tar --checkpoint-act= is --checkpoint-action= (execopts.go)
+	j.reading = j.reading || !slices.Equal(argv, written)
 	if why != "" {
 		return why
 	}

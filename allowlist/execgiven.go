@@ -42,6 +42,11 @@ type OwnArg struct {
 	Program string // as OwnPrograms names it: a path as RHCOS reaches it, or a name
 	Option  string // the option the path is the value of ("" for an operand)
 	Path    string // clean, as the judge resolves it
+	// Flag marks a trust daemon's option (or, Option "", operand) and its Value as the node's line
+	// gives them (execflags.go); Path is then "".
+	Flag  bool
+	Value string
+	Key   string // the Exec key of the node's line (ExecStart, …), for a Flag
 }
 
 // givenArgs are a unit's OwnArgs for the judge, or, collecting (OwnArgs), where it records them.
@@ -60,7 +65,11 @@ func OwnArgs(p UnitProps) []OwnArg {
 	wd := unitWorkingDirs(p.WorkingDirectory)
 	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{},
 		programs: OwnPrograms(p.Exec), strict: true, mut: &unitPlaces{collect: &writes}, given: &givenArgs{collect: &out}}
-	for _, line := range p.Exec {
+	for i, line := range p.Exec {
+		j.key = ""
+		if i < len(p.ExecKeys) {
+			j.key = p.ExecKeys[i]
+		}
 		argv, _ := systemdArgv(line, j.env)
 		j.argv(argv, 0)
 	}
@@ -118,7 +127,8 @@ func (j judge) givenWhy(argv []string, sure bool) string {
 	if g.collect != nil {
 		g.record(OwnArg{Program: key})
 	}
-	for _, w := range givenWords(argv[1:]) {
+	words := givenWords(argv[1:])
+	for _, w := range words {
 		if g.collect == nil {
 			if why := givenAssignment(w); why != "" {
 				return prog + " " + short(w.word) + ": " + why + " (" + prog + " hands it to the programs it starts, as Environment= would)"
@@ -141,7 +151,7 @@ func (j judge) givenWhy(argv []string, sure bool) string {
 				prog + " " + before + ", or read-only OS content: /usr but /usr/local)"
 		}
 	}
-	return ""
+	return j.flagsWhy(argv, key, words)
 }
 
 // givenWord is one argument of an unmodeled program: the option it is the value of ("" for an

@@ -140,7 +140,6 @@ func TestChangedLinesGiveUnmodeledProgramsOnlyTheirPaths(t *testing.T) {
 		{"kubelet max-pods and a feature gate", round14Kubelet, kubeletWith("--max-pods=500 --feature-gates=RotateKubeletServerCertificate=true,ConfigurableFSGroupPolicy=true")},
 		{"kubelet another image", round14Kubelet, strings.Replace(round14Kubelet, "quay.io/openshift/pause", "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:0123", 1)},
 		{"kubelet same paths moved", round14Kubelet, strings.Replace(round14Kubelet, " --config=/etc/kubernetes/kubelet.conf", "", 1) + " --config /etc/kubernetes/kubelet.conf"},
-		{"kubelet /usr path", round14Kubelet, kubeletWith("--image-credential-provider-bin-dir=/usr/libexec/kubelet-image-credential-provider-plugins")},
 		{"kubelet socket spelled", round14Kubelet, strings.Replace(round14Kubelet, "/var/run/crio/crio.sock", "unix:///run/crio/crio.sock", 1)},
 		{"crio --log-level", crio, `ExecStart=/usr/bin/crio --log-level=debug`},
 		{"crio --conmon-env of no variable the judge refuses", crio, `ExecStart=/usr/bin/crio --conmon-env=GODEBUG=madvdontneed=1`},
@@ -165,6 +164,10 @@ func TestOwnArgsOfTheNodesLines(t *testing.T) {
 	assert.ElementsMatch(t, []allowlist.OwnArg{
 		{Program: "/usr/bin/kubelet"}, {Program: "/usr/bin/kubelet", Option: "--config", Path: "/etc/kubernetes/kubelet.conf"},
 		{Program: "/usr/bin/kubelet", Option: "--container-runtime-endpoint", Path: "/run/crio/crio.sock"},
+		// kubelet's flags as written (daemonflags.go), by the line's key
+		{Program: "/usr/bin/kubelet", Option: "--config", Value: "/etc/kubernetes/kubelet.conf", Flag: true, Key: "ExecStart"},
+		{Program: "/usr/bin/kubelet", Option: "--container-runtime-endpoint", Value: "unix:///var/run/crio/crio.sock", Flag: true, Key: "ExecStart"},
+		{Program: "/usr/bin/kubelet", Option: "--v", Value: "2", Flag: true, Key: "ExecStart"},
 		{Program: "/usr/bin/strace"}, {Program: "/usr/bin/strace", Option: "-o", Path: "/var/log/x"},
 		{Program: "/usr/bin/strace", Option: "-f", Path: "/usr/bin/myapp"},
 	}, allowlist.OwnArgs(p))

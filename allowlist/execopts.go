@@ -249,8 +249,10 @@ func (j judge) judgeAbbreviated(argv []string, depth int, sure bool) ([]string, 
 			return argv, why
 		}
 	}
+	jr := j
+	jr.reading = true
 	for _, v := range vs[1:] {
-		if why := j.argvClass(v, depth, sure); why != "" {
+		if why := jr.argvClass(v, depth, sure); why != "" {
 			return argv, why
 		}
 	}

@@ -118,16 +118,30 @@ func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
 	// own (as the node's current definition of a unit a payload changes gives its own).
 	p.ExecChanged = make([]bool, len(p.Exec))
 	var own, mine, theirs [][]string
+	var ownKeys, mineKeys []string
+	key := func(i int) string {
+		if i < len(p.ExecKeys) {
+			return p.ExecKeys[i]
+		}
+		return ""
+	}
 	for i := range p.Exec {
 		p.ExecChanged[i] = allChanged || !slices.Equal(p.Exec[i], q.Exec[i])
 		if p.ExecChanged[i] {
-			mine, theirs = append(mine, p.Exec[i]), append(theirs, q.Exec[i])
+			mine, theirs, mineKeys = append(mine, p.Exec[i]), append(theirs, q.Exec[i]), append(mineKeys, key(i))
 		} else {
-			own = append(own, p.Exec[i])
+			own, ownKeys = append(own, p.Exec[i]), append(ownKeys, key(i))
 		}
 	}
 	p.Programs = append(allowlist.OwnPrograms(own), both(allowlist.OwnPrograms(mine), allowlist.OwnPrograms(theirs))...)
-	withExec := func(x allowlist.UnitProps, exec [][]string) allowlist.UnitProps { x.Exec = exec; return x }
+	// The lines with their keys: the flags OwnArgs records are by the line's key (daemonflags.go).
+	withExec := func(x allowlist.UnitProps, exec [][]string) allowlist.UnitProps {
+		x.Exec, x.ExecKeys = exec, mineKeys
+		if len(exec) > 0 && len(own) > 0 && &exec[0] == &own[0] {
+			x.ExecKeys = ownKeys
+		}
+		return x
+	}
 	p.OwnWrites = append(allowlist.OwnWrites(withExec(p, own)), both(allowlist.OwnWrites(withExec(p, mine)), allowlist.OwnWrites(withExec(q, theirs)))...)
 	p.OwnSecrets = append(allowlist.OwnSecrets(withExec(p, own)), both(allowlist.OwnSecrets(withExec(p, mine)), allowlist.OwnSecrets(withExec(q, theirs)))...)
 	p.OwnArgs = append(allowlist.OwnArgs(withExec(p, own)), both(allowlist.OwnArgs(withExec(p, mine)), allowlist.OwnArgs(withExec(q, theirs)))...)
