@@ -9,7 +9,7 @@ import (
 	"github.com/openshift/refresh-agent/allowlist"
 )
 
-// Adversary r17 c/03: a changed kubelet or crio line flipped a guard with a flag that names no
+// Adversary r18 c/03, c/04: a changed kubelet or crio line flipped a guard with a flag that names no
 // path. A trust daemon's changed line may give it only the node's options and operands, or its
 // tunables; dropping a non-tunable one of the node's is refused; the tunables, the same flags
 // moved or respelled, and other unmodeled programs' flags stay eligible.
