@@ -248,7 +248,10 @@ func readJournal(stateDir string) (*journal, error) {
 //     recovery acts on it only on that root: under any other --root (two roots given one state dir)
 //     it is refused, touching nothing, naming both roots and the recover command of its own
 //     (ErrOtherRoot, checked before anything else against the node: Recover). A journal before
-//     version 7 records no root and is recovered on the root given, as before.
+//     version 7 records no root and is recovered on the root given, as before. The same path with
+//     the same inode under another device number is the same root renumbered (a reboot, a disk
+//     enumerated again): recovery renames the journal's recorded devices to the node's (renumber)
+//     and goes on under every other rule.
 //
 // Beyond these, Recover checks the paths and unit actions against the node's policy (Trust): only
 // what a plan under that policy could have journaled (plan.Journaled: a state action only on a unit
@@ -365,6 +368,13 @@ func (j *journal) onRoot(root *Root, stateDir string) error {
 		return fmt.Errorf("node root %s: %w", root.Dir, err)
 	}
 	if id.Dev == j.Root.Dev && id.Ino == j.Root.Ino {
+		return nil
+	}
+	if id.Ino == j.Root.Ino && root.Dir == j.Root.Path {
+		// The same root under a new device number (adversary r18 d/01): a reboot, or a disk or
+		// loop device enumerated again after the power cut, renumbers st_dev while the path and
+		// the inode stay. Recovery goes on with the devices renamed (renumber); what it touches
+		// is still proven by inode and recorded hashes (rules 13, 15, 17).
 		return nil
 	}
 	return fmt.Errorf("%w: it was made on node root %s (device %d, inode %d), not on %s (device %d, inode %d), which this recovery was given with the same state dir %s: acting on it here would roll that root's transaction back on this one; recover it with refresh-agent recover --root %s --state-dir %s",

@@ -674,6 +674,9 @@ func Recover(root *Root, stateDir string, trust Trust) (*Txn, error) {
 	}
 	err = j.onRoot(root, stateDir)
 	if err == nil {
+		err = j.renumber(root)
+	}
+	if err == nil {
 		err = j.trusted(trust)
 	}
 	if err == nil {
