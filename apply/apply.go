@@ -191,7 +191,14 @@ func postCommitReason(recorded bool, err error) string {
 // failed rolls back after cause and fills res honestly: rolled back only when the rollback completed.
 func (h Host) failed(ctx context.Context, res *Result, txn *actions.Txn, cause error) *Result {
 	res.Outcome = api.OutcomeFailed
-	if err := h.rollback(ctx, txn); err != nil {
+	if err := h.rollback(ctx, txn); errors.Is(err, ErrCleanupPending) {
+		// Every original is back and checked: rolled back, only side files and the journal remain
+		// (adversary r18 d/03: a full disk failing the clean-up's journal write said incomplete).
+		res.RolledBack, res.CleanupPending = true, true
+		res.Reason = fmt.Sprintf("%v; rolled back, but %v; the next apply, recover or agent start finishes it", cause, err)
+		h.logger().Warn("refresh failed and rolled back; the clean-up is pending", "hash", txn.Meta().Hash, "reason", res.Reason)
+		return res
+	} else if err != nil {
 		res.RollbackIncomplete = true
 		res.Reason = fmt.Sprintf("%v; %v", cause, err)
 		h.logger().Error("refresh failed and its rollback is incomplete", "hash", txn.Meta().Hash, "reason", res.Reason)
@@ -206,6 +213,11 @@ func (h Host) failed(ctx context.Context, res *Result, txn *actions.Txn, cause e
 // ErrRollbackPending marks a rollback that could not complete: the journal and the backups are kept,
 // and nothing else may start until a later recovery completes it.
 var ErrRollbackPending = errors.New("rollback incomplete; the journal and backups are kept and recovery is retried")
+
+// ErrCleanupPending marks a rollback that completed (every original back and checked, the unit
+// actions run again on them) whose clean-up failed: side files and the journal remain, and the next
+// apply, recover or agent start removes them. Not ErrRollbackPending: nothing is left to undo.
+var ErrCleanupPending = errors.New("the clean-up after the rollback failed")
 
 // rollback puts every original back and checks it, runs the unit actions again when they may have
 // run on the new content, and only then removes the backups and the journal. On any failure it
@@ -223,7 +235,7 @@ func (h Host) rollback(ctx context.Context, txn *actions.Txn) error {
 	if err := txn.Finish(); errors.Is(err, actions.ErrNotDurable) {
 		h.logger().Warn("rolled back", "warning", err.Error())
 	} else if err != nil {
-		return fmt.Errorf("%w: cleanup: %w", ErrRollbackPending, err)
+		return fmt.Errorf("%w: %w", ErrCleanupPending, err)
 	}
 	dropPayload(h.StateDir, txn.Meta().PayloadFile)
 	return nil
@@ -378,7 +390,12 @@ func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 		cause = err
 	}
 	rec.Outcome = api.OutcomeFailed
-	if err := h.rollback(ctx, txn); err != nil {
+	if err := h.rollback(ctx, txn); errors.Is(err, ErrCleanupPending) {
+		rec.RolledBack, rec.CleanupPending = true, true
+		rec.Reason = fmt.Sprintf("%v; rolled back, but %v; the next apply, recover or agent start finishes it", cause, err)
+		h.logger().Warn("recovered refresh rolled back; the clean-up is pending", "hash", rec.Hash, "reason", rec.Reason)
+		return rec, nil
+	} else if err != nil {
 		rec.RollbackIncomplete, rec.Reason = true, fmt.Sprintf("%v; %v", cause, err)
 		if errors.Is(err, actions.ErrHostileBackup) {
 			rec.KeptSideFiles = txn.HostileBackups()

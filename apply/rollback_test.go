@@ -218,3 +218,39 @@ type gateFunc func() error
 
 func (g gateFunc) Lost() <-chan struct{}         { return nil }
 func (g gateFunc) Proceed(context.Context) error { return g() }
+
+// Adversary r18 d/03: every original back and checked, the unit actions run again on them, and
+// only the clean-up's journal write failing (a full disk; here a directory in the way of the
+// journal's temp name) was reported as an incomplete rollback. It is rolled back with the clean-up
+// pending, and the next recovery finishes it.
+func TestRolledBackWithTheCleanupPending(t *testing.T) {
+	n := newNode(t)
+	before := n.treeHash(t)
+	obstacle := filepath.Join(n.StateDir, ".journal.json.tmp")
+	calls := 0
+	n.units.hook = func(context.Context, plan.UnitAction) error {
+		calls++
+		if calls == 1 {
+			return errors.New("Reload crio.service: job result \"failed\"")
+		}
+		// The rollback's action again, after the restore: the clean-up is next.
+		return os.MkdirAll(filepath.Join(obstacle, "x"), 0o755)
+	}
+	res := n.run(t, v2().JSON(), "v2")
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
+	assert.True(t, res.RolledBack, res.Reason)
+	assert.True(t, res.CleanupPending, res.Reason)
+	assert.False(t, res.RollbackIncomplete, res.Reason)
+	assert.Contains(t, res.Reason, "rolled back, but the clean-up after the rollback failed")
+	assert.Equal(t, "# v1 mirrors", n.read(t, registries), "the originals are back")
+	assert.Equal(t, "v1", apply.CurrentHash(n.StateDir))
+	assert.NotEmpty(t, n.journalPhase(t), "the journal stays for the clean-up")
+
+	n.units.hook = nil
+	require.NoError(t, os.RemoveAll(obstacle))
+	rec, err := apply.Recover(context.Background(), n.Host)
+	require.NoError(t, err)
+	assert.True(t, rec.Found)
+	assert.Empty(t, n.journalPhase(t))
+	assert.Equal(t, before, n.treeHash(t), "every original byte-identical, nothing left behind")
+}

@@ -58,6 +58,9 @@ func (r *Result) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "result: nothing to do; %s recorded as current\n", api.Short(r.Hash))
 	default:
 		fmt.Fprintf(&b, "result: failed: %s\n", r.Reason)
+		if r.RolledBack && r.CleanupPending {
+			fmt.Fprintf(&b, "result: every original is back; the clean-up is pending (the next apply, recover or agent start finishes it)\n")
+		}
 		if r.RollbackIncomplete {
 			fmt.Fprintf(&b, "result: rollback incomplete: journal and backups kept; run `refresh-agent recover` (every later apply retries it first)\n")
 		}
