@@ -187,7 +187,10 @@ func (t *Txn) restoreEntry(e Entry) error {
 	br, _ := rel(e.Backup)
 	if e.BackupCopy {
 		// The filesystem refused the hard link for the backup: it would refuse one now too.
-		if err := t.root.copyFile(br, tr, e.OrigMode, e.OrigUID, e.OrigGID); err != nil {
+		if err := t.root.copyFile(br, tr, e.OrigMode, e.OrigUID, e.OrigGID); noRoom(err) && e.OrigSHA256 != "" {
+			_ = t.root.removeRegular(tr)
+			return t.renameBackup(e, br, rp, bi)
+		} else if err != nil {
 			return err
 		}
 		if sum, _, err := t.root.hashRegular(tr, nil); err != nil || e.OrigSHA256 != "" && sum != e.OrigSHA256 {
@@ -198,7 +201,9 @@ func (t *Txn) restoreEntry(e Entry) error {
 		if err := t.root.removeRegular(tr); err != nil {
 			return err
 		}
-		if err := t.root.root.Link(br, tr); err != nil {
+		if err := t.root.root.Link(br, tr); noRoom(err) && e.OrigSHA256 != "" {
+			return t.renameBackup(e, br, rp, bi)
+		} else if err != nil {
 			return err
 		}
 		// linkat does not follow a symlink: the name linked must be the inode proven above.
@@ -208,6 +213,25 @@ func (t *Txn) restoreEntry(e Entry) error {
 		}
 	}
 	return t.root.root.Rename(tr, rp)
+}
+
+// noRoom reports whether err is the filesystem out of space or inodes (a link takes an inode on
+// tmpfs, a directory block anywhere).
+func noRoom(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// renameBackup puts the proven backup bi back by renaming it over the target: no inode or block
+// needed, and the replaced new file frees its own (adversary r18 d/02: on a full disk the restore's
+// link failed, before anything else, and the node stayed mixed). The backup's second name is gone
+// with it: the original in place is then known by its recorded hash, mode and owner (rule 17, and
+// isOriginal), so a crash after the rename, or a later check, finds it back. Only with a recorded
+// hash (version 4 on); the caller has proven what is at the target may be replaced.
+func (t *Txn) renameBackup(e Entry, br, rp string, bi fs.FileInfo) error {
+	if li, err := t.root.root.Lstat(br); err != nil || !os.SameFile(li, bi) {
+		return fmt.Errorf("%w: %s changed while it was restored", ErrHostileBackup, e.Backup)
+	}
+	return t.root.root.Rename(br, rp)
 }
 
 // agentsMask reports whether what is in place at e's path (lstat fi) is the mask the refresh's own

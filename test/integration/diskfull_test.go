@@ -129,3 +129,28 @@ func TestFaultInodesFullWhilePreparing(t *testing.T) {
 		checkSettled(t, trial+" (recover on the full disk)", f.m, dir, stateOf(dir), claimed)
 	}
 }
+
+// Adversary r18 d/02: killed mid-commit (some targets new), then no inode free: recover rolls back,
+// and a restore that links the backup to a second name needs an inode (tmpfs counts links). It
+// failed there, before anything else, and the node stayed mixed while the disk stayed full. A
+// restore that cannot link renames the proven backup over the target (no inode needed, and the
+// replaced new file frees one): recover on the full disk settles the node, every original back.
+func TestFaultInodesFullMidCommit(t *testing.T) {
+	requireMountNS(t)
+	n := 2
+	f := newFaultNode(t, n)
+	for _, at := range []string{"rename:2", "rename:3"} {
+		dir := t.TempDir()
+		mountTmpfs(t, dir, "size=16m,nr_inodes=4096")
+		f.copyTo(t, dir)
+		trial := "killed at " + at + ", then no inode free"
+		p := runProc(t, []string{crashEnv + "=" + at}, applyArgs(dir, f.v2File, "v2")...)
+		require.NotEqual(t, 0, p.code, trial)
+		_, used := usage(t, dir)
+		mount(t, "-o", fmt.Sprintf("remount,nr_inodes=%d", used), dir)
+		r := runProc(t, nil, recoverArgs(dir)...)
+		require.Equal(t, 0, r.code, "%s: recover on the full disk: %s %s", trial, r.out(), r.errOut())
+		checkSettled(t, trial+" (recover on the full disk)", f.m, dir, stateOf(dir), outcome{})
+		require.Equal(t, "old", f.m.files(dir), trial)
+	}
+}

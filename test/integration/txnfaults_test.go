@@ -508,12 +508,21 @@ func TestSecondFaultDuringRecovery(t *testing.T) {
 		require.True(t, r.waitStop(t), trial)
 		mount(t, "-o", "remount,bind,ro", dir)
 		r.wait(t)
-		require.Equal(t, 1, r.code, "%s: %s", trial, r.out())
 		var o outcome
 		require.NoError(t, jsonOut(r.out(), &o), trial)
 		require.True(t, o.Found, "%s: %s", trial, r.out())
-		require.True(t, o.RollbackIncomplete, "%s: %s", trial, r.out())
 		require.NotEmpty(t, o.Reason, trial)
+		if o.RolledBack {
+			// Every original was back before the remount (the last entries unplaced): only the
+			// clean-up failed, and it says so (adversary r18 d/03), exit 0 as a roll-forward's.
+			require.True(t, o.CleanupPending, "%s: %s", trial, r.out())
+			require.False(t, o.RollbackIncomplete, "%s: %s", trial, r.out())
+			require.Equal(t, 0, r.code, "%s: %s", trial, r.out())
+			require.Equal(t, "old", f.m.files(dir), "%s: rolled back, it says: %s", trial, r.out())
+		} else {
+			require.Equal(t, 1, r.code, "%s: %s", trial, r.out())
+			require.True(t, o.RollbackIncomplete, "%s: %s", trial, r.out())
+		}
 		_, err := os.Stat(filepath.Join(stateOf(dir), "journal.json"))
 		require.NoError(t, err, "%s: the journal is kept", trial)
 		mount(t, "-o", "remount,bind,rw", dir)
