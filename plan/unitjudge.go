@@ -239,6 +239,9 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy, v *unit
 		}
 	}
 	changed := changedOptions(cur, des)
+	if !enables(old, u) { // enabling links every alias the definition names: all judged then
+		p.Alias = slices.DeleteFunc(p.Alias, func(a string) bool { return slices.Contains(ownAliases(u.Name, old, v), a) })
+	}
 	p.ExecChanged = execChanged(p.ExecKeys, p.Exec, changed)
 	p.Programs = unitPrograms(u.Name, old, pol)
 	p.OwnWrites = unitWrites(old)
@@ -259,6 +262,39 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy, v *unit
 		return fmt.Sprintf("unit %s: %v%s", u.Name, err, def.nodeNote())
 	}
 	return judgeChangedSettings(u.Name, cur, des, changed, pol)
+}
+
+// enables says whether the refresh enables the unit (the payload turns enabled on).
+func enables(old *types.Unit, u types.Unit) bool {
+	return isTrue(u.Enabled) && (old == nil || !isTrue(old.Enabled))
+}
+
+// ownAliases are the [Install] Alias= names the node's current definition of the unit already gives
+// (the cri-o package's crio.service: Alias=cri-o.service): the node's own links, which a refresh that
+// does not enable the unit does not add, so JudgeUnit judges only the aliases the payload adds (adversary r18 c/01: every crio
+// drop-in change was refused for the node's alias). Under the node's root, the unit as the manager
+// loads it now (the current payload's files over the node's); else the current payload's unit.
+func ownAliases(name string, old *types.Unit, v *unitView) []string {
+	var contents *string
+	var dropins []types.Dropin
+	if old != nil && !isTrue(old.Mask) {
+		contents, dropins = old.Contents, old.Dropins
+	}
+	if v != nil && v.node != nil {
+		d, err := v.define(name, old)
+		if err != nil || d.masked {
+			return nil
+		}
+		contents, dropins = d.fragment, d.dropins
+	}
+	if contents == nil && len(dropins) == 0 {
+		return nil
+	}
+	cp, err := unitFileProps(name, contents, dropins)
+	if err != nil {
+		return nil
+	}
+	return cp.Alias
 }
 
 // unitPrograms are the programs a changed Exec line of the unit may run besides the modeled ones:
