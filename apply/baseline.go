@@ -64,7 +64,7 @@ func withDiskBaseline(root *actions.Root, cur, des *diff.Payload) *diff.Payload 
 			continue
 		}
 		entry.User, entry.Group = types.NodeUser{}, types.NodeGroup{}
-		mode := int(fi.Mode().Perm())
+		mode := unixMode(fi.Mode())
 		entry.Mode = &mode
 		if uid, gid := ownerOf(fi); uid != 0 || gid != 0 {
 			entry.User.ID, entry.Group.ID = &uid, &gid
@@ -83,4 +83,18 @@ func withDiskBaseline(root *actions.Root, cur, des *diff.Payload) *diff.Payload 
 	out := *cur
 	out.Config.Storage.Files = append(append([]types.File{}, cur.Config.Storage.Files...), added...)
 	return &out
+}
+
+// unixMode is the file's mode as chmod sets it: the permission bits and the set-user-ID, set-group-ID
+// and sticky bits (Go keeps those apart from Perm). A node file holding the payload's contents
+// under 06755 differs from the payload's 0755, so the refresh writes it (adversary r19 a/02: the
+// bits were dropped and a planted setuid file was recorded as the payload's).
+func unixMode(m fs.FileMode) int {
+	mode := int(m.Perm())
+	for bit, v := range map[fs.FileMode]int{fs.ModeSetuid: 0o4000, fs.ModeSetgid: 0o2000, fs.ModeSticky: 0o1000} {
+		if m&bit != 0 {
+			mode |= v
+		}
+	}
+	return mode
 }

@@ -245,8 +245,8 @@ func (h Host) drift(p *plan.Plan, cur *diff.Payload) (count int, warnings []stri
 		default:
 			if oldData, derr := diff.FileContents(old); derr == nil && !bytes.Equal(oldData, data) {
 				what = "contents differ"
-			} else if fi.Mode().Perm() != fs.FileMode(diff.FileMode(old)).Perm() {
-				what = fmt.Sprintf("mode %04o on disk, %04o in the current config", fi.Mode().Perm(), diff.FileMode(old))
+			} else if unixMode(fi.Mode()) != diff.FileMode(old)&0o7777 {
+				what = fmt.Sprintf("mode %04o on disk, %04o in the current config", unixMode(fi.Mode()), diff.FileMode(old))
 			}
 		}
 		if what != "" {
