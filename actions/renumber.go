@@ -1,6 +1,7 @@
 package actions
 
 import (
+	"fmt"
 	"path"
 	"syscall"
 )
@@ -41,6 +42,26 @@ func (j *journal) renumber(root *Root) error {
 	}
 	for _, d := range j.CreatedDirIDs {
 		see(d.Dev, path.Dir(d.Path))
+	}
+	// A device renamed must show the agent's own files at its paths (adversary r19 d/01): a root
+	// inode is the same on every filesystem of a type (2 on ext4), so another disk mounted at the
+	// same path (a second node's image, an A/B partition sharing /var) passes the path and inode;
+	// it holds none of the journal's side files or new files, which this one does.
+	if !j.Finishing {
+		seen, records := map[uint64]bool{}, map[uint64]bool{}
+		for _, e := range j.Entries {
+			records[e.NewDev] = true
+			if e.NewDev != 0 && !seen[e.NewDev] && root.showsOwn(e) {
+				seen[e.NewDev] = true
+			}
+		}
+		for from, now := range to {
+			// A device no entry records (the root's, with every file on /var) has nothing of the
+			// agent's to show, and nothing on it is acted on but the empty directories it made.
+			if from != now && !bad[from] && records[from] && !seen[from] {
+				return fmt.Errorf("%w: it records device %d, which is device %d under %s now, and no file the journal names there is the agent's (no temp, backup or new file of its at its path): another filesystem at the same path", ErrOtherRoot, from, now, root.Dir)
+			}
+		}
 	}
 	onto := map[uint64]int{}
 	for from, now := range to {
@@ -84,4 +105,27 @@ func (r *Root) devOf(p string) (uint64, bool) {
 		return 0, false
 	}
 	return uint64(st.Dev), true
+}
+
+// showsOwn reports whether one of e's files is in place as the agent made it: its temp or target
+// the new file (the recorded inode and contents), or its backup the original (recorded contents).
+// Device numbers are not compared: they are what is being renamed.
+func (r *Root) showsOwn(e Entry) bool {
+	is := func(p, sum string, ino uint64) bool {
+		rp, err := rel(p)
+		if p == "" || sum == "" || err != nil {
+			return false
+		}
+		fi, err := r.root.Lstat(rp)
+		if err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || ino != 0 && st.Ino != ino {
+			return false
+		}
+		got, _, err := r.hashRegular(rp, fi)
+		return err == nil && got == sum
+	}
+	return !e.Remove && (is(e.Temp, e.NewSHA256, e.NewIno) || is(e.Path, e.NewSHA256, e.NewIno)) ||
+		e.HadOriginal && is(e.Backup, e.OrigSHA256, 0)
 }

@@ -325,6 +325,43 @@ func loopExt4Image(t *testing.T) (string, string) {
 	return loop, img
 }
 
+// Adversary r19 d/01: a root inode is the same on every ext4 (2), so another disk with the same
+// files mounted at the same path (a second node's image) passed as the same root renumbered, and
+// recover rolled A's journal "back" on B, removed it, and left A mixed. B is refused, touching
+// nothing; A's recover settles A.
+func TestFaultAnotherDiskAtTheSamePathIsAnotherRoot(t *testing.T) {
+	requireMountNS(t)
+	loopA, _ := loopExt4Image(t)
+	loopB, _ := loopExt4Image(t)
+	f := newFaultNode(t, 3)
+	dir := t.TempDir()
+	for _, loop := range []string{loopB, loopA} {
+		mount(t, "-t", "ext4", loop, dir)
+		f.copyTo(t, dir)
+		if loop == loopA {
+			break
+		}
+		require.NoError(t, exec.Command("umount", dir).Run())
+	}
+	p := runProc(t, []string{crashEnv + "=rename:2"}, applyArgs(dir, f.v2File, "v2")...)
+	require.True(t, p.killed)
+	state := t.TempDir() // the journal outside both, as a shared state dir would be
+	require.NoError(t, exec.Command("cp", "-a", stateOf(dir)+"/.", state).Run())
+	require.NoError(t, exec.Command("umount", dir).Run())
+	mount(t, "-t", "ext4", loopB, dir)
+	before := f.m.files(dir)
+	r := runProc(t, nil, "recover", "--root", dir, "--state-dir", state)
+	require.Equal(t, 1, r.code, "recover on B: %s %s", r.out(), r.errOut())
+	require.Contains(t, r.out()+r.errOut(), "another node root's")
+	require.Equal(t, before, f.m.files(dir), "B changed")
+	_, err := os.Stat(filepath.Join(state, "journal.json"))
+	require.NoError(t, err, "the journal is kept for A")
+	require.NoError(t, exec.Command("umount", dir).Run())
+	mount(t, "-t", "ext4", loopA, dir)
+	f.settle(t, "A after B refused", dir, outcome{})
+	require.NoError(t, exec.Command("umount", dir).Run())
+}
+
 // TestFaultPowerCutDiskBackAsAnotherDevice cuts the power mid-refresh and brings the disk back as
 // another loop device, as a reboot that enumerates disks again does: the root's st_dev, and every
 // device the journal recorded, change while the path and the inodes stay (adversary r18 d/01: the
