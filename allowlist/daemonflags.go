@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The flags of the daemons that hold the node's trust (adversary r17 c/03). The path rule
+// The flags of the daemons that hold the node's trust (adversary r18 c/03, c/04). The path rule
 // (execgiven.go) judges the paths a changed line gives a program the judge does not model, but a
 // daemon's trust also lies in flags that name no path: kubelet --anonymous-auth=true,
 // --authorization-mode=AlwaysAllow, --authentication-token-webhook=false, crio --selinux=false,

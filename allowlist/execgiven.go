@@ -43,7 +43,7 @@ type OwnArg struct {
 	Option  string // the option the path is the value of ("" for an operand)
 	Path    string // clean, as the judge resolves it
 	// Flag marks a trust daemon's option (or, Option "", operand) and its Value as the node's line
-	// gives them (execflags.go); Path is then "".
+	// gives them (daemonflags.go); Path is then "".
 	Flag  bool
 	Value string
 	Key   string // the Exec key of the node's line (ExecStart, …), for a Flag
@@ -66,10 +66,7 @@ func OwnArgs(p UnitProps) []OwnArg {
 	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{},
 		programs: OwnPrograms(p.Exec), strict: true, mut: &unitPlaces{collect: &writes}, given: &givenArgs{collect: &out}}
 	for i, line := range p.Exec {
-		j.key = ""
-		if i < len(p.ExecKeys) {
-			j.key = p.ExecKeys[i]
-		}
+		j.key = p.ExecKey(i)
 		argv, _ := systemdArgv(line, j.env)
 		j.argv(argv, 0)
 	}

@@ -1,6 +1,7 @@
 package allowlist
 
 import (
+	"cmp"
 	"path"
 	"regexp"
 	"slices"
@@ -80,10 +81,7 @@ func placesOf(p UnitProps) *unitPlaces {
 		}
 	}
 	for i, argv := range p.Exec {
-		key := "Exec"
-		if i < len(p.ExecKeys) {
-			key = p.ExecKeys[i]
-		}
+		key := cmp.Or(p.ExecKey(i), "Exec")
 		if len(argv) > 0 {
 			if prog := strings.TrimLeft(argv[0], "@-:+!|"); strings.HasPrefix(prog, "/") {
 				m.reads = append(m.reads, NodeRead{Path: nodePath(prog), As: prog, Unit: p.ID, Setting: key + "=", self: true})

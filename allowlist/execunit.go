@@ -1,6 +1,7 @@
 package allowlist
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"path"
@@ -8,6 +9,14 @@ import (
 	"strconv"
 	"strings"
 )
+
+// ExecKey is the key of Exec's entry i (ExecStart, ExecReload, …), or "" when unknown.
+func (x Execution) ExecKey(i int) string {
+	if i < len(x.ExecKeys) {
+		return x.ExecKeys[i]
+	}
+	return ""
+}
 
 // Execution is how a unit's commands run and what systemd does with its jobs, as the unit file sets
 // it (the plan) or the manager reports it (the executor).
@@ -126,10 +135,7 @@ func judgeExecution(p UnitProps) error {
 		envFiles: len(p.EnvironmentFiles) > 0, given: &givenArgs{args: p.OwnArgs}}
 	for i, line := range p.Exec {
 		j.strict = i < len(p.ExecChanged) && p.ExecChanged[i]
-		j.key = ""
-		if i < len(p.ExecKeys) {
-			j.key = p.ExecKeys[i]
-		}
+		j.key = p.ExecKey(i)
 		// The judges read the words the program gets: systemd's substitution of the unit's
 		// variables done (execpaste.go).
 		argv, unknown := systemdArgv(line, j.env)
@@ -166,10 +172,7 @@ func judgeExecution(p UnitProps) error {
 			j.made[w] = true
 		}
 		if why != "" {
-			key := "Exec"
-			if i < len(p.ExecKeys) {
-				key = p.ExecKeys[i]
-			}
+			key := cmp.Or(p.ExecKey(i), "Exec")
 			l, a := short(strings.Join(line, " ")), short(strings.Join(argv, " "))
 			if !slices.Equal(line, argv) {
 				// Name the line as written and as systemd runs it (execpaste.go).
@@ -183,10 +186,7 @@ func judgeExecution(p UnitProps) error {
 	for i, argv := range p.Exec {
 		if len(argv) > 0 {
 			if why := programFile(argv[0]); why != "" {
-				key := "Exec"
-				if i < len(p.ExecKeys) {
-					key = p.ExecKeys[i]
-				}
+				key := cmp.Or(p.ExecKey(i), "Exec")
 				return fmt.Errorf("%s=%s: %s", key, short(strings.Join(argv, " ")), why)
 			}
 		}

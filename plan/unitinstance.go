@@ -119,18 +119,12 @@ func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
 	p.ExecChanged = make([]bool, len(p.Exec))
 	var own, mine, theirs [][]string
 	var ownKeys, mineKeys []string
-	key := func(i int) string {
-		if i < len(p.ExecKeys) {
-			return p.ExecKeys[i]
-		}
-		return ""
-	}
 	for i := range p.Exec {
 		p.ExecChanged[i] = allChanged || !slices.Equal(p.Exec[i], q.Exec[i])
 		if p.ExecChanged[i] {
-			mine, theirs, mineKeys = append(mine, p.Exec[i]), append(theirs, q.Exec[i]), append(mineKeys, key(i))
+			mine, theirs, mineKeys = append(mine, p.Exec[i]), append(theirs, q.Exec[i]), append(mineKeys, p.ExecKey(i))
 		} else {
-			own, ownKeys = append(own, p.Exec[i]), append(ownKeys, key(i))
+			own, ownKeys = append(own, p.Exec[i]), append(ownKeys, p.ExecKey(i))
 		}
 	}
 	p.Programs = append(allowlist.OwnPrograms(own), both(allowlist.OwnPrograms(mine), allowlist.OwnPrograms(theirs))...)
