@@ -47,19 +47,23 @@ func (j *journal) renumber(root *Root) error {
 	// inode is the same on every filesystem of a type (2 on ext4), so another disk mounted at the
 	// same path (a second node's image, an A/B partition sharing /var) passes the path and inode;
 	// it holds none of the journal's side files or new files, which this one does.
+	// Only renamed devices are proven (hashing files), so a recovery with nothing renumbered, the
+	// common one, reads nothing more than before.
 	if !j.Finishing {
-		seen, records := map[uint64]bool{}, map[uint64]bool{}
+		renamed, seen := map[uint64]bool{}, map[uint64]bool{}
+		for from, now := range to {
+			renamed[from] = from != now && !bad[from]
+		}
 		for _, e := range j.Entries {
-			records[e.NewDev] = true
-			if e.NewDev != 0 && !seen[e.NewDev] && root.showsOwn(e) {
+			if renamed[e.NewDev] && !seen[e.NewDev] && root.showsOwn(e) {
 				seen[e.NewDev] = true
 			}
 		}
-		for from, now := range to {
+		for _, e := range j.Entries {
 			// A device no entry records (the root's, with every file on /var) has nothing of the
 			// agent's to show, and nothing on it is acted on but the empty directories it made.
-			if from != now && !bad[from] && records[from] && !seen[from] {
-				return fmt.Errorf("%w: it records device %d, which is device %d under %s now, and no file the journal names there is the agent's (no temp, backup or new file of its at its path): another filesystem at the same path", ErrOtherRoot, from, now, root.Dir)
+			if renamed[e.NewDev] && !seen[e.NewDev] {
+				return fmt.Errorf("%w: it records device %d, which is device %d under %s now, and no file the journal names there is the agent's (no temp, backup or new file of its at its path): another filesystem at the same path", ErrOtherRoot, e.NewDev, to[e.NewDev], root.Dir)
 			}
 		}
 	}
