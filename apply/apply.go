@@ -194,8 +194,7 @@ func (h Host) failed(ctx context.Context, res *Result, txn *actions.Txn, cause e
 	if err := h.rollback(ctx, txn); errors.Is(err, ErrCleanupPending) {
 		// Every original is back and checked: rolled back, only side files and the journal remain
 		// (adversary r18 d/03: a full disk failing the clean-up's journal write said incomplete).
-		res.RolledBack, res.CleanupPending = true, true
-		res.Reason = fmt.Sprintf("%v; rolled back, but %v; the next apply, recover or agent start finishes it", cause, err)
+		res.RolledBack, res.CleanupPending, res.Reason = true, true, cleanupAfterRollback(cause, err)
 		h.logger().Warn("refresh failed and rolled back; the clean-up is pending", "hash", txn.Meta().Hash, "reason", res.Reason)
 		return res
 	} else if err != nil {
@@ -218,6 +217,12 @@ var ErrRollbackPending = errors.New("rollback incomplete; the journal and backup
 // actions run again on them) whose clean-up failed: side files and the journal remain, and the next
 // apply, recover or agent start removes them. Not ErrRollbackPending: nothing is left to undo.
 var ErrCleanupPending = errors.New("the clean-up after the rollback failed")
+
+// cleanupAfterRollback is the reason of a refresh that failed with cause and rolled back, its
+// clean-up failing with err (ErrCleanupPending).
+func cleanupAfterRollback(cause, err error) string {
+	return fmt.Sprintf("%v; rolled back, but %v; the next apply, recover or agent start finishes it", cause, err)
+}
 
 // rollback puts every original back and checks it, runs the unit actions again when they may have
 // run on the new content, and only then removes the backups and the journal. On any failure it
@@ -391,8 +396,7 @@ func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 	}
 	rec.Outcome = api.OutcomeFailed
 	if err := h.rollback(ctx, txn); errors.Is(err, ErrCleanupPending) {
-		rec.RolledBack, rec.CleanupPending = true, true
-		rec.Reason = fmt.Sprintf("%v; rolled back, but %v; the next apply, recover or agent start finishes it", cause, err)
+		rec.RolledBack, rec.CleanupPending, rec.Reason = true, true, cleanupAfterRollback(cause, err)
 		h.logger().Warn("recovered refresh rolled back; the clean-up is pending", "hash", rec.Hash, "reason", rec.Reason)
 		return rec, nil
 	} else if err != nil {

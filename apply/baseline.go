@@ -91,10 +91,14 @@ func withDiskBaseline(root *actions.Root, cur, des *diff.Payload) *diff.Payload 
 // bits were dropped and a planted setuid file was recorded as the payload's).
 func unixMode(m fs.FileMode) int {
 	mode := int(m.Perm())
-	for bit, v := range map[fs.FileMode]int{fs.ModeSetuid: 0o4000, fs.ModeSetgid: 0o2000, fs.ModeSticky: 0o1000} {
-		if m&bit != 0 {
-			mode |= v
-		}
+	if m&fs.ModeSetuid != 0 {
+		mode |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		mode |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		mode |= 0o1000
 	}
 	return mode
 }

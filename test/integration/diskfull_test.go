@@ -71,6 +71,18 @@ func TestFaultDiskFilledAtAStep(t *testing.T) {
 	}
 }
 
+// killedOnTmpfs copies f's node onto a tmpfs and kills apply at step at (its crash point).
+func killedOnTmpfs(t *testing.T, f *faultNode, at string) (dir, trial string) {
+	t.Helper()
+	dir = t.TempDir()
+	mountTmpfs(t, dir, "size=16m,nr_inodes=4096")
+	f.copyTo(t, dir)
+	trial = "killed at " + at + ", then no inode free"
+	p := runProc(t, []string{crashEnv + "=" + at}, applyArgs(dir, f.v2File, "v2")...)
+	require.NotEqual(t, 0, p.code, trial)
+	return dir, trial
+}
+
 // Inodes run out while preparing (adv txn-attack3 #2): recover of a preparing journal (nothing on
 // the node changed) on a disk with no inode free used to write a journal before cleaning up, fail
 // with ENOSPC, and hold every later refresh up. It unlinks the temps and backups and removes the
@@ -79,12 +91,7 @@ func TestFaultInodesFullWhilePreparing(t *testing.T) {
 	requireMountNS(t)
 	f := newFaultNode(t, 1)
 	for _, at := range []string{"temp:1", "backup:1", "temp:2"} {
-		dir := t.TempDir()
-		mountTmpfs(t, dir, "size=16m,nr_inodes=4096")
-		f.copyTo(t, dir)
-		trial := "killed at " + at + ", then no inode free"
-		p := runProc(t, []string{crashEnv + "=" + at}, applyArgs(dir, f.v2File, "v2")...)
-		require.NotEqual(t, 0, p.code, trial)
+		dir, trial := killedOnTmpfs(t, f, at)
 		data, err := os.ReadFile(filepath.Join(stateOf(dir), "journal.json"))
 		require.NoError(t, err, trial)
 		var j struct{ Phase string }
@@ -140,12 +147,7 @@ func TestFaultInodesFullMidCommit(t *testing.T) {
 	n := 2
 	f := newFaultNode(t, n)
 	for _, at := range []string{"rename:2", "rename:3"} {
-		dir := t.TempDir()
-		mountTmpfs(t, dir, "size=16m,nr_inodes=4096")
-		f.copyTo(t, dir)
-		trial := "killed at " + at + ", then no inode free"
-		p := runProc(t, []string{crashEnv + "=" + at}, applyArgs(dir, f.v2File, "v2")...)
-		require.NotEqual(t, 0, p.code, trial)
+		dir, trial := killedOnTmpfs(t, f, at)
 		_, used := usage(t, dir)
 		mount(t, "-o", fmt.Sprintf("remount,nr_inodes=%d", used), dir)
 		r := runProc(t, nil, recoverArgs(dir)...)
