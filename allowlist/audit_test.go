@@ -36,7 +36,7 @@ func TestWideCeilingNeverReachesRootOrTrust(t *testing.T) {
 		"/etc/containers/storage.conf.d/x.conf", "/etc/containers/registries.conf", "/etc/containers/registries.conf.d/x.conf",
 		"/etc/containers/policy.json", "/etc/containers/oci/hooks.d/x.json", "/etc/containers/mounts.conf",
 		"/etc/containers/containers.conf.d/x.conf", "/etc/crio/crio.conf.d/99-x", "/etc/crio/policies/x.json",
-		"/etc/docker/certs.d/r/ca.crt", "/var/cache/containers/short-name-aliases.conf", "/etc/netgroup",
+		"/etc/docker/certs.d/r/ca.crt", "/var/cache/containers/short-name-aliases.conf", "/etc/netgroup", "/etc/networks", "/etc/services", "/etc/protocols", "/etc/rpc", "/etc/ethers",
 		"/etc/debuginfod/x.urls", "/etc/pcrlock.d/x.pcrlock", "/var/lib/pcrlock.d/x.pcrlock", "/opt/cni/bin/evil", "/var/opt/cni/bin/evil", "/var/lib/cni/bin/x",
 		"/var/lib/containers/storage/overlay/x", "/var/lib/crio/version",
 		// systemd.
