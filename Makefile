@@ -90,3 +90,4 @@ fuzz:
 	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzJudgeStaticPod$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzJudgeCredentialProvider$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzNormalizeUnit$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./allowlist -run '^$$' -fuzz '^FuzzPatternMayBeSecretName$$' -fuzztime $(FUZZTIME)

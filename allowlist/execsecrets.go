@@ -41,6 +41,11 @@ import (
 // kubeconfigs of /etc/kubernetes).
 type secretRow struct {
 	path, prefix, contains, what string
+	// class: a tree the node keeps files of the secret class in (isPrivateKeyName, currentPEM) at
+	// any depth (the whereabouts and multus kubeconfigs under /etc/kubernetes/cni/net.d/*.d, a
+	// registry's client.key under certs.d): every directory in it may hold one (adversary r19 c/01).
+	// A contains row's names are matched at any depth below path too.
+	class bool
 	// device: every file below path but the few harmless character devices (devReadable); the
 	// directory itself is above them.
 	device bool
@@ -90,6 +95,7 @@ var nodeSecrets = func() []secretRow {
 		{path: "/var/lib/systemd/credential.secret", what: "the key of the units' encrypted credentials"},
 		{path: "/var/lib/openvswitch/pki", what: "the switch's keys"},
 		{path: "/etc/ipsec.d", what: "IPsec keys (its NSS database)"},
+		{path: "/var/lib/ipsec/nss", what: "IPsec keys: libreswan's NSS database on RHEL 9 (key4.db, cert9.db; adversary r19 c/02)"},
 		{path: "/etc", prefix: "ipsec.secrets", what: "IPsec secrets"},
 		// Round 13 (adversary e/01): the other node agents' identities and the node's network,
 		// storage and time credentials, under names the class does not read as a key's.
@@ -121,6 +127,17 @@ var nodeSecrets = func() []secretRow {
 	for _, p := range slices.Sorted(maps.Keys(secretModes)) {
 		rows = append(rows, secretRow{path: p, what: "a pull secret: registry credentials"})
 	}
+	// Last, so that a listed row names what it lists.
+	rows = append(rows, []secretRow{
+		// Round 19 (adversary c/01): the trees where the node keeps files a name says are secret,
+		// at any depth; a directory in them, or a pattern, may hold one.
+		{path: "/etc/kubernetes", class: true, what: "a key or kubeconfig by its name, in the tree the node keeps them in"},
+		{path: "/etc/cni", class: true, what: "a CNI plugin's kubeconfig or key by its name"},
+		{path: "/etc/pki", class: true, what: "a private key by its name, in the node's PKI"},
+		{path: "/etc/containers/certs.d", class: true, what: "a registry's client key by its name"},
+		{path: "/etc/docker/certs.d", class: true, what: "a registry's client key by its name"},
+		{path: "/etc/ssh", class: true, what: "an SSH private key by its name"},
+	}...)
 	return rows
 }()
 
@@ -130,7 +147,9 @@ func (r secretRow) name() string {
 	case r.prefix != "":
 		return strings.TrimSuffix(r.path, "/") + "/" + r.prefix + "*"
 	case r.contains != "":
-		return r.path + "/*" + r.contains + "*"
+		return r.path + "/**/*" + r.contains + "*"
+	case r.class:
+		return r.path + "/**"
 	case r.device:
 		return r.path + "/*"
 	}
@@ -174,7 +193,9 @@ func (r secretRow) names(p string) bool {
 		return len(pc) > len(dc) && patternMayStartWith(pc[len(dc)], r.prefix) &&
 			!(r.prefix == "ssh_host_" && len(pc) == len(dc)+1 && !strings.ContainsAny(pc[len(dc)], "*?[") && strings.HasSuffix(pc[len(dc)], ".pub"))
 	case r.contains != "":
-		return len(pc) > len(dc) && patternMayContain(pc[len(dc)], r.contains)
+		return len(pc) > len(dc) && patternMayContain(pc[len(pc)-1], r.contains)
+	case r.class:
+		return len(pc) > len(dc) && secretName(p)
 	}
 	return true
 }
@@ -183,8 +204,11 @@ func (r secretRow) names(p string) bool {
 // secret: a directory a recursive reader would read it below.
 func (r secretRow) above(p string) bool {
 	pc, dc := components(p), components(r.path)
-	if r.prefix != "" || r.contains != "" || r.device {
+	if r.prefix != "" || r.contains != "" || r.device || r.class {
 		dc = append(dc, "x") // the directory itself is above its files
+	}
+	if (r.contains != "" || r.class) && len(pc) >= len(dc) {
+		pc = pc[:len(dc)-1] // a directory anywhere in the tree is above the files below it
 	}
 	if len(pc) >= len(dc) {
 		return false
@@ -207,7 +231,7 @@ func secretNamed(p string) (row secretRow, above, ok bool) {
 				return r, false, true
 			}
 		}
-		if !strings.ContainsAny(alias, "*?[") && (isPrivateKeyName(alias) || currentPEM(alias)) && !publicByName(alias) {
+		if secretName(alias) {
 			return secretRow{path: alias, what: privateByName}, false, true
 		}
 	}
@@ -220,6 +244,165 @@ func secretNamed(p string) (row secretRow, above, ok bool) {
 		}
 	}
 	return secretRow{}, false, false
+}
+
+// secretName says whether the clean path (perhaps a pattern) may name a file whose name is a
+// secret's: a literal name of the class, or a pattern that may match one (adversary r19 c/01:
+// whereabouts.d/* matched the kubeconfig the judge refused by its name); the world-readable
+// account databases, PAM's files and the OS's are not secrets.
+func secretName(c string) bool {
+	base, dir := path.Base(c), path.Dir(c)
+	if publicByName(c) || !strings.ContainsAny(dir, "*?[") && publicByName(dir+"/x") {
+		return false // the OS's own files (/usr/share/myapp/*)
+	}
+	if !strings.ContainsAny(base, "*?[") {
+		return isPrivateKeyName(c) || currentPEM(c)
+	}
+	return patternMayBeSecretName(base)
+}
+
+// secretNameWords are the words (and the one suffix) that make a name a secret's in the class
+// (isPrivateKeyName, currentPEM), and more: the public rules (a .crt, a word pub) are not applied
+// to a pattern, so the judge errs toward a secret.
+var secretNameWords = slices.Concat(slices.Sorted(maps.Keys(secretWords)), slices.Sorted(maps.Keys(strongSecretWords)),
+	slices.Sorted(maps.Keys(keystoreExts)), slices.Sorted(maps.Keys(sshKeyTypes)), []string{"auth"})
+
+// patternMayBeSecretName says whether a name the pattern (one component) matches may be a secret's
+// by the class: a "*" may always stand for "-secret-"; a pattern of "?", brackets and letters may
+// when one of the class's words fits at some place between two boundaries (an edge, a character
+// that is no letter or digit, a lower-to-upper change), or "-current.pem" at its end.
+func patternMayBeSecretName(pc string) bool {
+	toks, ok := patternTokens(pc)
+	if !ok {
+		return true // "*", or a bracket the judge does not read ([:alpha:]): it may
+	}
+	for _, w := range secretNameWords {
+		for i := 0; i+len(w) <= len(toks); i++ {
+			if wordFits(toks, i, w) {
+				return true
+			}
+		}
+	}
+	const pem = "-current.pem"
+	if n := len(toks); n >= len(pem) {
+		fits := true
+		for j := range len(pem) {
+			fits = fits && toks[n-len(pem)+j].may(pem[j])
+		}
+		return fits
+	}
+	return false
+}
+
+// patToken is one character of a pattern without "*": a literal, "?" (any) or a bracket's set.
+type patToken struct {
+	any    bool
+	negate bool
+	set    string // the literal, or the bracket's members (ranges as written)
+}
+
+func (t patToken) may(c byte) bool {
+	if t.any {
+		return true
+	}
+	if len(t.set) == 1 && !t.negate {
+		return t.set[0] == c
+	}
+	m, err := path.Match("["+map[bool]string{true: "^"}[t.negate]+t.set+"]", string(c))
+	return m || err != nil
+}
+
+func (t patToken) mayFold(c byte) bool { // c a lower-case letter: either case
+	return t.may(c) || t.may(c-'a'+'A')
+}
+
+func (t patToken) mayBoundary() bool {
+	for c := byte(0x20); c < 0x7f; c++ {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') && t.may(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t patToken) mayUpper() bool {
+	for c := byte('A'); c <= 'Z'; c++ {
+		if t.may(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t patToken) mayLower() bool {
+	for c := byte('a'); c <= 'z'; c++ {
+		if t.may(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// wordFits says whether the word w (lower case) may stand at toks[i:] as a word of the name.
+func wordFits(toks []patToken, i int, w string) bool {
+	for j := range len(w) {
+		c := w[j]
+		if c >= 'a' && c <= 'z' {
+			if !toks[i+j].mayFold(c) {
+				return false
+			}
+		} else if !toks[i+j].may(c) {
+			return false
+		}
+	}
+	before := i == 0 || toks[i-1].mayBoundary() || toks[i-1].mayLower() && toks[i].mayUpper()
+	end := i + len(w)
+	after := end == len(toks) || toks[end].mayBoundary() || toks[end].mayUpper() && toks[end-1].mayLower()
+	return before && after
+}
+
+// patternTokens splits a pattern without "*" into its characters; ok is false for a "*" or a
+// bracket it does not read.
+func patternTokens(pc string) (toks []patToken, ok bool) {
+	for i := 0; i < len(pc); i++ {
+		switch c := pc[i]; c {
+		case '*':
+			return nil, false
+		case '\\':
+			if i+1 < len(pc) {
+				i++
+			}
+			toks = append(toks, patToken{set: pc[i : i+1]})
+		case '?':
+			toks = append(toks, patToken{any: true})
+		case '[':
+			j := i + 1
+			neg := j < len(pc) && (pc[j] == '!' || pc[j] == '^')
+			if neg {
+				j++
+			}
+			k := j
+			if k < len(pc) && pc[k] == ']' {
+				k++ // "[]…]": the "]" is a member
+			}
+			for k < len(pc) && pc[k] != ']' {
+				k++
+			}
+			if k >= len(pc) {
+				toks = append(toks, patToken{set: "["}) // no closing "]": a literal "["
+				continue
+			}
+			set := pc[j:k]
+			if strings.Contains(set, "[:") || strings.Contains(set, "[=") || strings.Contains(set, "[.") || strings.Contains(set, "\\") {
+				return nil, false
+			}
+			toks = append(toks, patToken{set: set, negate: neg})
+			i = k
+		default:
+			toks = append(toks, patToken{set: pc[i : i+1]})
+		}
+	}
+	return toks, true
 }
 
 // currentPEM says whether the file is a Kubernetes certificate manager's current pair
@@ -299,7 +482,9 @@ func readsBelow(prog string, args []string) bool {
 	case "tar", "bsdtar", "cpio", "rsync", "find", "zip", "ln", "xargs":
 		return true
 	case "cp":
-		return true
+		// cp copies a directory only recursively ("-r not specified; omitting directory").
+		return anyShort(args, 'r', "tS") || anyShort(args, 'R', "tS") || anyShort(args, 'a', "tS") ||
+			longGiven(args, "--recursive", "--archive")
 	case "rgrep":
 		return true
 	case "grep", "egrep", "fgrep", "zgrep":
@@ -388,8 +573,16 @@ func (j judge) secretWhy(prog string, argv []string) string {
 			if !found || above && (!below || k == 0 || dirValue[k]) {
 				continue
 			}
-			if k >= own && (above || r.what == privateByName || j.ownSecret(c)) {
+			if k >= own && (above || r.what == privateByName || r.class || j.ownSecret(c)) {
 				continue // the unit's own program's word (opaqueFrom)
+			}
+			byName := r.what == privateByName || r.class || r.contains != ""
+			if !above && byName && strings.ContainsAny(c, "*?[") &&
+				(slices.Contains(secretBlind, prog) || prog == "find" && !strings.HasPrefix(w, "/") || j.mut != nil && j.mut.ownPlace(c)) {
+				// A pattern that may match a secret's name, in the unit's own places (its
+				// own files are its business), for a program that opens none, or find's
+				// -name (a name below the directories it searches, judged as those).
+				continue
 			}
 			return short(strings.Join(argv, " ")) + ": " + secretReason(c, r, above, prog)
 		}
@@ -560,6 +753,9 @@ func secretFileWhy(p string) string {
 		if r.names(nodePath(c)) {
 			return "names " + c + ", a secret of the node (" + r.what + "): its values would become the unit's variables"
 		}
+	}
+	if secretName(nodePath(c)) {
+		return "names " + c + ", a secret of the node (" + privateByName + "): its values would become the unit's variables"
 	}
 	return ""
 }

@@ -571,6 +571,9 @@ func assignmentWhy(a string) string {
 	if k == "TAPE" {
 		return tapeWhy
 	}
+	if u == "GODEBUG" {
+		return godebugWhy(k, v)
+	}
 	switch {
 	case codeVar(k):
 		return k + " makes the loader, a shell or an interpreter load code or changes how the program starts"
@@ -594,6 +597,29 @@ func assignmentWhy(a string) string {
 				return k + "=" + short(v) + " moves where a root program reads its configuration or whom it trusts (containers' and registries' configuration, CA bundles, the resolver, proxies, a search path) to " + short(p) + ", which is not the node's own file (only read-only OS content or a path no policy grants)"
 			}
 		}
+	}
+	return ""
+}
+
+// godebugInert are the Go runtime's GODEBUG switches that only tune or trace the runtime (its
+// memory, scheduler and garbage collector); x509ignoreCN is the MCO's own drop-in's
+// (10-mco-default-madv.conf: x509ignoreCN=0,madvdontneed=1), a switch Go removed in 1.17.
+var godebugInert = []string{"madvdontneed", "gctrace", "gcpacertrace", "scavtrace", "schedtrace", "scheddetail",
+	"inittrace", "asyncpreemptoff", "harddecommit", "adaptivestackstart", "tracebackancestors", "invalidptr",
+	"disablethp", "decoratemappings", "tracefpunwindoff", "profstackdepth", "runtimecontentionstacks", "x509ignorecn"}
+
+// godebugWhy says why a GODEBUG value changes what a Go daemon trusts, or "" (adversary r19 c/03:
+// x509sha1=1 made the kubelet and CRI-O verify SHA-1-signed certificates, tlsrsakex=1, tls3des=1 and
+// tls10server=1 turned on the legacy key exchange, ciphers and TLS 1.0). Go's list of switches grows
+// with each release and most of them move a default of crypto/tls, crypto/x509, net or net/http, so
+// only the runtime's own tuning and tracing switches may be set in a changed line.
+func godebugWhy(k, v string) string {
+	for _, kv := range strings.Split(v, ",") {
+		name, _, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		if name == "" || slices.Contains(godebugInert, strings.ToLower(name)) {
+			continue
+		}
+		return k + "=" + short(v) + " sets " + short(name) + ", a Go switch that may change what a daemon's crypto/tls, crypto/x509, net or net/http accept (only the runtime's tuning and tracing switches may change: " + strings.Join(godebugInert, ", ") + ")"
 	}
 	return ""
 }

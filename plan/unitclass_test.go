@@ -207,15 +207,16 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 		"script with env args": svc("EnvironmentFile=/etc/node-sizing.env\nExecStart=/bin/bash /usr/local/sbin/dynamic-system-reserved-calc.sh ${NODE_SIZING_ENABLED} ${SYSTEM_RESERVED_MEMORY}"),
 		"kubelet shape": svc("ExecStartPre=/bin/mkdir --parents /etc/myapp/manifests\nExecStartPre=-/usr/sbin/restorecon -ri /var/lib/myapp/pod-resources\n" +
 			"ExecStart=/usr/local/bin/kubenswrapper /usr/bin/kubelet --config=/etc/kubernetes/kubelet.conf --resolv-conf=/run/systemd/resolve/resolv.conf \\\n  --node-ip=${KUBELET_NODE_IP}\nStandardOutput=journal+console\nStandardError=journal+console"),
-		"cp a pattern":    svc(`ExecStartPre=/bin/sh -c "cp /etc/myapp/*.conf /run/myapp/"` + "\nExecStart=/usr/bin/myapp"),
-		"sed in place":    svc(`ExecStartPre=-/usr/bin/sh -c "sed -i 's/enabled=1/enabled=0/' /etc/yum.repos.d/*.repo"` + "\nExecStart=/usr/bin/myapp"),
-		"notify ready":    svc("Type=notify\nExecStart=/usr/bin/myapp\nExecStartPost=/usr/bin/systemd-notify --ready --status=up"),
-		"sh -c ordinary":  svc(`ExecStart=/bin/sh -c 'echo "ready $(date)" > /run/myapp; exec /usr/bin/myapp --reboot-policy=never'`),
-		"python script":   svc("ExecStart=/usr/bin/python3 -u /usr/local/bin/myapp.py --port 8080"),
-		"awk print":       svc(`ExecStart=/bin/sh -c "ip -o addr | awk '{print $4}' > /run/myapp/addrs"`),
-		"systemd-run ok":  svc("ExecStart=/usr/bin/systemd-run --scope --unit=myapp-child --setenv=A=b /usr/bin/myapp"),
-		"on failure":      svc("ExecStart=/usr/bin/myapp") + "[Unit]\nOnFailure=myapp-notify.service\nOnFailureJobMode=replace\n",
-		"runtime dir out": svc("RuntimeDirectory=myapp\nStandardOutput=journal\nWorkingDirectory=/var/lib/myapp\nExecStart=/bin/sh -c 'myapp > $RUNTIME_DIRECTORY/out'"),
+		"cp a pattern":      svc(`ExecStartPre=/bin/sh -c "cp /var/lib/myapp/*.conf /run/myapp/"` + "\nExecStart=/usr/bin/myapp"),
+		"cp an etc pattern": svc(`ExecStartPre=/bin/sh -c "cp /etc/myapp/*.conf /run/myapp/"` + "\nExecStart=/usr/bin/myapp"),
+		"sed in place":      svc(`ExecStartPre=-/usr/bin/sh -c "sed -i 's/enabled=1/enabled=0/' /etc/yum.repos.d/*.repo"` + "\nExecStart=/usr/bin/myapp"),
+		"notify ready":      svc("Type=notify\nExecStart=/usr/bin/myapp\nExecStartPost=/usr/bin/systemd-notify --ready --status=up"),
+		"sh -c ordinary":    svc(`ExecStart=/bin/sh -c 'echo "ready $(date)" > /run/myapp; exec /usr/bin/myapp --reboot-policy=never'`),
+		"python script":     svc("ExecStart=/usr/bin/python3 -u /usr/local/bin/myapp.py --port 8080"),
+		"awk print":         svc(`ExecStart=/bin/sh -c "ip -o addr | awk '{print $4}' > /run/myapp/addrs"`),
+		"systemd-run ok":    svc("ExecStart=/usr/bin/systemd-run --scope --unit=myapp-child --setenv=A=b /usr/bin/myapp"),
+		"on failure":        svc("ExecStart=/usr/bin/myapp") + "[Unit]\nOnFailure=myapp-notify.service\nOnFailureJobMode=replace\n",
+		"runtime dir out":   svc("RuntimeDirectory=myapp\nStandardOutput=journal\nWorkingDirectory=/var/lib/myapp\nExecStart=/bin/sh -c 'myapp > $RUNTIME_DIRECTORY/out'"),
 	}
 	// Issue 27 round 4: a line the payload adds runs programs and scripts only from read-only OS
 	// content and the node's own program dirs (/usr/local/bin, …), and no container image; these
@@ -225,7 +226,10 @@ func TestUnitContentsJudgedByClass(t *testing.T) {
 		"podman pull loop": "/etc/machine-config-daemon/generate_podman_policy_args.sh",
 		// Issue 27 class 3: a changed line's sed -i and chown change what they edit as a write
 		// does: not the package repositories nor the switch's database (denied, the node's).
-		"sed in place": "writes /etc/yum.repos.d", "ovs chown": "writes /etc/openvswitch"}
+		"sed in place": "writes /etc/yum.repos.d", "ovs chown": "writes /etc/openvswitch",
+		// Round 19: a pattern outside the unit's own places that may match a secret's name
+		// (password.conf) copies what the judge cannot see; in /var/lib/myapp it is the unit's own.
+		"cp an etc pattern": "may match"}
 	for name, body := range accepted {
 		p := ndpBuild(t, grantedPolicy, cur, withUnits(unit("myapp.service", str(body))))
 		if why, ok := strict[name]; ok {
