@@ -239,14 +239,17 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy, v *unit
 		}
 	}
 	changed := changedOptions(cur, des)
-	if !enables(old, u) { // enabling links every alias the definition names: all judged then
-		p.Alias = slices.DeleteFunc(p.Alias, func(a string) bool { return slices.Contains(ownAliases(u.Name, old, v), a) })
+	now, known := currentProps(u.Name, old, v)
+	if !enables(old, u) && known { // enabling links every alias the definition names: all judged then
+		p.Alias = slices.DeleteFunc(p.Alias, func(a string) bool { return slices.Contains(now.Alias, a) })
 	}
 	p.ExecChanged = execChanged(p.ExecKeys, p.Exec, changed)
-	p.Programs = unitPrograms(u.Name, old, pol)
-	p.OwnWrites = unitWrites(old)
-	p.OwnSecrets = unitSecrets(old)
-	p.OwnArgs = unitArgs(old)
+	p.Programs = unitPrograms(u.Name, now, known, pol)
+	if known {
+		p.OwnWrites = allowlist.OwnWrites(now)
+		p.OwnSecrets = allowlist.OwnSecrets(now)
+		p.OwnArgs = allowlist.OwnArgs(now)
+	}
 	if pol != nil {
 		p.NeverOwn = pol.StateDirs()
 		p.Managed = pol.ManagedPaths()
@@ -269,12 +272,18 @@ func enables(old *types.Unit, u types.Unit) bool {
 	return isTrue(u.Enabled) && (old == nil || !isTrue(old.Enabled))
 }
 
-// ownAliases are the [Install] Alias= names the node's current definition of the unit already gives
-// (the cri-o package's crio.service: Alias=cri-o.service): the node's own links, which a refresh that
-// does not enable the unit does not add, so JudgeUnit judges only the aliases the payload adds (adversary r18 c/01: every crio
-// drop-in change was refused for the node's alias). Under the node's root, the unit as the manager
-// loads it now (the current payload's files over the node's); else the current payload's unit.
-func ownAliases(name string, old *types.Unit, v *unitView) []string {
+// currentProps is the node's current definition of the unit, what its own aliases, programs,
+// writes, secrets and arguments are read from (known false: none, for a unit the payload adds, a
+// masked one, or one whose files the judge cannot read). Under the node's root it is the unit as
+// the manager loads it now: the current payload's files over the node's, so a payload that ships
+// drop-ins only is judged with the node's unit file (adversary r18 c/02: the current payload's
+// drop-ins alone named none of the programs the unit runs). Without the node's root, the current
+// payload's unit.
+//
+// The aliases: the [Install] Alias= names of this definition are the node's own links (the cri-o
+// package's crio.service: Alias=cri-o.service), which a refresh that does not enable the unit does
+// not add, so JudgeUnit judges only the aliases the payload adds (adversary r18 c/01).
+func currentProps(name string, old *types.Unit, v *unitView) (allowlist.UnitProps, bool) {
 	var contents *string
 	var dropins []types.Dropin
 	if old != nil && !isTrue(old.Mask) {
@@ -283,61 +292,29 @@ func ownAliases(name string, old *types.Unit, v *unitView) []string {
 	if v != nil && v.node != nil {
 		d, err := v.define(name, old)
 		if err != nil || d.masked {
-			return nil
+			return allowlist.UnitProps{}, false
 		}
 		contents, dropins = d.fragment, d.dropins
 	}
 	if contents == nil && len(dropins) == 0 {
-		return nil
+		return allowlist.UnitProps{}, false
 	}
 	cp, err := unitFileProps(name, contents, dropins)
-	if err != nil {
-		return nil
-	}
-	return cp.Alias
+	return cp, err == nil
 }
 
 // unitPrograms are the programs a changed Exec line of the unit may run besides the modeled ones:
-// those the node's current definition of the unit runs (none for a unit the payload adds, or one
-// whose current file the judge cannot read) and those the node policy grants it.
-func unitPrograms(name string, old *types.Unit, pol *allowlist.Policy) []string {
+// those the node's current definition of the unit runs (now, when known) and those the node
+// policy grants it.
+func unitPrograms(name string, now allowlist.UnitProps, known bool, pol *allowlist.Policy) []string {
 	var out []string
-	if old != nil && !isTrue(old.Mask) {
-		if cur, err := unitFileProps(old.Name, old.Contents, old.Dropins); err == nil {
-			out = allowlist.OwnPrograms(cur.Exec)
-		}
+	if known {
+		out = allowlist.OwnPrograms(now.Exec)
 	}
 	if pol != nil {
 		out = append(out, pol.UnitPrograms[name]...)
 	}
 	return out
-}
-
-// unitWrites are the paths the node's current definition of the unit mutates (none for a unit the
-// payload adds, or one whose current file the judge cannot read): a changed line may mutate them too.
-func unitWrites(old *types.Unit) []string {
-	if old == nil || isTrue(old.Mask) {
-		return nil
-	}
-	cur, err := unitFileProps(old.Name, old.Contents, old.Dropins)
-	if err != nil {
-		return nil
-	}
-	return allowlist.OwnWrites(cur)
-}
-
-// unitSecrets are the node's secrets the node's current definition of the unit names (none for a
-// unit the payload adds): a changed line's own program may name them too (the kubelet's
-// --kubeconfig=).
-func unitSecrets(old *types.Unit) []string {
-	if old == nil || isTrue(old.Mask) {
-		return nil
-	}
-	cur, err := unitFileProps(old.Name, old.Contents, old.Dropins)
-	if err != nil {
-		return nil
-	}
-	return allowlist.OwnSecrets(cur)
 }
 
 // readsAsSystemd says which of the unit's texts the judge would read differently from systemd, or "".
