@@ -20,10 +20,11 @@ import (
 // Every call here that opens, creates, links, renames or removes resolves the parent one component
 // at a time from a descriptor of the root, each with O_NOFOLLOW, and acts relative to the last:
 // a symlink anywhere on the way is refused at the moment of the call, and a directory swapped
-// after it was opened is written as the directory it was. Lstat and Close are os.Root's.
+// after it was opened is written as the directory it was. Lstat keeps os.Root's rules (beneath.go).
 type nofollowRoot struct {
 	*os.Root
-	fd int // the root directory, O_PATH
+	fd      int  // the root directory, O_PATH
+	beneath bool // openat2 resolves beneath fd: the fast paths (beneath.go)
 }
 
 func openNofollowRoot(abs string) (*nofollowRoot, error) {
@@ -36,7 +37,7 @@ func openNofollowRoot(abs string) (*nofollowRoot, error) {
 		r.Close()
 		return nil, &fs.PathError{Op: "open", Path: abs, Err: err}
 	}
-	return &nofollowRoot{Root: r, fd: fd}, nil
+	return &nofollowRoot{Root: r, fd: fd, beneath: probeBeneath(fd)}, nil
 }
 
 // Close releases both descriptors.
@@ -48,6 +49,13 @@ func (r *nofollowRoot) Close() error {
 // parent opens the directory that holds rp (root-relative, clean), refusing a symlink or a
 // non-directory on the way, and returns it with rp's last component. The caller closes dfd.
 func (r *nofollowRoot) parent(op, rp string) (dfd int, base string, err error) {
+	if r.beneath && cleanRel(rp) {
+		dir, base := splitLast(rp)
+		if dfd, err := r.openDirBeneath(dir, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS); err == nil {
+			return dfd, base, nil
+		}
+		// Any failure: the walk below says which component, as it always did.
+	}
 	parts := strings.Split(rp, "/")
 	if rp == "." || rp == "" {
 		parts = []string{"."}
