@@ -398,7 +398,9 @@ func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 	if err := h.rollback(ctx, txn); errors.Is(err, ErrCleanupPending) {
 		rec.RolledBack, rec.CleanupPending, rec.Reason = true, true, cleanupAfterRollback(cause, err)
 		h.logger().Warn("recovered refresh rolled back; the clean-up is pending", "hash", rec.Hash, "reason", rec.Reason)
-		return rec, nil
+		// Not finished: its journal, backups and temps (the new pull secret's among them) stay, so
+		// recover exits 1, as after a roll-forward whose clean-up failed (adversary r20 b/02).
+		return rec, fmt.Errorf("refresh to %s: %s", rec.Hash, rec.Reason)
 	} else if err != nil {
 		rec.RollbackIncomplete, rec.Reason = true, fmt.Sprintf("%v; %v", cause, err)
 		if errors.Is(err, actions.ErrHostileBackup) {

@@ -246,9 +246,16 @@ func TestRolledBackWithTheCleanupPending(t *testing.T) {
 	assert.Equal(t, "v1", apply.CurrentHash(n.StateDir))
 	assert.NotEmpty(t, n.journalPhase(t), "the journal stays for the clean-up")
 
+	// Adversary r20 b/02: a recovery whose clean-up fails again has not finished: an error
+	// (recover exits 1), the clean-up still pending, the journal kept.
 	n.units.hook = nil
-	require.NoError(t, os.RemoveAll(obstacle))
 	rec, err := apply.Recover(context.Background(), n.Host)
+	require.Error(t, err)
+	assert.True(t, rec.Found && rec.CleanupPending, "%+v", rec)
+	assert.NotEmpty(t, n.journalPhase(t), "the journal stays for the clean-up")
+
+	require.NoError(t, os.RemoveAll(obstacle))
+	rec, err = apply.Recover(context.Background(), n.Host)
 	require.NoError(t, err)
 	assert.True(t, rec.Found)
 	assert.Empty(t, n.journalPhase(t))
