@@ -144,24 +144,6 @@ func (t *Txn) byHash(e Entry) bool {
 	return err == nil && sum == e.OrigSHA256
 }
 
-// HostileBackups lists the backups a rollback refuses to restore from (rule 17), each saying why:
-// kept as they are, for an operator to compare and remove.
-func (t *Txn) HostileBackups() []string {
-	var out []string
-	if t.legacy() {
-		return nil
-	}
-	for _, e := range t.j.Entries {
-		if !e.HadOriginal || e.Backup == "" {
-			continue
-		}
-		if _, err := t.provenBackup(e); errors.Is(err, ErrHostileBackup) {
-			out = append(out, fmt.Sprintf("%s (beside %s): %v", e.Backup, e.Path, err))
-		}
-	}
-	return out
-}
-
 // HashFile returns the sha256 of the regular file p inside the root (no symlinked component, none
 // at its last either: a symlink or any other type is an error).
 func (r *Root) HashFile(p string) (string, error) {
@@ -174,4 +156,36 @@ func (r *Root) HashFile(p string) (string, error) {
 	}
 	sum, _, err := r.hashRegular(rp, nil)
 	return sum, err
+}
+
+// KeptBackups lists, after a rollback that did not complete, every backup still on the node, each
+// saying why it stays: one the rollback refused as a source (rule 17, ErrHostileBackup's reason), or one it
+// did not restore over a file in place that is neither the original nor provably the agent's new
+// file (an administrator's edit after a crash: adversary r20 b/01). The operator compares each with
+// the file beside it.
+func (t *Txn) KeptBackups() []string {
+	var out []string
+	for _, e := range t.j.Entries {
+		if !e.HadOriginal || e.Backup == "" {
+			continue
+		}
+		rp, err := rel(e.Backup)
+		if err != nil {
+			continue
+		}
+		if _, err := t.root.root.Lstat(rp); err != nil {
+			continue // restored (renamed back) or never made
+		}
+		if t.isOriginal(e) == nil {
+			continue // the original is in place: the backup is only a side file the clean-up removes
+		}
+		why := "not restored: the file in place is not provably the original nor the agent's new file, so both are left as they are"
+		if !t.legacy() {
+			if _, err := t.provenBackup(e); errors.Is(err, ErrHostileBackup) {
+				why = err.Error() // refused as a source (rule 17)
+			}
+		}
+		out = append(out, fmt.Sprintf("%s (beside %s): %s", e.Backup, e.Path, why))
+	}
+	return out
 }

@@ -157,7 +157,7 @@ func TestEveryRestoreProvesItsBackup(t *testing.T) {
 					} else {
 						assert.ErrorIs(t, err, actions.ErrHostileBackup)
 						assert.Contains(t, err.Error(), backupOf(which))
-						assert.Len(t, txn.HostileBackups(), 1)
+						assert.Len(t, txn.KeptBackups(), 1)
 					}
 					assert.NotEqual(t, actions.PhaseRolledBack, txn.Phase())
 					assert.Error(t, txn.Finish(), "nothing is cleaned up over it")

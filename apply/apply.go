@@ -403,9 +403,7 @@ func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 		return rec, fmt.Errorf("refresh to %s: %s", rec.Hash, rec.Reason)
 	} else if err != nil {
 		rec.RollbackIncomplete, rec.Reason = true, fmt.Sprintf("%v; %v", cause, err)
-		if errors.Is(err, actions.ErrHostileBackup) {
-			rec.KeptSideFiles = txn.HostileBackups()
-		}
+		rec.KeptSideFiles = txn.KeptBackups()
 		h.logger().Error("recovery could not complete the rollback", "hash", rec.Hash, "reason", rec.Reason)
 		return rec, fmt.Errorf("refresh to %s: %w", rec.Hash, err)
 	}

@@ -261,3 +261,30 @@ func TestRolledBackWithTheCleanupPending(t *testing.T) {
 	assert.Empty(t, n.journalPhase(t))
 	assert.Equal(t, before, n.treeHash(t), "every original byte-identical, nothing left behind")
 }
+
+// Adversary r20 b/01: a file edited by hand between the commit and the rollback is neither the
+// original nor the agent's new file, so the rollback leaves both it and its backup as they are and
+// is incomplete. The recovery's report names that backup among the kept side files (it named only
+// backups refused as sources), so the operator knows which two files to compare.
+func TestAnUnrestorableBackupIsReportedKept(t *testing.T) {
+	n := newNode(t)
+	n.units.hook = func(context.Context, plan.UnitAction) error {
+		require.NoError(t, os.WriteFile(filepath.Join(n.dir, registries), []byte("# an edit by hand"), 0o644))
+		return errors.New("Reload crio.service: job result \"failed\"")
+	}
+	res := n.run(t, v2().JSON(), "v2")
+	assert.Equal(t, api.OutcomeFailed, res.Outcome)
+	assert.True(t, res.RollbackIncomplete, res.Reason)
+	assert.Equal(t, "# an edit by hand", n.read(t, registries), "the edit is never overwritten")
+
+	n.units.hook = nil
+	rec, err := apply.Recover(context.Background(), n.Host)
+	require.Error(t, err)
+	assert.True(t, rec.RollbackIncomplete, "%+v", rec)
+	require.Len(t, rec.KeptSideFiles, 1, "%+v", rec)
+	assert.Contains(t, rec.KeptSideFiles[0], "(beside "+registries+")")
+	assert.Contains(t, rec.KeptSideFiles[0], "not restored")
+	assert.NotContains(t, strings.Join(rec.KeptSideFiles, " "), pullSecret, "the restored original is not listed")
+	assert.Equal(t, "# an edit by hand", n.read(t, registries))
+	assert.Equal(t, `{"auths":{"v1":{}}}`, n.read(t, pullSecret), "the other originals are back")
+}
