@@ -113,12 +113,12 @@ func (e *notDirError) Unwrap() error { return e.error }
 
 // CheckStateDir refuses a state directory inside the root that passes through a symlink: the
 // agent writes its record, payloads and journal there with ordinary file calls, and a symlinked
-// component would send them (a pull secret among them) outside the root. A state dir outside the
-// root is the operator's choice and not checked.
+// component would send them (a pull secret among them) outside the root. Any state dir, inside the
+// root or out, must be one no other user can write, swap or have made (ownStateDir).
 func (r *Root) CheckStateDir(dir string) error {
 	rp, err := filepath.Rel(r.Dir, dir)
 	if err != nil || rp == ".." || strings.HasPrefix(rp, "../") || filepath.IsAbs(rp) {
-		return nil
+		return checkOutsideStateDir(dir)
 	}
 	parts := strings.Split(filepath.ToSlash(rp), "/")
 	for i := range parts {
@@ -138,6 +138,61 @@ func (r *Root) CheckStateDir(dir string) error {
 		}
 		if err := ownStateDir(fi, i == len(parts)-1); err != nil {
 			return fmt.Errorf("state dir %s: /%s %w", dir, cur, err)
+		}
+	}
+	return nil
+}
+
+// checkOutsideStateDir is CheckStateDir for a state dir outside the root: the operator may reach it
+// through symlinks (their own: a symlink another user owns could be pointed elsewhere later), and
+// the directory they lead to, and every directory above it, must pass ownStateDir, as inside the
+// root. Without it a directory squatted under /tmp by another user held a journal root trusted
+// (adversary r21 b2/01: it deleted a managed file as one the transaction "added").
+func checkOutsideStateDir(dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	// The longest existing prefix, each symlink on the way owned by root or the agent.
+	existing, whole := "/", true // whole: every component exists (else the agent makes the rest)
+	for _, part := range strings.Split(strings.TrimPrefix(filepath.Clean(dir), "/"), "/") {
+		if part == "" {
+			continue
+		}
+		next := filepath.Join(existing, part)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			whole = false
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("state dir %s: %w", dir, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && st.Uid != uint32(os.Geteuid()) {
+				return fmt.Errorf("state dir %s: %s is a symlink owned by uid %d: refusing a state dir another user can redirect", dir, next, st.Uid)
+			}
+			if next, err = filepath.EvalSymlinks(next); err != nil {
+				return fmt.Errorf("state dir %s: %w", dir, err)
+			}
+		}
+		existing = next
+	}
+	if existing == "/" {
+		return nil
+	}
+	parts := strings.Split(strings.TrimPrefix(existing, "/"), "/")
+	for i := range parts {
+		cur := "/" + strings.Join(parts[:i+1], "/")
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return fmt.Errorf("state dir %s: %w", dir, err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("state dir %s: %s is not a directory", dir, cur)
+		}
+		if err := ownStateDir(fi, whole && i == len(parts)-1); err != nil {
+			return fmt.Errorf("state dir %s: %s %w", dir, cur, err)
 		}
 	}
 	return nil

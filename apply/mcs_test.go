@@ -620,3 +620,89 @@ func stateDirRefused(t *testing.T, spoil func(string) error, want string) {
 	assert.Contains(t, err.Error(), want)
 	assert.Equal(t, before, treeHashes(t, n.dir), "nothing touched")
 }
+
+// Adversary r21 b2/01: a state dir outside the root was not checked at all, so one another user
+// made (a squat under /tmp) held a journal root trusted. It is checked as one inside the root is,
+// its ancestors and the symlinks that lead to it too.
+func TestStateDirOutsideTheRootIsChecked(t *testing.T) {
+	asRoot := func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to chown")
+		}
+	}
+	for _, tc := range []struct {
+		name, want string
+		spoil      func(t *testing.T, outside, state string) string // the state dir to use
+	}{
+		{"mode 0777", "writable by group or others", func(t *testing.T, _, s string) string {
+			require.NoError(t, os.MkdirAll(s, 0o700))
+			require.NoError(t, os.Chmod(s, 0o777))
+			return s
+		}},
+		{"owned by another user", "not the agent's", func(t *testing.T, _, s string) string {
+			asRoot(t)
+			require.NoError(t, os.MkdirAll(s, 0o700))
+			require.NoError(t, os.Chown(s, 65534, 65534))
+			return s
+		}},
+		{"below a directory others can write", "writable by group or others", func(t *testing.T, o, s string) string {
+			require.NoError(t, os.MkdirAll(o, 0o700))
+			require.NoError(t, os.Chmod(o, 0o777))
+			return s // not made yet: the agent would make it in a directory others can swap
+		}},
+		{"below a directory another user owns", "another user owns", func(t *testing.T, o, s string) string {
+			asRoot(t)
+			require.NoError(t, os.MkdirAll(s, 0o700))
+			require.NoError(t, os.Chown(o, 65534, 65534))
+			return s
+		}},
+		{"through a symlink another user owns", "symlink owned by uid 65534", func(t *testing.T, o, s string) string {
+			asRoot(t)
+			require.NoError(t, os.MkdirAll(s, 0o700))
+			link := filepath.Join(filepath.Dir(o), "link")
+			require.NoError(t, os.Symlink(o, link))
+			require.NoError(t, os.Lchown(link, 65534, 65534))
+			return filepath.Join(link, "state")
+		}},
+		{"through a symlink to a directory others can write", "writable by group or others", func(t *testing.T, o, s string) string {
+			require.NoError(t, os.MkdirAll(s, 0o700))
+			require.NoError(t, os.Chmod(o, 0o777))
+			link := filepath.Join(filepath.Dir(o), "link")
+			require.NoError(t, os.Symlink(o, link))
+			return filepath.Join(link, "state")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := mcs.Base()
+			n := provision(t, base)
+			outside := filepath.Join(t.TempDir(), "outside")
+			n.StateDir = tc.spoil(t, outside, filepath.Join(outside, "state"))
+			before := treeHashes(t, n.dir)
+			next := base.Clone()
+			next.Files[mcs.PullSecret] = mcs.File{Data: []byte(`{"auths":{"x":{}}}`), Mode: 0o600}
+			for _, dry := range []bool{true, false} {
+				_, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: next.Served(), Hash: "P2", DryRun: dry})
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.want)
+			}
+			_, err := apply.Recover(context.Background(), n.Host)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, before, treeHashes(t, n.dir), "nothing touched")
+		})
+	}
+	t.Run("the agent's own, through its own symlink", func(t *testing.T) {
+		base := mcs.Base()
+		n := provision(t, base)
+		outside := filepath.Join(t.TempDir(), "outside")
+		require.NoError(t, os.MkdirAll(outside, 0o755))
+		link := filepath.Join(filepath.Dir(outside), "link")
+		require.NoError(t, os.Symlink(outside, link))
+		n.StateDir = filepath.Join(link, "state")
+		next := base.Clone()
+		next.Files[mcs.PullSecret] = mcs.File{Data: []byte(`{"auths":{"x":{}}}`), Mode: 0o600}
+		res, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: next.Served(), Hash: "P2"})
+		require.NoError(t, err)
+		assert.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
+	})
+}

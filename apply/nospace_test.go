@@ -42,7 +42,7 @@ func TestDryRunSaysWhenTheNodeHasNoRoom(t *testing.T) {
 		{"state dir on another filesystem, full", func(t *testing.T, n *node) {
 			n.StateDir = filepath.Join(t.TempDir(), "state")
 			require.NoError(t, os.Mkdir(n.StateDir, 0o700))
-			fixture.Tmpfs(t, n.StateDir, "size=64k")
+			fixture.Tmpfs(t, n.StateDir, "size=64k,mode=0700")
 			fixture.Fill(t, n.StateDir)
 		}, "holding the state dir"},
 	} {
