@@ -456,6 +456,7 @@ func writesOf(p *plan.Plan, ops []actions.Op) []plan.Write {
 		switch {
 		case i >= len(p.Files) && op.Path == MCDCurrentConfig:
 			w.For = "mcdCurrentConfig"
+			w.ModeCeiling, w.OwnerCeiling = fmt.Sprintf("%04o", MCDRecordMode), "root:root"
 		case i >= len(p.Files):
 			w.For = "sshKeys"
 		}

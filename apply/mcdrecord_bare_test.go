@@ -139,19 +139,20 @@ func TestBareIgnitionPayloadRewritesTheMCDRecord(t *testing.T) {
 			old := nodeRecord(t, recordMachine, bare("old").JSON(), tc.drop...)
 			n, mcd := newBareNode(t, old)
 
-			// The dry run lists the record's write, with its mode and owner, and writes nothing.
+			// The dry run lists the record's write, with its mode and owner (the node's narrower
+			// mode kept, root's), and writes nothing.
 			before, err := fixture.TreeHash(n.dir)
 			require.NoError(t, err)
 			res := n.apply(t, tc.raw, "new", true)
 			require.Equal(t, api.OutcomePlanned, res.Outcome, res.Reason)
-			assert.Contains(t, res.Writes, plan.Write{Path: apply.MCDCurrentConfig, Mode: "0600", UID: 1000, GID: 1000, For: "mcdCurrentConfig"})
+			assert.Contains(t, res.Writes, plan.Write{Path: apply.MCDCurrentConfig, Mode: "0600", ModeCeiling: "0600", OwnerCeiling: "root:root", For: "mcdCurrentConfig"})
 			after, err := fixture.TreeHash(n.dir)
 			require.NoError(t, err)
 			require.Equal(t, before, after, "the dry run wrote nothing")
 
 			res = n.apply(t, tc.raw, "new", false)
 			require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
-			assert.Contains(t, res.Writes, plan.Write{Path: apply.MCDCurrentConfig, Mode: "0600", UID: 1000, GID: 1000, For: "mcdCurrentConfig"})
+			assert.Contains(t, res.Writes, plan.Write{Path: apply.MCDCurrentConfig, Mode: "0600", ModeCeiling: "0600", OwnerCeiling: "root:root", For: "mcdCurrentConfig"})
 			assert.Equal(t, `{"auths":{"new":{}}}`, n.read(t, pullSecret))
 
 			got, err := os.ReadFile(mcd)
@@ -160,7 +161,7 @@ func TestBareIgnitionPayloadRewritesTheMCDRecord(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "the record's mode is kept")
 			uid, gid := ids(fi)
-			assert.Equal(t, [2]int{1000, 1000}, [2]int{uid, gid}, "the record's owner is kept")
+			assert.Equal(t, [2]int{0, 0}, [2]int{uid, gid}, "the record is root's (r21 d/06)")
 
 			// What the daemon reads: a MachineConfig whose spec.config parses as Ignition and holds
 			// the new pull secret.
@@ -482,4 +483,24 @@ func TestMCDRecordCrashHelper(t *testing.T) {
 	_, _ = apply.Run(context.Background(), apply.Host{Root: root, StateDir: os.Getenv("STATE"), Units: units},
 		apply.Request{Desired: bare("new").JSON(), Hash: "new"})
 	t.Fatal("not killed")
+}
+
+// Adversary r21 d/06: the record holds every file of the config, the pull secret among them; one
+// on the node that core owns and anyone can write (0666) was rewritten so, handing them the new
+// pull secret. It is written as the secret is: 0600 at most, root's.
+func TestTheMCDRecordIsNeverWiderThanTheDaemonWritesIt(t *testing.T) {
+	newJSON := nodeRecord(t, recordMachine, bare("new").JSON())
+	n, mcd := newBareNode(t, nodeRecord(t, recordMachine, bare("old").JSON()))
+	require.NoError(t, os.Chmod(mcd, 0o666))
+	res := n.apply(t, newJSON, "new", true)
+	require.Equal(t, api.OutcomePlanned, res.Outcome, res.Reason)
+	assert.Contains(t, res.Writes, plan.Write{Path: apply.MCDCurrentConfig, Mode: "0600", ModeCeiling: "0600", OwnerCeiling: "root:root", For: "mcdCurrentConfig"})
+	res = n.apply(t, newJSON, "new", false)
+	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
+	fi, err := os.Stat(mcd)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	uid, gid := ids(fi)
+	assert.Equal(t, [2]int{0, 0}, [2]int{uid, gid})
+	assert.Contains(t, n.read(t, "/etc/mcd-currentconfig.json"), base64.StdEncoding.EncodeToString([]byte(`{"auths":{"new":{}}}`)), "rewritten")
 }

@@ -125,7 +125,10 @@ func (h Host) sshKeysOp(k *plan.SSHKeysOp) (actions.Op, error) {
 // the payload carries one (the payload itself, or the machine-config server's content file), else
 // with the node's record whose spec.config is the desired Ignition config (every other field as the
 // node has it: a refresh cannot change them). A record that cannot be read so is ErrMCDRecord, and
-// the refresh is refused. Its mode and owner are kept.
+// the refresh is refused. It holds every file of the config, the pull secret among them, so it is
+// written as the secret is: root's, MCDRecordMode at most (a narrower mode on the node kept); a
+// record another user owns or can read must not hand them that copy (adversary r21 d/06: it kept a
+// 0666 record owned by core). The daemon writes it 0644 and reads it as root.
 func (h Host) mcdCurrentConfigOp(des *diff.Payload) (*actions.Op, error) {
 	fi, err := h.Root.Stat(MCDCurrentConfig) // its owner and mode: the contents are rewritten
 	if errors.Is(err, fs.ErrNotExist) {
@@ -137,8 +140,7 @@ func (h Host) mcdCurrentConfigOp(des *diff.Payload) (*actions.Op, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file (%s): refusing to replace it", MCDCurrentConfig, fi.Mode().Type())
 	}
-	uid, gid := ownerOf(fi)
-	op := &actions.Op{Path: MCDCurrentConfig, Contents: des.MachineConfigJSON, Mode: fi.Mode().Perm(), UID: uid, GID: gid}
+	op := &actions.Op{Path: MCDCurrentConfig, Contents: des.MachineConfigJSON, Mode: fi.Mode().Perm() & MCDRecordMode}
 	// Checked now (a MachineConfig the daemon cannot read fails the refresh before anything is
 	// written), and produced again at staging time: it is as large as the payload's files together,
 	// and held from here to the commit it would stand beside every staged file in memory.

@@ -29,6 +29,9 @@ const (
 	payloadsDir = "payloads"
 	// MCDCurrentConfig is the machine-config daemon's record of the applied MachineConfig.
 	MCDCurrentConfig = "/etc/mcd-currentconfig.json"
+	// MCDRecordMode is the widest mode the record is written with (root owns it): the pull secret's,
+	// whose contents it holds (the daemon writes 0644; it reads the record as root).
+	MCDRecordMode = 0o600
 )
 
 type record struct {
