@@ -142,3 +142,53 @@ func TestAnImmutableOldBackupDirDoesNotKeepTheJournal(t *testing.T) {
 		assert.Empty(t, phase, "no journal left pending (inside: %v)", inside)
 	}
 }
+
+// Adversary r21 d/05: the state dir is never a target by its path, but a bind mount of it (or of
+// its parent, or of its payloads dir) below a directory the policy allows let a payload replace the
+// lock, the record or the root's owner record, and the dry run planned a write of the journal that
+// the real run failed. Refused by identity, by the dry run and Prepare alike, writing nothing.
+func TestTheStateDirUnderAnotherNameIsNeverATarget(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, target string
+	}{
+		{"the state dir", "var/lib/refresh-agent", "/etc/myapp/sub/lock"},
+		{"the state dir, a file it does not hold yet", "var/lib/refresh-agent", "/etc/myapp/sub/new.json"},
+		{"the state dir, a directory to create in it", "var/lib/refresh-agent", "/etc/myapp/sub/new/x.json"},
+		{"its parent", "var/lib", "/etc/myapp/sub/refresh-agent/current.json"},
+		{"its payloads dir", "var/lib/refresh-agent/payloads", "/etc/myapp/sub/x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, dir := newRoot(t)
+			state := filepath.Join(dir, "var/lib/refresh-agent")
+			require.NoError(t, os.MkdirAll(filepath.Join(state, "payloads"), 0o700))
+			require.NoError(t, os.WriteFile(filepath.Join(state, "lock"), nil, 0o600))
+			sub := filepath.Join(dir, "etc/myapp/sub")
+			require.NoError(t, os.MkdirAll(sub, 0o755))
+			bindDir(t, filepath.Join(dir, tc.src), sub)
+			before, err := fixture.TreeHash(state)
+			require.NoError(t, err)
+			ops := []actions.Op{{Path: tc.target, Data: []byte("PAYLOAD"), Mode: 0o644}}
+			dryErr := actions.Check(r, state, ops, actions.Meta{Hash: "h"})
+			_, err = actions.Prepare(r, state, ops, actions.Meta{Hash: "h"})
+			require.ErrorIs(t, dryErr, actions.ErrUnwritable)
+			require.ErrorIs(t, err, actions.ErrUnwritable)
+			assert.True(t, actions.IsRefusal(err))
+			assert.Equal(t, dryErr.Error(), err.Error(), "the same reason")
+			assert.Contains(t, err.Error(), "the agent's state dir")
+			after, err := fixture.TreeHash(state)
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "nothing written in the state dir")
+		})
+	}
+	t.Run("another state dir: the root's default one, with its owner record", func(t *testing.T) {
+		r, dir := newRoot(t)
+		def := filepath.Join(dir, "var/lib/refresh-agent")
+		require.NoError(t, os.MkdirAll(def, 0o700))
+		sub := filepath.Join(dir, "etc/myapp/sub")
+		require.NoError(t, os.MkdirAll(sub, 0o755))
+		bindDir(t, def, sub)
+		ops := []actions.Op{{Path: "/etc/myapp/sub/root-owner", Data: []byte("{}"), Mode: 0o644}}
+		err := actions.Check(r, filepath.Join(t.TempDir(), "state"), ops, actions.Meta{Hash: "h"})
+		require.ErrorIs(t, err, actions.ErrUnwritable)
+	})
+}

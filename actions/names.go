@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -92,10 +93,34 @@ type opChecker struct {
 	// of its nearest existing ancestor) and the rest of the path below it: two paths with one id are
 	// one file (or one directory to create) under two names, a directory bind-mounted at two places.
 	ids map[string][2]string // → the path and the op's path it is for
+	// state holds the device and inode of the agent's state dirs (this process's and the root's
+	// default one, with the root's owner record) and of the directories directly in them: a write
+	// whose directory is one of them is a write into the agent's state under another name.
+	state map[[2]uint64]string
 }
 
-func newOpChecker(root *Root) *opChecker {
-	return &opChecker{root: root, seen: map[string]bool{}, sides: map[string]string{}, dirs: map[string]string{}, files: map[string]bool{}, ids: map[string][2]string{}}
+func newOpChecker(root *Root, stateDir string) *opChecker {
+	c := &opChecker{root: root, seen: map[string]bool{}, sides: map[string]string{}, dirs: map[string]string{}, files: map[string]bool{}, ids: map[string][2]string{},
+		state: map[[2]uint64]string{}}
+	for _, d := range []string{stateDir, filepath.Join(root.Dir, DefaultStateDir)} {
+		c.addState(d)
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if e.IsDir() {
+				c.addState(filepath.Join(d, e.Name()))
+			}
+		}
+	}
+	return c
+}
+
+// addState records the identity of the state directory d (the host's path), when it exists.
+func (c *opChecker) addState(d string) {
+	if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			c.state[[2]uint64{uint64(st.Dev), st.Ino}] = d
+		}
+	}
 }
 
 // check refuses an op whose path leaves the root, passes through a symlink, names something other
@@ -230,6 +255,11 @@ func (c *opChecker) alias(p string, missing []string) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return nil
+	}
+	if d, ok := c.state[[2]uint64{uint64(st.Dev), st.Ino}]; ok {
+		// The state dir is never a target by its path (plan) nor by another name: a bind mount of
+		// it below an allowed prefix let a payload replace the lock or the record (adversary r21 d/05).
+		return fmt.Errorf("%s: %w: the directory %s is the agent's state dir %s under another name (the same device and inode: a bind mount?)", p, ErrUnwritable, anchor, d)
 	}
 	for _, q := range append(slices.Clone(missing), p) {
 		below := strings.TrimPrefix(q, strings.TrimSuffix(anchor, "/")+"/")

@@ -144,7 +144,7 @@ func planTxn(root *Root, stateDir string, ops []Op, meta Meta) (journal, []Op, m
 	var kept []Op
 	var writes []spaceWrite
 	var run int64 // journalBound's share of the entries and created directories so far
-	c := newOpChecker(root)
+	c := newOpChecker(root, stateDir)
 	for _, op := range ops {
 		missing, err := c.check(op)
 		if err != nil {
