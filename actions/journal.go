@@ -532,13 +532,26 @@ func (j *journal) rollsForward() bool {
 	return (j.Phase == PhaseCommitted || j.Phase == PhaseDone) && !j.Finishing
 }
 
-// committedIsInPlace is rule 15.
+// committedIsInPlace is rule 15, for a journal past its commit, finishing or not (adversary r21
+// b2/03: a finishing one skipped it, and its backups were deleted under targets never renamed): a
+// write's file in place is the agent's new file, and a removed file is gone unless its backup, the
+// original moved aside, is there (b2/04: a forged removal recorded a payload without a file still
+// in place).
 func (j *journal) committedIsInPlace(root *Root, i int, e Entry) error {
-	if !j.rollsForward() || e.Remove {
+	if j.Phase != PhaseCommitted && j.Phase != PhaseDone {
 		return nil
 	}
 	rp, _ := rel(e.Path)
 	fi, err := root.root.Lstat(rp)
+	if e.Remove {
+		br, _ := rel(e.Backup)
+		if err == nil && e.HadOriginal && e.Backup != "" {
+			if _, berr := root.root.Lstat(br); errors.Is(berr, fs.ErrNotExist) {
+				return fmt.Errorf("%w: entry %d, %s: the journal says committed, yet the file it removed is in place and no backup of it is there: recovery would record a payload without it", ErrHostile, i, e.Path)
+			}
+		}
+		return nil
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: entry %d, %s: the journal says committed, yet the file is missing: recovery would delete its backup", ErrHostile, i, e.Path)

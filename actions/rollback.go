@@ -25,7 +25,17 @@ import (
 // since (never over a file another wrote: restoreEntry).
 func (t *Txn) Rollback() error {
 	switch {
-	case t.j.Phase == PhaseRolledBack && (t.j.Finishing || t.verify() == nil):
+	case t.j.Phase == PhaseRolledBack && t.j.Finishing:
+		// Settled, only its leftovers to remove: but a rollback's leftovers are the backups, so
+		// every original must be in place first (by its backup or its recorded hash, the backup
+		// gone), or nothing is removed (adversary r21 b2/02: a committed journal edited to say
+		// rolled back and finishing had every backup, the only copies of the originals, deleted,
+		// saying rolled back). Finish removes nothing else of a rollback's.
+		if err := t.verify(); err != nil {
+			return fmt.Errorf("%w: the journal says rolled back, yet %w; keeping the journal and every backup", ErrHostile, err)
+		}
+		return nil
+	case t.j.Phase == PhaseRolledBack && t.verify() == nil:
 		return nil
 	case t.j.Phase == PhaseDone || t.j.Phase == PhasePreparing || t.j.Finishing:
 		return fmt.Errorf("rollback in phase %s", t.j.Phase)
