@@ -113,6 +113,9 @@ func (t *Txn) provenBackup(e Entry) (fs.FileInfo, error) {
 			return nil, hostile("it is the agent's new file, not the original")
 		}
 		f, _, err := t.root.openRegular(br, bi)
+		if Transient(err) {
+			return nil, fmt.Errorf("backup %s: %w", e.Backup, err)
+		}
 		if err != nil {
 			return nil, hostile(err.Error())
 		}
@@ -120,6 +123,9 @@ func (t *Txn) provenBackup(e Entry) (fs.FileInfo, error) {
 		return bi, nil
 	}
 	sum, _, err := t.root.hashRegular(br, bi)
+	if Transient(err) {
+		return nil, fmt.Errorf("backup %s: %w", e.Backup, err)
+	}
 	if err != nil {
 		return nil, hostile(err.Error())
 	}
@@ -188,4 +194,17 @@ func (t *Txn) KeptBackups() []string {
 		out = append(out, fmt.Sprintf("%s (beside %s): %s", e.Backup, e.Path, why))
 	}
 	return out
+}
+
+// Transient reports whether err says nothing of the file but of the moment (no descriptor or memory
+// left, an I/O error, an interrupted call): a check that failed so proves nothing either way, and
+// what depends on it is retried, never settled (adversary r21 b2/06: an EMFILE while proving a
+// backup read as "not the agent's", and the clean-up kept it, removed the journal and said applied).
+func Transient(err error) bool {
+	for _, e := range []error{unix.EMFILE, unix.ENFILE, unix.ENOMEM, unix.ENOBUFS, unix.EIO, unix.EINTR, unix.EAGAIN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

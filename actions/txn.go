@@ -499,10 +499,22 @@ func (t *Txn) Finish() error {
 			}
 			rp, _ := rel(p)
 			fi, err := t.root.root.Lstat(rp)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("checking %s: %w", p, err)) // proves nothing: the journal stays
+				continue
+			}
 			if err == nil && !fi.Mode().IsRegular() {
 				continue // not one the transaction made: left alone
 			}
-			if err == nil && t.j.Phase != PhasePreparing && (p != e.Temp || !e.ownTemp(fi)) && !t.ownSide(e, p, fi) {
+			own := true
+			if err == nil && t.j.Phase != PhasePreparing && (p != e.Temp || !e.ownTemp(fi)) {
+				var cerr error
+				if own, cerr = t.ownSideErr(e, p, fi); cerr != nil {
+					errs = append(errs, fmt.Errorf("checking %s: %w", p, cerr))
+					continue
+				}
+			}
+			if !own {
 				// Past the prepare, a backup or a restore's copy is removed only when it is provably
 				// the agent's: anything else at the name is another's, kept for the operator (the
 				// sweep reports it in keptSideFiles and the plan refuses its target until it is
@@ -550,19 +562,32 @@ func (t *Txn) Finish() error {
 // the agent's: the proven backup (rule 17), or the restore's second name of it, or a copy of the
 // original (its mode, owner and recorded hash).
 func (t *Txn) ownSide(e Entry, p string, fi fs.FileInfo) bool {
+	own, _ := t.ownSideErr(e, p, fi)
+	return own
+}
+
+// ownSideErr is ownSide that also returns a check that failed for the moment (Transient): its
+// answer, false, proves nothing.
+func (t *Txn) ownSideErr(e Entry, p string, fi fs.FileInfo) (bool, error) {
 	if !e.HadOriginal {
-		return false // no original, no backup: nothing of the agent's is at these names
+		return false, nil // no original, no backup: nothing of the agent's is at these names
 	}
 	bi, err := t.provenBackup(e)
+	if Transient(err) {
+		return false, err
+	}
 	if p == e.Backup || err == nil && os.SameFile(fi, bi) {
-		return err == nil
+		return err == nil, nil
 	}
 	if e.OrigSHA256 == "" || !e.sameOwnerMode(fi) {
-		return false
+		return false, nil
 	}
 	rp, _ := rel(p)
 	sum, _, err := t.root.hashRegular(rp, fi)
-	return err == nil && sum == e.OrigSHA256
+	if Transient(err) {
+		return false, fmt.Errorf("%s: %w", p, err)
+	}
+	return err == nil && sum == e.OrigSHA256, nil
 }
 
 // ErrNotDurable marks a Finish that removed everything, the journal included, but whose last fsync

@@ -9,6 +9,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/openshift/refresh-agent/actions"
 	"io"
 	"log/slog"
 	"os"
@@ -174,5 +175,14 @@ func durationSeconds(_ []string, a slog.Attr) slog.Attr {
 // fail prints one line on stderr and returns the exit code.
 func fail(stderr io.Writer, code int, format string, args ...any) int {
 	fmt.Fprintf(stderr, "refresh-agent: "+format+"\n", args...)
+	if code == exitInvalid {
+		for _, a := range args {
+			// Not the input's fault but the moment's (no descriptor or memory left, an I/O error:
+			// actions.Transient): failed, as a retry may not meet it (adversary r21 b2/06's sweep).
+			if err, ok := a.(error); ok && actions.Transient(err) {
+				return exitFailed
+			}
+		}
+	}
 	return code
 }

@@ -197,7 +197,7 @@ func TestFaultSyncFailsAtEveryStep(t *testing.T) {
 			dir := t.TempDir()
 			f.copyTo(t, dir)
 			trace := filepath.Join(t.TempDir(), "trace")
-			code, stdout, stderr, injected := straced(t, trace, errno, k, applyArgs(dir, f.v2File, "v2")...)
+			code, stdout, stderr, injected := straced(t, trace, "fsync", errno, k, applyArgs(dir, f.v2File, "v2")...)
 			if !injected {
 				quiet++
 				continue
@@ -207,7 +207,7 @@ func TestFaultSyncFailsAtEveryStep(t *testing.T) {
 			claimed := checkHonest(t, trial, f.m, dir, stateOf(dir), code, stdout, stderr)
 			seen[fmt.Sprintf("exit %d applied=%v recorded=%v", code, claimed.Applied, claimed.Recorded)]++
 			// A recover under the same fault says what it found and never lies either.
-			rcode, rout, rerr, _ := straced(t, trace, errno, k, recoverArgs(dir)...)
+			rcode, rout, rerr, _ := straced(t, trace, "fsync", errno, k, recoverArgs(dir)...)
 			if rcode == 0 {
 				checkSettled(t, trial+" (recover under the fault)", f.m, dir, stateOf(dir), claimed)
 			} else {
@@ -225,12 +225,42 @@ func TestFaultSyncFailsAtEveryStep(t *testing.T) {
 	t.Logf("fsync fault trials: %d (%v)", trials, seen)
 }
 
-// straced runs refresh-agent under strace with fsync failing with errno at its kth call in each
-// thread; injected says whether any call failed.
-func straced(t *testing.T, trace, errno string, k int, args ...string) (code int, stdout, stderr string, injected bool) {
+// TestFaultOpenFailsAtEveryStep makes openat fail with EMFILE (no descriptor left) at its Nth call
+// of apply, for every N until no call is left to fail. A check that fails so proves nothing: the
+// clean-up after the commit read an EMFILE while proving a backup as "not the agent's", kept it,
+// removed the journal and said applied, exit 0 (adversary r21 b2/06; a kept backup of the pull
+// secret then refused every later refresh of it). Every outcome must be honest, and settle.
+func TestFaultOpenFailsAtEveryStep(t *testing.T) {
+	if _, err := exec.LookPath("strace"); err != nil {
+		t.Skip("strace not installed")
+	}
+	f := newFaultNode(t, 2)
+	trials := 0
+	for k, quiet := 1, 0; quiet < 3 && k <= 400; k++ {
+		dir := t.TempDir()
+		f.copyTo(t, dir)
+		trace := filepath.Join(t.TempDir(), "trace")
+		code, stdout, stderr, injected := straced(t, trace, "openat", "EMFILE", k, applyArgs(dir, f.v2File, "v2")...)
+		if !injected {
+			quiet++
+			continue
+		}
+		quiet = 0
+		trial := fmt.Sprintf("openat EMFILE at call %d", k)
+		claimed := checkHonest(t, trial, f.m, dir, stateOf(dir), code, stdout, stderr)
+		f.settle(t, trial, dir, claimed)
+		trials++
+	}
+	require.NotZero(t, trials)
+	t.Logf("openat fault trials: %d", trials)
+}
+
+// straced runs refresh-agent under strace with call (fsync, openat) failing with errno at its kth
+// call in each thread; injected says whether any call failed.
+func straced(t *testing.T, trace, call, errno string, k int, args ...string) (code int, stdout, stderr string, injected bool) {
 	t.Helper()
-	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", trace, "-e", "trace=fsync",
-		"-e", fmt.Sprintf("inject=fsync:error=%s:when=%d", errno, k), agentBinary(t)}, args...)...)
+	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-o", trace, "-e", "trace=" + call,
+		"-e", fmt.Sprintf("inject=%s:error=%s:when=%d", call, errno, k), agentBinary(t)}, args...)...)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	var so, se strings.Builder
 	cmd.Stdout, cmd.Stderr = &so, &se
