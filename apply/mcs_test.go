@@ -1,12 +1,14 @@
 package apply_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -705,4 +707,54 @@ func TestStateDirOutsideTheRootIsChecked(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	})
+}
+
+// Adversary r21 c/02: the first refresh's disk baseline read every node file the payload named up
+// to 4 MiB and kept it as a data URL (three times its size), with no bound on them all: 2000 names
+// of 4 MiB files took 20 GB from a 239 KB payload, before any pacing slot. Now a node file is
+// compared by size and hash with the desired contents, kept only when it differs and is small,
+// within one budget: a payload naming many large node files costs what its own contents cost.
+func TestFirstRefreshBaselineCostsWhatThePayloadCosts(t *testing.T) {
+	base := mcs.Base()
+	n := provision(t, base)
+	next := base.Clone()
+	const files = 150
+	for i := range files {
+		p := fmt.Sprintf("/etc/docker/certs.d/big%03d/ca.crt", i)
+		full := filepath.Join(n.dir, p)
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		f, err := os.Create(full)
+		require.NoError(t, err)
+		require.NoError(t, f.Truncate(4<<20)) // sparse: 4 MiB a read would hold
+		require.NoError(t, f.Close())
+		next.Files[p] = mcs.File{Data: []byte("x"), Mode: 0o644}
+	}
+	// One large node file equal to the desired contents: no change, though it is not kept.
+	same := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	require.NoError(t, os.MkdirAll(filepath.Join(n.dir, "etc/docker/certs.d/same"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(n.dir, "etc/docker/certs.d/same/ca.crt"), same, 0o644))
+	next.Files["/etc/docker/certs.d/same/ca.crt"] = mcs.File{Data: same, Mode: 0o644}
+	// One small file that differs: kept, so its change is judged from its bytes.
+	require.NoError(t, os.MkdirAll(filepath.Join(n.dir, "etc/docker/certs.d/small"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(n.dir, "etc/docker/certs.d/small/ca.crt"), []byte("old"), 0o644))
+	next.Files["/etc/docker/certs.d/small/ca.crt"] = mcs.File{Data: []byte("new"), Mode: 0o644}
+	served := next.Served()
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res, err := apply.Run(context.Background(), n.Host, apply.Request{Desired: mcs.ConfigMapValue(served), Hash: "P2", DryRun: true})
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	require.Equal(t, api.OutcomePlanned, res.Outcome, "%s %+v", res.Reason, res.Refused)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	assert.Less(t, allocated, uint64(files)<<20, "allocated %d MiB for %d node files of 4 MiB (the payload is %d KiB)", allocated>>20, files, len(served)>>10)
+	ops := map[string]string{}
+	for _, c := range res.Changes {
+		ops[c.Path] = string(c.Op)
+	}
+	assert.Equal(t, "modify", ops["/etc/docker/certs.d/big000/ca.crt"], "a file there is a modification, from unknown contents")
+	assert.Equal(t, "modify", ops["/etc/docker/certs.d/small/ca.crt"])
+	_, changed := ops["/etc/docker/certs.d/same/ca.crt"]
+	assert.False(t, changed, "the node's file is the desired one: no change")
 }

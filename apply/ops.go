@@ -1,7 +1,8 @@
 package apply
 
 import (
-	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -228,9 +229,11 @@ func (h Host) drift(p *plan.Plan, cur *diff.Payload) (count int, warnings []stri
 	for _, f := range p.Files {
 		old, inCurrent := want[f.Path]
 		var what string
-		// Never read more than a bounded file to compare it: the node's file may be anything.
-		data, fi, err := h.Root.ReadFileUpTo(f.Path, maxBaselineFile)
-		if errors.Is(err, actions.ErrTooLarge) {
+		// Never read more than a bounded file to compare it (the node's file may be anything), and
+		// never keep it: its size, then its hash (adversary r21 c/02: every planned file was read
+		// whole into memory, up to 4 MiB each).
+		fi, err := h.Root.Stat(f.Path)
+		if err == nil && fi.Mode().IsRegular() && fi.Size() > maxBaselineFile {
 			count++
 			warnings = append(warnings, fmt.Sprintf("drift: %s is %d bytes on the node, too large to compare; writing the desired content", f.Path, fi.Size()))
 			continue
@@ -242,10 +245,14 @@ func (h Host) drift(p *plan.Plan, cur *diff.Payload) (count int, warnings []stri
 			}
 		case err != nil:
 			what = "unreadable: " + err.Error()
+		case !fi.Mode().IsRegular():
+			what = fmt.Sprintf("unreadable: not a regular file (%s)", fi.Mode().Type())
 		case !inCurrent:
 			what = "exists on disk but not in the current config"
 		default:
-			if oldData, derr := diff.FileContents(old); derr == nil && !bytes.Equal(oldData, data) {
+			if differs, derr := h.differs(f.Path, fi, old); derr != nil {
+				what = "unreadable: " + derr.Error()
+			} else if differs {
 				what = "contents differ"
 			} else if unixMode(fi.Mode()) != diff.FileMode(old)&0o7777 {
 				what = fmt.Sprintf("mode %04o on disk, %04o in the current config", unixMode(fi.Mode()), diff.FileMode(old))
@@ -257,4 +264,27 @@ func (h Host) drift(p *plan.Plan, cur *diff.Payload) (count int, warnings []stri
 		}
 	}
 	return count, warnings
+}
+
+// differs says whether the node's regular file p (its stat fi) holds other bytes than f's: by size,
+// then by hash, the node's streamed. Contents the current config cannot give (not inline) differ
+// from nothing: false.
+func (h Host) differs(p string, fi fs.FileInfo, f types.File) (bool, error) {
+	n, err := diff.ContentSize(f)
+	if err != nil {
+		return false, nil
+	}
+	if n != fi.Size() {
+		return true, nil
+	}
+	sum, err := h.Root.HashFile(p)
+	if err != nil {
+		return false, err
+	}
+	data, err := diff.FileContents(f)
+	if err != nil {
+		return false, nil
+	}
+	want := sha256.Sum256(data)
+	return hex.EncodeToString(want[:]) != sum, nil
 }
