@@ -1,9 +1,11 @@
 package allowlist
 
 import (
+	"fmt"
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -80,8 +82,9 @@ func patternDots(c string) bool {
 	return m
 }
 
-// braceWords is the word after bash's brace expansion of {a,b} lists (sequences {x..y} are
-// left as text: they make letters and numbers, never a dot), at most max words.
+// braceWords is the word after bash's brace expansion of {a,b} lists and {x..y[..n]} sequences
+// (letters or integers: /etc/sha{c..e}ow is /etc/shadow among others, adversary r21 a/04), at most
+// max words; ok is false past max.
 func braceWords(c string, max int) ([]string, bool) {
 	open := strings.IndexByte(c, '{')
 	if open < 0 {
@@ -99,7 +102,11 @@ func braceWords(c string, max int) ([]string, bool) {
 		case '}':
 			depth--
 			if depth == 0 {
-				if len(commas) == 0 {
+				alts, isSeq := braceSequence(c[open+1:i], max)
+				if isSeq && alts == nil {
+					return nil, false // more than max
+				}
+				if !isSeq && len(commas) == 0 {
 					rest, ok := braceWords(c[i+1:], max)
 					out := make([]string, 0, len(rest))
 					for _, r := range rest {
@@ -107,26 +114,95 @@ func braceWords(c string, max int) ([]string, bool) {
 					}
 					return out, ok
 				}
+				if !isSeq {
+					start := open + 1
+					for _, k := range append(commas, i) {
+						alts = append(alts, c[start:k])
+						start = k + 1
+					}
+				}
 				var out []string
-				start := open + 1
-				for _, k := range append(commas, i) {
-					alts, ok := braceWords(c[start:k]+c[i+1:], max)
+				for _, x := range alts {
+					words, ok := braceWords(x+c[i+1:], max)
 					if !ok {
 						return nil, false
 					}
-					for _, a := range alts {
+					for _, a := range words {
 						out = append(out, c[:open]+a)
 					}
 					if len(out) > max {
 						return nil, false
 					}
-					start = k + 1
 				}
 				return out, true
 			}
 		}
 	}
 	return []string{c}, true // an unclosed brace is text
+}
+
+var braceSeqRE = regexp.MustCompile(`^(?:([+-]?[0-9]+)\.\.([+-]?[0-9]+)|([A-Za-z])\.\.([A-Za-z]))(?:\.\.([+-]?[0-9]+))?$`)
+
+// braceSequence expands bash's sequence expression inner (of {inner}) as bash does: integers from
+// x to y (zero-padded to the wider when either has a leading zero) or letters, by the increment's
+// size, either way; isSeq is false when inner is none, and seq nil when it has more than limit words.
+func braceSequence(inner string, limit int) (seq []string, isSeq bool) {
+	m := braceSeqRE.FindStringSubmatch(inner)
+	if m == nil {
+		return nil, false
+	}
+	step := 1
+	if m[5] != "" {
+		n, err := strconv.Atoi(m[5])
+		if err != nil {
+			return nil, true
+		}
+		if step = n; step < 0 {
+			step = -step
+		}
+		if step == 0 {
+			step = 1
+		}
+	}
+	var from, to, width int
+	letters := m[3] != ""
+	if letters {
+		from, to = int(m[3][0]), int(m[4][0])
+	} else {
+		var err1, err2 error
+		from, err1 = strconv.Atoi(m[1])
+		to, err2 = strconv.Atoi(m[2])
+		if err1 != nil || err2 != nil {
+			return nil, true
+		}
+		if from < -1e9 || from > 1e9 || to < -1e9 || to > 1e9 {
+			return nil, true // as many words as that: over any limit
+		}
+		for _, x := range []string{m[1], m[2]} {
+			d := strings.TrimLeft(x, "+-")
+			if len(d) > 1 && d[0] == '0' {
+				width = max(width, len(x))
+			}
+		}
+	}
+	dir := 1
+	if to < from {
+		dir = -1
+	}
+	if (to-from)*dir/step+1 > limit {
+		return nil, true
+	}
+	for v := from; (to-v)*dir >= 0; v += dir * step {
+		switch {
+		case letters:
+			seq = append(seq, string(rune(v)))
+		case width > 0:
+			seq = append(seq, fmt.Sprintf("%0*d", width, v))
+		default:
+			seq = append(seq, strconv.Itoa(v))
+		}
+	}
+	return seq, true
 }
 
 // dotDotIn is the first path in the word (itself, or a value after = : , or a space) with a ".."

@@ -1,6 +1,7 @@
 package allowlist
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -29,6 +30,12 @@ type shCmd struct {
 // script judges a shell script: every command in it (split on ; & | newlines, parentheses,
 // braces, command substitutions), its redirection targets, and every quoted string in it as a
 // script of its own. strict is false for a quoted string's text (it may be only text).
+// cdFirst is a script that starts with "cd /DIR &&".
+var cdFirst = regexp.MustCompile(`^\s*cd\s+["']?(/[^\s;&|()"'$` + "`" + `*?\[{]*)["']?\s*&&`)
+
+// cdTargets finds a script's cd and pushd operands on its text (a quoted one's quotes stripped).
+var cdTargets = regexp.MustCompile(`(^|[;&|(){}\s])(?:cd|pushd)\s+(?:-[LPe@]+\s+)*["']?([^\s;&|()"']+)`)
+
 func (j judge) script(s string, depth int, strict bool) string {
 	if j.charge(len(s)/8 + 1) {
 		return tooCostly
@@ -40,6 +47,22 @@ func (j judge) script(s string, depth int, strict bool) string {
 	if j.strict && strict {
 		if why := arithTextWhy(s); why != "" {
 			return why
+		}
+	}
+	if j.strict && j.secrets && j.wd != nil {
+		// Every directory the script changes to, before any command is judged: a substitution is
+		// judged where it is read, before the cd ahead of it runs (cd /var/lib/kubelet; echo
+		// "$(<config.json)": adversary r21 a/06). The directories only ever add up (placeDirs).
+		ms := cdTargets.FindAllStringSubmatch(s, -1)
+		if m := cdFirst.FindStringSubmatch(s); m != nil && !hasDotDot(m[1]) && len(ms) > 0 {
+			// cd DIR && …: what follows runs in DIR or not at all (the idiom), so the directory
+			// the script started in is no place of its commands.
+			*j.wd, j.unitWD, ms = []string{cleanPath(m[1])}, 1, ms[1:]
+		}
+		for _, m := range ms {
+			if why := j.changeDir(m[2]); why != "" {
+				return why
+			}
 		}
 	}
 	cmds, why := j.splitScript(s, depth, strict)
@@ -343,6 +366,11 @@ func (j judge) splitScript(s string, depth int, strict bool) ([]shCmd, string) {
 				inWord = true
 			}
 			i++
+		case j.strict && c == '$' && i+1 < len(s) && (s[i+1] == '\'' || s[i+1] == '"'):
+			// $'…' decodes escapes (\x64, \144, \u0064 spell any name: cat $'/etc/sha\x64ow'),
+			// $"…" translates by the locale's catalogs: neither is read as the text it shows
+			// (adversary r21 a/03). A changed line spells its words plainly.
+			return nil, short(s[i:]) + ": ANSI-C ($'…') and locale ($\"…\") quoting make a word the judge does not read from its text (cannot be judged in a changed line)"
 		case c == '\'' || c == '"':
 			k := i + 1
 			for k < len(s) && s[k] != c {

@@ -118,6 +118,17 @@ var nodeSecrets = func() []secretRow {
 		{path: "/var/log/pods", what: "the containers' logs (the API serves them only to who may read pods/log)"},
 		{path: "/var/log/containers", what: "the containers' logs (links into /var/log/pods)"},
 		// Round 13 (adversary e/07): the node's disks hold every secret above by no name at all.
+		// Round 21 (adversary a/01, 02, 09): the same secrets under other names. The agent's state
+		// (its saved payloads and record), the MachineConfigs the daemon and the server keep (every
+		// file's contents, the pull secret's data URL among them), the proxy's URLs (user:password@)
+		// and the cloud provider's credentials.
+		{path: "/var/lib/refresh-agent", what: "the agent's state: its saved payloads hold every file of the config, the pull secret among them"},
+		{path: "/etc/mcd-currentconfig.json", what: "the machine-config daemon's record: a MachineConfig holding the pull secret"},
+		{path: "/etc/machine-config-daemon", what: "the machine-config daemon's state: its current config holds the pull secret"},
+		{path: "/etc/mcs-machine-config-content.json", what: "the machine-config server's content MachineConfig: every file of the config, the pull secret among them"},
+		{path: "/etc/ignition-machine-config-encapsulated.json", what: "the encapsulated MachineConfig: every file of the config, the pull secret among them"},
+		{path: "/etc/mco/proxy.env", what: "the cluster's proxy settings: their URLs may carry credentials"},
+		{path: "/etc/kubernetes/cloud.conf", what: "the cloud provider's configuration: its credentials (Azure's aadClientSecret)"},
 		{path: "/dev", device: true, what: "a device of the node: a disk, partition or memory device holds every secret on it (only /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N, /dev/tty, /dev/console, /dev/kmsg and /dev/shm may be named)"},
 		{path: "/proc/kcore", what: "the kernel's memory: every secret in it"},
 		{path: "/sys/firmware", what: "the firmware's tables and EFI variables"},
@@ -441,6 +452,10 @@ func (j judge) secretPaths(w string, dirs []string) (paths []string, ok bool) {
 	}
 	if x == "~" || strings.HasPrefix(x, "~/") {
 		x = j.homeDir() + strings.TrimPrefix(x, "~")
+	} else if strings.HasPrefix(x, "~") {
+		// ~+ ($PWD), ~- ($OLDPWD), ~user (that user's home: ~root is /root): places the judge
+		// does not resolve for a read (adversary r21 a/04).
+		return nil, false
 	}
 	words := []string{x}
 	if strings.Contains(x, "{") {
@@ -460,15 +475,25 @@ func (j judge) secretPaths(w string, dirs []string) (paths []string, ok bool) {
 				paths = append(paths, bw[k:]) // grep -f/etc/shadow
 			}
 		}
-		if unknown || relative == false || bw == "" || strings.HasPrefix(bw, "/") || strings.HasPrefix(bw, "-") || strings.HasPrefix(bw, "~") ||
-			strings.ContainsAny(bw, "=: \t\n$`") {
+		if unknown || !relative || strings.ContainsAny(bw, " \t\n$`") {
 			continue
 		}
-		for _, d := range dirs {
-			if !strings.HasPrefix(d, "/") {
-				continue // unknownDir: a relative path after it is refused (argvPaths)
+		// The word, or its value after "=" (dd if=shadow, --file=config.json: adversary r21
+		// a/05), is a relative path from every directory the command may run in; one with a ":"
+		// is a pattern or a list (grep root:), as before.
+		rp := bw
+		if _, v, ok := strings.Cut(bw, "="); ok {
+			rp = v
+		}
+		if rp != "" && !strings.HasPrefix(rp, "/") && !strings.HasPrefix(rp, "-") && !strings.HasPrefix(rp, "~") && !strings.ContainsAny(rp, "=:") {
+			for _, d := range dirs {
+				if !strings.HasPrefix(d, "/") {
+					// unknownDir (WorkingDirectory=~, a cd the judge cannot resolve): the word
+					// may name any file there, root's home among them (adversary r21 a/07).
+					return nil, false
+				}
+				paths = append(paths, d+"/"+rp)
 			}
-			paths = append(paths, d+"/"+bw)
 		}
 	}
 	return paths, true
@@ -513,9 +538,12 @@ func (j judge) secretWhy(prog string, argv []string) string {
 		return short(strings.Join(argv, " ")) + ": " + why + " the judge does not see, built at run time: it may name a secret of the node (refused in a changed line)"
 	}
 	own := j.opaqueFrom(argv)
-	dirs := []string{"/"}
-	if j.wd != nil && len(*j.wd) > 0 {
-		dirs = *j.wd
+	// Every directory the line may be in: the unit's WorkingDirectory= (/ without one) and every
+	// one a script changed to, as for writes (adversary r21 a/08: after a cd of an earlier Exec
+	// line, which systemd starts fresh in /, "/" was no longer among them).
+	dirs := j.placeDirs()
+	if len(dirs) > 1 && dirs[0] == "/" {
+		dirs = append(slices.Clone(dirs[1:]), "/") // a reason names the directory changed to first
 	}
 	// tar -C DIR, cpio -D DIR: the operands after it are read from DIR (one the judge cannot
 	// resolve is unknownDir, whose relative operands argvPaths refuses).
