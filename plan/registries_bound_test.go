@@ -73,3 +73,27 @@ func TestDesiredRegistriesConfIsJudgedWhateverTheCurrent(t *testing.T) {
 		})
 	}
 }
+
+// Adversary r21 c/01: the TOML parser's errors quote the file (a value, a key, a table's name),
+// and the refusal reason carried them into the plan, the logs, the Node's annotation and Events:
+// 6 KB of a registries.conf came back. The reason says where, never what.
+func TestRegistriesConfErrorsNeverQuoteTheFile(t *testing.T) {
+	const marker = "SECRETMARKER"
+	for name, data := range map[string]string{
+		"a bare value":        "[[registry]]\nlocation = " + marker + strings.Repeat("x", 6000) + "\n",
+		"a key defined twice": "[" + marker + "]\na = 1\n[" + marker + "]\nb = 2\n",
+		"a hex number":        "x = 0x" + marker + "\n",
+		"a wrong type":        "[[registry]]\nlocation = 1\nprefix = \"" + marker + "\"\n",
+		"a wrong-typed key":   "unqualified-search-registries = \"" + marker + "\"\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := build(t, base(), base().File(registries, []byte(data), 0o644), "")
+			require.False(t, p.Eligible)
+			require.Len(t, p.Refused, 1)
+			r := p.Refused[0].Reason
+			assert.Contains(t, r, "is not valid TOML")
+			assert.Contains(t, r, "line ")
+			assert.NotContains(t, r, marker, "the reason never quotes the file")
+		})
+	}
+}
