@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/plan"
@@ -30,7 +31,7 @@ func NodeUnitAliases(rootDir string) map[string]string {
 	defer r.Close()
 	for _, d := range plan.UnitSearchPath() {
 		rel := filepath.FromSlash(strings.TrimPrefix(d, "/"))
-		f, err := r.Open(rel)
+		f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO never blocks (r21 c/04)
 		if err != nil {
 			continue
 		}
