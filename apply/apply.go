@@ -242,7 +242,9 @@ func (h Host) rollback(ctx context.Context, txn *actions.Txn) error {
 	} else if err != nil {
 		return fmt.Errorf("%w: %w", ErrCleanupPending, err)
 	}
-	dropPayload(h.StateDir, txn.Meta().PayloadFile)
+	if err := dropPayload(h.StateDir, txn.Meta().PayloadFile); err != nil {
+		return fmt.Errorf("%w: %w", ErrCleanupPending, err)
+	}
 	return nil
 }
 
@@ -280,6 +282,9 @@ func (h Host) finish(txn *actions.Txn) (recorded bool, err error) {
 	} else if err != nil {
 		return true, fmt.Errorf("removing the backups and the journal: %w", err)
 	}
+	if err := prunePayloads(h.StateDir, m.PayloadFile); err != nil {
+		return true, fmt.Errorf("removing the previous payload: %w", err)
+	}
 	return true, nil
 }
 
@@ -291,8 +296,18 @@ func (h Host) record(raw []byte, hash string) error {
 	if err != nil {
 		return fmt.Errorf("state: %w", err)
 	}
-	return writeRecord(h.StateDir, hash, f)
+	if err := writeRecord(h.StateDir, hash, f); err != nil {
+		return err
+	}
+	if err := prunePayloads(h.StateDir, f); err != nil {
+		return fmt.Errorf("%w: %w", ErrPrunePending, err)
+	}
+	return nil
 }
+
+// ErrPrunePending marks a record that moved (and is durable) whose older saved payloads could not
+// be removed: the next apply's or recover's sweep removes them.
+var ErrPrunePending = errors.New("the record moved, but removing the previous payload failed")
 
 // Recovery says what Recover found.
 type Recovery struct {
@@ -425,10 +440,11 @@ func (h Host) rollForward(rec Recovery, txn *actions.Txn) (Recovery, error) {
 				ferr = nil
 			}
 		}
+		if ferr == nil {
+			ferr = dropPayload(h.StateDir, txn.Meta().PayloadFile)
+		}
 		if ferr != nil {
 			rec.CleanupPending, rec.Reason = true, rec.Reason+"; the clean-up failed: "+ferr.Error()+"; the next apply, recover or agent start finishes it"
-		} else {
-			dropPayload(h.StateDir, txn.Meta().PayloadFile)
 		}
 		h.logger().Error("recovered refresh not recorded", "hash", rec.Hash, "reason", rec.Reason)
 		return rec, fmt.Errorf("refresh to %s: %w (%w)", rec.Hash, ErrNotShownApplied, err)

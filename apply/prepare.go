@@ -274,7 +274,12 @@ func (p *Prepared) Execute(ctx context.Context, gate Gate) (*Result, error) {
 	}
 	if len(p.ops) == 0 && !p.built.ChangesUnits() {
 		// Nothing on the node changes; only the record moves to the new hash.
-		if err := h.record(req.Desired, p.hash); err != nil {
+		if err := h.record(req.Desired, p.hash); errors.Is(err, ErrPrunePending) {
+			res.Outcome, res.Applied, res.Recorded, res.CleanupPending = api.OutcomeNoop, true, true, true
+			res.Reason = "nothing to write; the record names " + api.Short(p.hash) + ", but the clean-up failed: " + err.Error() +
+				"; the next apply, recover or agent start finishes it"
+			return res, nil
+		} else if err != nil {
 			if readsAs(h.StateDir, p.hash, payloadName(req.Desired)) {
 				// The record's rename landed; what failed after it (the state dir's fsync) may
 				// lose it in a power cut: said so, exit 1.

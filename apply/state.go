@@ -207,26 +207,48 @@ func writeRecord(stateDir, hash, payloadFile string) error {
 	if err != nil {
 		return err
 	}
-	if err := actions.WriteFileAtomic(stateDir, currentFile, data, 0o600); err != nil {
-		return err
+	return actions.WriteFileAtomic(stateDir, currentFile, data, 0o600)
+}
+
+// prunePayloads removes the saved payloads other than payloadFile, the one recorded: an older one
+// holds an older pull secret and keys. A listing or removal that fails is returned (the caller says
+// the clean-up is pending; the next apply's or recover's sweep tries again), never ignored: an
+// EMFILE on the listing left the old payload behind with exit 0 (CI, TestFaultOpenFailsAtEveryStep).
+func prunePayloads(stateDir, payloadFile string) error {
+	entries, err := actions.ReadStateDir(stateDir, payloadsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
-	entries, _ := actions.ReadStateDir(stateDir, payloadsDir)
+	if err != nil {
+		return fmt.Errorf("listing the saved payloads: %w", err)
+	}
+	var errs []error
 	for _, e := range entries {
-		if filepath.Join(payloadsDir, e.Name()) != payloadFile {
-			_ = actions.RemoveStateFile(stateDir, filepath.Join(payloadsDir, e.Name()), actions.IsStateTemp(e.Name()))
+		name, temp := filepath.Join(payloadsDir, e.Name()), actions.IsStateTemp(e.Name())
+		// What sweepState removes, no more: a regular file, or a symlink at a temp name; anything
+		// else there is not the agent's and stays (it never makes a refresh fail).
+		link := temp && e.Type()&fs.ModeSymlink != 0
+		if name != filepath.Clean(payloadFile) && (e.Type().IsRegular() || link) {
+			errs = append(errs, actions.RemoveStateFile(stateDir, name, link))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // dropPayload removes a saved payload the record does not reference (after a failed refresh).
-func dropPayload(stateDir, payloadFile string) {
+func dropPayload(stateDir, payloadFile string) error {
+	if payloadFile == "" {
+		return nil // a journal that saved none
+	}
 	data, _ := actions.ReadStateFile(stateDir, currentFile)
 	var rec record
 	if json.Unmarshal(data, &rec) == nil && rec.Payload == payloadFile {
-		return
+		return nil
 	}
-	_ = actions.RemoveStateFile(stateDir, strings.TrimPrefix(filepath.Clean("/"+payloadFile), "/"), false)
+	if err := actions.RemoveStateFile(stateDir, strings.TrimPrefix(filepath.Clean("/"+payloadFile), "/"), false); err != nil {
+		return fmt.Errorf("removing the payload saved for it: %w", err)
+	}
+	return nil
 }
 
 // sweepState removes, with the node lock held, what an interrupted write left in the state dir: the
