@@ -41,8 +41,9 @@ import (
 // f_favail: statvfs reports f_ffree for it); a filesystem reporting no inodes at all (f_files 0:
 // btrfs, a tmpfs with nr_inodes=0) allocates them as it goes and is charged bytes only.
 //
-//   - a backup that must be a copy (an original with linkMaxFloor links already: ext4 refuses one
-//     more), its size and an inode, as a file written.
+//   - a backup that costs more than its entry (fsSpace.backup): its link's inode on a tmpfs, the
+//     copy-up and the copy on an overlayfs, a copy where the original has linkMaxFloor links
+//     already (ext4 refuses one more).
 //
 // What is not charged: a backup made as a copy on a filesystem that refuses hard links altogether
 // (linkBackup falls back to one: no target filesystem of a node does); btrfs subvolumes, which have their own
@@ -65,6 +66,8 @@ type fsSpace struct {
 	block       uint64
 	freeBytes   uint64
 	inodesKnown bool // f_files > 0
+	linkInode   bool // tmpfs: a hard link takes an inode of the filesystem's count, as a file does
+	overlay     bool // overlayfs: a link or write copies the lower file and directories up
 	freeInodes  uint64
 	bytes       uint64 // needed
 	inodes      uint64
@@ -104,6 +107,7 @@ func (s *space) on(d *os.File, at, host, what string) (*fsSpace, error) {
 	}
 	f.freeBytes = freeBlocks(&sf, st.Dev) * f.block
 	f.inodesKnown, f.freeInodes = sf.Files > 0, sf.Ffree
+	f.linkInode, f.overlay = sf.Type == unix.TMPFS_MAGIC, sf.Type == unix.OVERLAYFS_SUPER_MAGIC
 	s.fss = append(s.fss, f)
 	return f, nil
 }
@@ -150,17 +154,32 @@ func (f *fsSpace) file(size int64) {
 // backup's link there (EMLINK), and linkBackup copies it instead (adversary r14 a/01).
 const linkMaxFloor = 65000
 
-// copiedBackup charges the backup of the original at p as a copy (its size in whole blocks and an
-// inode) when its hard link would be refused for the link count; a link needs no more than the
-// entry's block, charged with it. Upper bound: a filesystem with a higher limit links it anyway.
-func (f *fsSpace) copiedBackup(root *Root, p string) {
+// backup charges the backup of the original at p beyond its directory entry (charged with the
+// entry), when there is an original:
+//   - on a tmpfs, the hard link's inode: tmpfs counts every link against nr_inodes (shmem_link;
+//     adversary r21 d/01: a dry run planned what the real run's link then failed with ENOSPC);
+//   - on an overlayfs, the copy-up the link makes of a lower-layer original and the copy its backup
+//     then is (the link cannot be proved the original's where the layers are on different
+//     filesystems: Txn.backup): twice the original, and an inode for a removal's whiteout
+//     (adversary r21 d/03), an upper bound where it is in the upper layer already;
+//   - a copy when its hard link would be refused for the link count (ext4's linkMaxFloor); an upper
+//     bound: a filesystem with a higher limit links it anyway.
+func (f *fsSpace) backup(root *Root, p string) {
 	rp, _ := rel(p)
 	fi, err := root.root.Lstat(rp)
 	if err != nil || !fi.Mode().IsRegular() {
 		return // none (or not a file: Prepare refuses that by its own check)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink >= linkMaxFloor {
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case f.overlay:
 		f.file(fi.Size())
+		f.file(fi.Size())
+		f.inodes++ // a removal's whiteout
+	case st != nil && st.Nlink >= linkMaxFloor:
+		f.file(fi.Size())
+	case f.linkInode:
+		f.inodes++
 	}
 }
 
@@ -265,7 +284,11 @@ func checkSpace(root *Root, stateDir string, writes []spaceWrite, bound int64, m
 			return fmt.Errorf("%s: %w", w.op.Path, err)
 		}
 		f.dirs(w.newDirs)
-		f.copiedBackup(root, w.op.Path)
+		if f.overlay && w.dir != "/" {
+			// A write in a lower-layer directory copies it and every one above it up first.
+			f.dirs(strings.Count(strings.Trim(w.dir, "/"), "/") + 1)
+		}
+		f.backup(root, w.op.Path)
 		if w.op.Remove {
 			f.entry()
 			continue

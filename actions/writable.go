@@ -157,3 +157,14 @@ func nearestExisting(dir string) string {
 		dir = filepath.Dir(dir)
 	}
 }
+
+// onOverlay says whether the directory dir (root-relative) is on an overlayfs.
+func (r *Root) onOverlay(dir string) bool {
+	d, err := r.root.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	var st unix.Statfs_t
+	return unix.Fstatfs(int(d.Fd()), &st) == nil && st.Type == unix.OVERLAYFS_SUPER_MAGIC
+}

@@ -18,7 +18,7 @@ func TestNMStateDeepNestingIsRefusedCheaply(t *testing.T) {
 	judge := allowlist.ContentJudge("/etc/nmstate/openshift/cluster.yml")
 	require.NotNil(t, judge)
 	for name, doc := range map[string]string{
-		"flow sequences": "interfaces: " + strings.Repeat("[", 7900) + strings.Repeat("]", 7900) + "\n",
+		"flow sequences":  "interfaces: " + strings.Repeat("[", 7900) + strings.Repeat("]", 7900) + "\n",
 		"block sequences": "interfaces:\n" + strings.Repeat("- ", 7900) + "x\n",
 		"flow mappings":   "interfaces: " + strings.Repeat("{a: ", 3900) + "x" + strings.Repeat("}", 3900) + "\n",
 	} {
