@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+
+	"github.com/openshift/refresh-agent/plan"
 )
 
 // User is an account from the node root's /etc/passwd.
@@ -37,10 +39,10 @@ func (r *Root) LookupUser(name string) (User, error) {
 	}
 	for _, f := range colonRecords(data) {
 		if len(f) >= 7 && f[0] == name {
-			uid, err1 := strconv.Atoi(f[2])
-			gid, err2 := strconv.Atoi(f[3])
+			uid, err1 := ParseID(f[2])
+			gid, err2 := ParseID(f[3])
 			if err1 != nil || err2 != nil {
-				return User{}, fmt.Errorf("user %s: malformed /etc/passwd entry", name)
+				return User{}, fmt.Errorf("user %s: malformed /etc/passwd entry: %w", name, errors.Join(err1, err2))
 			}
 			return User{Name: name, UID: uid, GID: gid, Home: f[5]}, nil
 		}
@@ -56,9 +58,9 @@ func (r *Root) LookupGroup(name string) (int, error) {
 	}
 	for _, f := range colonRecords(data) {
 		if len(f) >= 3 && f[0] == name {
-			gid, err := strconv.Atoi(f[2])
+			gid, err := ParseID(f[2])
 			if err != nil {
-				return 0, fmt.Errorf("group %s: malformed /etc/group entry", name)
+				return 0, fmt.Errorf("group %s: malformed /etc/group entry: %w", name, err)
 			}
 			return gid, nil
 		}
@@ -79,4 +81,19 @@ func colonRecords(data []byte) [][]string {
 		out = append(out, strings.Split(line, ":"))
 	}
 	return out
+}
+
+// ParseID reads a uid or gid as the kernel can store it: decimal digits, 0 to plan.MaxID. An id past
+// it would be truncated by chown (2^32+1000 becomes core's 1000) or mean "unchanged" (-1, 2^32-1):
+// what is written must be what was planned (adversary r21 d/04). The error never quotes more
+// than the id's first 20 bytes.
+func ParseID(s string) (int, error) {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n > plan.MaxID {
+		if len(s) > 20 {
+			s = s[:20] + "…"
+		}
+		return 0, fmt.Errorf("id %q is not a number from 0 to %d", s, plan.MaxID)
+	}
+	return int(n), nil
 }

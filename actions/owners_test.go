@@ -33,3 +33,29 @@ func TestLookupUserWithoutPasswd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1001, u.UID)
 }
+
+// An id the kernel cannot store is a malformed entry, never truncated on write (adversary r21
+// d/04: uid 2^32+1000 was written as core's 1000, -1 as "unchanged").
+func TestNodeIDsOutOfRangeAreMalformed(t *testing.T) {
+	dir := t.TempDir()
+	root, err := actions.OpenRoot(dir)
+	require.NoError(t, err)
+	defer root.Close()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "etc"), 0o755))
+	for _, id := range []string{"4294968296", "-1", "4294967295", "+1000", "1e3", " 1000", "18446744073709552616"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/passwd"), []byte("core:x:"+id+":1000::/var/home/core:/bin/sh\n"), 0o644))
+		_, err := root.LookupUser("core")
+		assert.ErrorContains(t, err, "malformed /etc/passwd entry", "uid %q", id)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/group"), []byte("core:x:"+id+":\n"), 0o644))
+		_, err = root.LookupGroup("core")
+		assert.ErrorContains(t, err, "malformed /etc/group entry", "gid %q", id)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/group"), []byte("core:x:4294967294:\n"), 0o644))
+	gid, err := root.LookupGroup("core")
+	require.NoError(t, err)
+	assert.Equal(t, 4294967294, gid, "the largest id the kernel stores")
+	for _, s := range []string{"0", "1000", "4294967294"} {
+		_, err := actions.ParseID(s)
+		assert.NoError(t, err, s)
+	}
+}

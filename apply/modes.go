@@ -3,8 +3,9 @@ package apply
 import (
 	"errors"
 	"fmt"
-	"strconv"
+	"strings"
 
+	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/plan"
 )
@@ -43,8 +44,8 @@ func (h Host) checkOwnerCeiling(f plan.FileOp, uid, gid int) error {
 }
 
 func (h Host) resolveID(name string, user bool) (int, error) {
-	if id, err := strconv.Atoi(name); err == nil {
-		return id, nil
+	if name != "" && strings.Trim(name, "+-0123456789") == "" {
+		return actions.ParseID(name) // numeric: within what the kernel stores, or an error
 	}
 	if name == "root" {
 		return 0, nil

@@ -18,7 +18,9 @@ import (
 // nodes the plan refuses the next judged file unparsed, naming it and the bound, whatever the
 // judge (nmstate's state, credential provider configs); under it the same files plan as before.
 func TestJudgedFilesAreBoundedTogether(t *testing.T) {
-	nested := strings.Repeat("[", 3990) + strings.Repeat("]", 3990) // 3 990 nodes: a judged file's bound is 8 000
+	// 3 990 nodes (a judged file's bound is 8 000), wide rather than deep: a judged file nests at
+	// most 64 deep.
+	nested := "[" + strings.Repeat("a, ", 3988) + "a]"
 	per := diff.YAMLNodes([]byte(nested))
 	fit := plan.MaxJudgedNodesTogether / per
 	for _, dir := range []string{"/etc/nmstate/openshift/x%d.yml", "/etc/kubernetes/credential-providers/x%d.yaml"} {

@@ -450,8 +450,8 @@ func checkFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (F
 	// An id the kernel cannot store would be truncated on write (2^32+1000 becomes core's 1000):
 	// what is written must be what was planned.
 	for i, id := range []*int{f.User.ID, f.Group.ID} {
-		if id != nil && (*id < 0 || *id > maxID) {
-			return FileOp{}, fmt.Sprintf("file %s: %s id %d is out of range (0 to %d)", c.Path, []string{"user", "group"}[i], *id, maxID), nil
+		if id != nil && (*id < 0 || *id > MaxID) {
+			return FileOp{}, fmt.Sprintf("file %s: %s id %d is out of range (0 to %d)", c.Path, []string{"user", "group"}[i], *id, MaxID), nil
 		}
 	}
 	if why := checkCeiling(c.Path, d, mode, f.User, f.Group); why != "" {
@@ -595,8 +595,9 @@ func orderUnits(steps []allowlist.Step) []UnitAction {
 	return out
 }
 
-// maxID is the largest uid or gid a file can have ((uid_t)-1 means "unchanged" to chown).
-const maxID = 1<<32 - 2
+// MaxID is the largest uid or gid a file can have ((uid_t)-1 means "unchanged" to chown); the
+// node's passwd and group ids are read within it too (actions.ParseID).
+const MaxID = 1<<32 - 2
 
 // checkNesting refuses a written file that is also a parent directory of another written file
 // (/etc/docker/certs.d/a and /etc/docker/certs.d/a/ca.crt): both cannot exist, and the plan would
