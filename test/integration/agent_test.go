@@ -221,6 +221,17 @@ func (l *stateLog) seen() []string {
 	return append([]string(nil), l.states...)
 }
 
+// seenUntil is seen once the watch has shown last as the latest state (or after 10 s): the watch
+// may deliver an update after a Get has read it.
+func (l *stateLog) seenUntil(last string) []string {
+	var seen []string
+	kubetest.WaitFor(context.Background(), 10*time.Second, func() bool {
+		seen = l.seen()
+		return len(seen) > 0 && seen[len(seen)-1] == last
+	})
+	return seen
+}
+
 func read(t *testing.T, root, p string) string {
 	b, err := os.ReadFile(filepath.Join(root, p))
 	require.NoError(t, err)
@@ -247,7 +258,7 @@ func TestAgentAppliesARefresh(t *testing.T) {
 	assert.Equal(t, 1, mgr.Reloads(crio))
 	assert.Equal(t, before[crio], mgr.MainPID(t, crio))
 	assert.Equal(t, before[unrelated], mgr.MainPID(t, unrelated))
-	assert.Subset(t, e.states.seen(), []string{"Working@v2", "Done@v2"})
+	assert.Subset(t, e.states.seenUntil("Done@v2"), []string{"Working@v2", "Done@v2"})
 	ev := e.waitEvent(t, agent.EventApplied)
 	assert.Contains(t, ev.Message, "applied v2")
 	assert.NotContains(t, ev.Message, "auths")
