@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -552,7 +553,7 @@ func (t *Txn) Finish() error {
 	// later transaction never writes there; what an old agent left there (copies of originals) goes
 	// too, as far as it can: an immutable or append-only entry there, not this transaction's, must
 	// not keep the journal, and every later refresh, pending (adversary round 9 core, a variant of 04).
-	if err := os.RemoveAll(filepath.Join(t.stateDir, backupDir)); err != nil && t.legacy() {
+	if err := dropOldBackups(t.stateDir); err != nil && t.legacy() {
 		return err
 	}
 	if err := RemoveStateFile(t.stateDir, journalFile, true); err != nil {
@@ -562,6 +563,33 @@ func (t *Txn) Finish() error {
 		// Everything is removed; only the removal's durability is in doubt (after a power cut the
 		// journal may be back, settled, and recovery finishes it again).
 		return fmt.Errorf("%w: %w", ErrNotDurable, err)
+	}
+	return nil
+}
+
+// dropOldBackups removes what a version 1 journal kept in the state dir's backup/: the regular
+// files of the names it gave them (0, 1, …), never through a symlink, never below another
+// directory there or of another name (adversary r21 b2/05: the sweep removed backup/** whatever it
+// was), then backup/ itself when that leaves it empty.
+func dropOldBackups(stateDir string) error {
+	entries, err := ReadStateDir(stateDir, backupDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if _, nerr := strconv.ParseUint(e.Name(), 10, 32); nerr == nil && e.Type().IsRegular() {
+			errs = append(errs, RemoveStateFile(stateDir, filepath.Join(backupDir, e.Name()), false))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := unix.Rmdir(filepath.Join(stateDir, backupDir)); err != nil && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.ENOENT) {
+		return &fs.PathError{Op: "remove", Path: filepath.Join(stateDir, backupDir), Err: err}
 	}
 	return nil
 }

@@ -224,15 +224,47 @@ func prunePayloads(stateDir, payloadFile string) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		name, temp := filepath.Join(payloadsDir, e.Name()), actions.IsStateTemp(e.Name())
+		name := filepath.Join(payloadsDir, e.Name())
+		temp, ours := agentsName(payloadsDir, e.Name())
 		// What sweepState removes, no more: a regular file, or a symlink at a temp name; anything
 		// else there is not the agent's and stays (it never makes a refresh fail).
 		link := temp && e.Type()&fs.ModeSymlink != 0
-		if name != filepath.Clean(payloadFile) && (e.Type().IsRegular() || link) {
+		if ours && name != filepath.Clean(payloadFile) && (e.Type().IsRegular() || link) {
 			errs = append(errs, actions.RemoveStateFile(stateDir, name, link))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// agentsName says whether name, in the state dir's directory dir ("" or payloads/), is one the
+// agent writes (ours), and whether it is the temp of one: in the state dir the temps of the
+// journal, the record, the cordon marker and the root's owner record; in payloads/ a sha256 and its
+// temp. Only those are ever swept: a file of another name is no proof of being the agent's.
+func agentsName(dir, name string) (temp, ours bool) {
+	base, temp := name, actions.IsStateTemp(name)
+	if temp {
+		base = strings.TrimSuffix(strings.TrimPrefix(name, "."), ".tmp")
+	}
+	if dir == payloadsDir {
+		return temp, isSHA256(base)
+	}
+	switch base {
+	case "journal.json", currentFile, cordonMarker, actions.OwnerFile:
+		return temp, temp
+	}
+	return temp, false
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // dropPayload removes a saved payload the record does not reference (after a failed refresh).
@@ -273,7 +305,10 @@ func (h Host) sweepState() {
 		entries, _ := actions.ReadStateDir(h.StateDir, dir) // a symlinked payloads/ is never listed
 		for _, e := range entries {
 			name := filepath.Join(dir, e.Name())
-			temp := actions.IsStateTemp(e.Name())
+			temp, ours := agentsName(dir, e.Name())
+			if !ours {
+				continue // no name the agent writes: another's, left alone (adversary r21 b2/05)
+			}
 			stale := dir == payloadsDir && jerr == nil && !keep[name]
 			// A symlink at a temp name is the agent's name taken: the link goes (never its target).
 			link := temp && e.Type()&fs.ModeSymlink != 0
