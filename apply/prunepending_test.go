@@ -26,18 +26,6 @@ func immutable(t *testing.T, p string) func() {
 	return undo
 }
 
-// savedPayloads lists the state dir's payloads/.
-func savedPayloads(t *testing.T, stateDir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(stateDir, "payloads"))
-	require.NoError(t, err)
-	var out []string
-	for _, e := range entries {
-		out = append(out, e.Name())
-	}
-	return out
-}
-
 // The previous payload (an older pull secret and keys) that cannot be removed once the record moved
 // is cleanup pending, never a clean "applied" with it left behind (CI: an EMFILE listing payloads/
 // left it, exit 0); the next recover removes it.
@@ -65,7 +53,7 @@ func TestThePreviousPayloadLeftIsCleanupPending(t *testing.T) {
 			undo()
 			_, err := apply.Recover(context.Background(), n.Host)
 			require.NoError(t, err)
-			assert.Equal(t, []string{apply.PayloadHash(raw)}, savedPayloads(t, n.StateDir), "the sweep removed it")
+			assert.Equal(t, []string{apply.PayloadHash(raw)}, names(t, filepath.Join(n.StateDir, "payloads")), "the sweep removed it")
 		})
 	}
 }
@@ -77,5 +65,5 @@ func TestAForeignDirectoryInPayloadsNeverFailsARefresh(t *testing.T) {
 	res := n.run(t, v2().JSON(), "v2")
 	require.Equal(t, api.OutcomeApplied, res.Outcome, res.Reason)
 	assert.False(t, res.CleanupPending, res.Reason)
-	assert.ElementsMatch(t, []string{"lost+found", apply.PayloadHash(v2().JSON())}, savedPayloads(t, n.StateDir))
+	assert.ElementsMatch(t, []string{"lost+found", apply.PayloadHash(v2().JSON())}, names(t, filepath.Join(n.StateDir, "payloads")))
 }
