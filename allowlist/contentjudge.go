@@ -60,7 +60,7 @@ func JudgeNMState(data []byte) error {
 		return fmt.Errorf("nmstate state: nested %d deep, more than the %d a judged file may be (nmstate's own are under 10)", d, maxJudgedDepth)
 	}
 	if at := findKey(doc, nil, "dispatch"); at != nil {
-		return fmt.Errorf("nmstate state %s: a dispatch script runs as root (NetworkManager's dispatcher)", strings.Join(at, ""))
+		return fmt.Errorf("nmstate state %s: a dispatch script runs as root (NetworkManager's dispatcher)", redact(strings.Join(at, "")))
 	}
 	return nil
 }

@@ -83,16 +83,16 @@ func JudgeCredentialProviderFile(p string, data []byte) error {
 		return fmt.Errorf("credential provider config: %w", err)
 	}
 	if cfg.Kind != "CredentialProviderConfig" || !slices.Contains([]string{"kubelet.config.k8s.io/v1", "kubelet.config.k8s.io/v1beta1", "kubelet.config.k8s.io/v1alpha1"}, cfg.APIVersion) {
-		return fmt.Errorf("credential provider config kind: %q of %q, not a CredentialProviderConfig of kubelet.config.k8s.io", cfg.Kind, cfg.APIVersion)
+		return fmt.Errorf("credential provider config kind: %s of %s, not a CredentialProviderConfig of kubelet.config.k8s.io", shown(cfg.Kind), shown(cfg.APIVersion))
 	}
 	names := map[string]bool{}
 	for i, pr := range cfg.Providers {
 		at := fmt.Sprintf("credential provider config providers[%d]", i)
 		if !pluginName.MatchString(pr.Name) {
-			return fmt.Errorf("%s.name: %q: a plugin name in %s (no separator, not a dot name)", at, pr.Name, credProviderPluginDir)
+			return fmt.Errorf("%s.name: %s: a plugin name in %s (no separator, not a dot name)", at, shown(pr.Name), credProviderPluginDir)
 		}
 		if names[pr.Name] {
-			return fmt.Errorf("%s.name: %q is given twice", at, pr.Name)
+			return fmt.Errorf("%s.name: %s is given twice", at, shown(pr.Name))
 		}
 		names[pr.Name] = true
 		if len(pr.Env) > 0 {
@@ -101,19 +101,19 @@ func JudgeCredentialProviderFile(p string, data []byte) error {
 		}
 		for j, a := range pr.Args {
 			if !verbosity.MatchString(a) && !slices.Contains(credProviderArgs, a) {
-				return fmt.Errorf("%s.args[%d]: %q is not one of the MCO's (get-credentials, /etc/kubernetes/cloud.conf, --v=N): "+
-					"a plugin's flags can make it write or read a path as root", at, j, a)
+				return fmt.Errorf("%s.args[%d]: %s is not one of the MCO's (get-credentials, /etc/kubernetes/cloud.conf, --v=N): "+
+					"a plugin's flags can make it write or read a path as root", at, j, shown(a))
 			}
 		}
 		if !slices.Contains([]string{"credentialprovider.kubelet.k8s.io/v1", "credentialprovider.kubelet.k8s.io/v1beta1", "credentialprovider.kubelet.k8s.io/v1alpha1"}, pr.APIVersion) {
-			return fmt.Errorf("%s.apiVersion: %q", at, pr.APIVersion)
+			return fmt.Errorf("%s.apiVersion: %s", at, shown(pr.APIVersion))
 		}
 		if len(pr.MatchImages) == 0 {
 			return fmt.Errorf("%s.matchImages: none", at)
 		}
 		if d := pr.DefaultCacheDuration; d != nil {
 			if _, err := time.ParseDuration(*d); err != nil {
-				return fmt.Errorf("%s.defaultCacheDuration: %q is not a duration", at, *d)
+				return fmt.Errorf("%s.defaultCacheDuration: %s is not a duration", at, shown(*d))
 			}
 		}
 	}

@@ -180,14 +180,14 @@ func judgeExecution(p UnitProps) error {
 			} else if !strings.HasPrefix(why, l) {
 				why = l + ": " + why
 			}
-			return fmt.Errorf("%s=%s", key, strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(why))
+			return fmt.Errorf("%s=%s", key, redact(strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(why)))
 		}
 	}
 	for i, argv := range p.Exec {
 		if len(argv) > 0 {
 			if why := programFile(argv[0]); why != "" {
 				key := cmp.Or(p.ExecKey(i), "Exec")
-				return fmt.Errorf("%s=%s: %s", key, short(strings.Join(argv, " ")), why)
+				return fmt.Errorf("%s=%s: %s", key, redact(short(strings.Join(argv, " "))), why)
 			}
 		}
 	}

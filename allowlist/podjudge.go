@@ -88,11 +88,11 @@ func judgePod(in *corev1.Pod) error {
 	p := in.DeepCopy()
 	j := &podJudge{}
 	if p.Kind != "Pod" || p.APIVersion != "v1" {
-		j.refuse("kind", fmt.Sprintf("%q of %q: only a single Pod of v1 is judged (a List or PodList would be the kubelet's to unpack)", p.Kind, p.APIVersion))
+		j.refuse("kind", fmt.Sprintf("%s of %s: only a single Pod of v1 is judged (a List or PodList would be the kubelet's to unpack)", shown(p.Kind), shown(p.APIVersion)))
 	}
 	if p.Namespace != proxyPodNamespace || p.Name != proxyPodName {
-		j.refuse("metadata", fmt.Sprintf("the pod is %q in namespace %q: the only static pod a refresh writes is %s/%s (HyperShift's API server proxy)",
-			p.Name, p.Namespace, proxyPodNamespace, proxyPodName))
+		j.refuse("metadata", fmt.Sprintf("the pod is %s in namespace %s: the only static pod a refresh writes is %s/%s (HyperShift's API server proxy)",
+			shown(p.Name), shown(p.Namespace), proxyPodNamespace, proxyPodName))
 	}
 	p.TypeMeta = metav1.TypeMeta{}
 	p.Name, p.Namespace, p.Labels, p.CreationTimestamp = "", "", nil, metav1.Time{}
@@ -126,15 +126,15 @@ func (j *podJudge) spec(s *corev1.PodSpec) {
 		v := &s.Volumes[i]
 		at := fmt.Sprintf("spec.volumes[%d]", i)
 		if volumes[v.Name] {
-			j.refuse(at+".name", fmt.Sprintf("%q is given twice", v.Name))
+			j.refuse(at+".name", fmt.Sprintf("%s is given twice", shown(v.Name)))
 		}
 		switch hp := v.HostPath; {
 		case hp == nil:
 			j.refuse(at, "only the host directory "+proxyConfigHostDir+" may be a volume (HyperShift's pod has no other): "+notHyperShifts)
 		case hp.Path != proxyConfigHostDir:
-			j.refuse(at+".hostPath.path", fmt.Sprintf("%q: the only host path the pod may mount is %s, its HAProxy config", hp.Path, proxyConfigHostDir))
+			j.refuse(at+".hostPath.path", fmt.Sprintf("%s: the only host path the pod may mount is %s, its HAProxy config", shown(hp.Path), proxyConfigHostDir))
 		case hp.Type != nil && *hp.Type != "" && *hp.Type != corev1.HostPathDirectory:
-			j.refuse(at+".hostPath.type", fmt.Sprintf("%q: only Directory (or unset)", *hp.Type))
+			j.refuse(at+".hostPath.type", fmt.Sprintf("%s: only Directory (or unset)", shown(string(*hp.Type))))
 		default:
 			volumes[v.Name] = true
 		}
@@ -153,15 +153,15 @@ func (j *podJudge) spec(s *corev1.PodSpec) {
 	// writes out; none of them reaches beyond the pod.
 	s.HostNetwork = false // HyperShift's pod is on the host network; off is narrower
 	if !slices.Contains([]string{"", "system-node-critical", "system-cluster-critical"}, s.PriorityClassName) {
-		j.refuse("spec.priorityClassName", fmt.Sprintf("%q: system-node-critical (HyperShift's) or system-cluster-critical", s.PriorityClassName))
+		j.refuse("spec.priorityClassName", fmt.Sprintf("%s: system-node-critical (HyperShift's) or system-cluster-critical", shown(s.PriorityClassName)))
 	}
 	s.PriorityClassName = ""
 	if !slices.Contains([]corev1.RestartPolicy{"", corev1.RestartPolicyAlways}, s.RestartPolicy) {
-		j.refuse("spec.restartPolicy", fmt.Sprintf("%q: the proxy always restarts", s.RestartPolicy))
+		j.refuse("spec.restartPolicy", fmt.Sprintf("%s: the proxy always restarts", shown(string(s.RestartPolicy))))
 	}
 	s.RestartPolicy = ""
 	if !slices.Contains([]corev1.DNSPolicy{"", corev1.DNSClusterFirst, corev1.DNSClusterFirstWithHostNet, corev1.DNSDefault}, s.DNSPolicy) {
-		j.refuse("spec.dnsPolicy", fmt.Sprintf("%q", s.DNSPolicy))
+		j.refuse("spec.dnsPolicy", shown(string(s.DNSPolicy)))
 	}
 	s.DNSPolicy = ""
 	if s.SchedulerName == corev1.DefaultSchedulerName {
@@ -185,7 +185,7 @@ func (j *podJudge) container(c *corev1.Container, at string, volumes map[string]
 	c.Name, c.Image, c.Command, c.Args, c.WorkingDir = "", "", nil, nil, ""
 	for i, p := range c.Ports {
 		if !slices.Contains([]corev1.Protocol{"", corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}, p.Protocol) {
-			j.refuse(fmt.Sprintf("%s.ports[%d].protocol", at, i), fmt.Sprintf("%q", p.Protocol))
+			j.refuse(fmt.Sprintf("%s.ports[%d].protocol", at, i), shown(string(p.Protocol)))
 		}
 	}
 	c.Ports = nil
@@ -223,10 +223,10 @@ func (j *podJudge) container(c *corev1.Container, at string, volumes map[string]
 		m := &c.VolumeMounts[i]
 		mat := fmt.Sprintf("%s.volumeMounts[%d]", at, i)
 		if !volumes[m.Name] {
-			j.refuse(mat+".name", fmt.Sprintf("%q is not an accepted volume of the pod", m.Name))
+			j.refuse(mat+".name", fmt.Sprintf("%s is not an accepted volume of the pod", shown(m.Name)))
 		}
 		if !path.IsAbs(m.MountPath) {
-			j.refuse(mat+".mountPath", fmt.Sprintf("%q is not absolute", m.MountPath))
+			j.refuse(mat+".mountPath", fmt.Sprintf("%s is not absolute", shown(m.MountPath)))
 		}
 		if m.MountPropagation != nil && *m.MountPropagation == corev1.MountPropagationNone {
 			m.MountPropagation = nil
@@ -260,7 +260,7 @@ func (j *podJudge) container(c *corev1.Container, at string, volumes map[string]
 		}
 		if caps := sc.Capabilities; caps != nil {
 			if len(caps.Add) > 0 {
-				j.refuse(sat+".capabilities.add", fmt.Sprintf("%v: no capability may be added", caps.Add))
+				j.refuse(sat+".capabilities.add", fmt.Sprintf("%s: no capability may be added", shown(fmt.Sprint(caps.Add))))
 			}
 			sc.Capabilities = nil // drops only narrow it
 		}
@@ -298,9 +298,9 @@ func (j *podJudge) ids(at string, user, group *int64, nonRoot *bool) {
 // confinement, Localhost loads a profile of the node's.
 func (j *podJudge) profiles(at string, sp *corev1.SeccompProfile, ap *corev1.AppArmorProfile) {
 	if sp != nil && (sp.Type != corev1.SeccompProfileTypeRuntimeDefault || sp.LocalhostProfile != nil) {
-		j.refuse(at+".seccompProfile", fmt.Sprintf("type %q: only RuntimeDefault", sp.Type))
+		j.refuse(at+".seccompProfile", fmt.Sprintf("type %s: only RuntimeDefault", shown(string(sp.Type))))
 	}
 	if ap != nil && (ap.Type != corev1.AppArmorProfileTypeRuntimeDefault || ap.LocalhostProfile != nil) {
-		j.refuse(at+".appArmorProfile", fmt.Sprintf("type %q: only RuntimeDefault", ap.Type))
+		j.refuse(at+".appArmorProfile", fmt.Sprintf("type %s: only RuntimeDefault", shown(string(ap.Type))))
 	}
 }
