@@ -1,8 +1,6 @@
 package actions
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -573,7 +571,7 @@ func (j *journal) payloadIsItsName(stateDir string) error {
 	if f == "" {
 		return nil
 	}
-	data, err := ReadStateFile(stateDir, f)
+	sum, err := HashStateFile(stateDir, f)
 	if errors.Is(err, fs.ErrNotExist) {
 		if j.rollsForward() {
 			return fmt.Errorf("%w: the journal says committed, yet its payload file %s is missing (it is saved before the commit): recovery would record a payload that does not exist", ErrHostile, filepath.Join(stateDir, f))
@@ -583,7 +581,7 @@ func (j *journal) payloadIsItsName(stateDir string) error {
 	if err != nil {
 		return fmt.Errorf("%w: payload file %s: %v", ErrHostile, f, err)
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != filepath.Base(f) {
+	if sum != filepath.Base(f) {
 		return fmt.Errorf("%w: payload file %s does not hash to its name: recovery would record it as the node's state", ErrHostile, filepath.Join(stateDir, f))
 	}
 	return nil

@@ -1,6 +1,8 @@
 package actions
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -103,25 +105,11 @@ func openStateParent(stateDir, name string) (int, string, error) {
 // ErrStateTooLarge, with no byte read when its size says so); a missing one gives an error that
 // Is fs.ErrNotExist.
 func ReadStateFile(stateDir, name string) ([]byte, error) {
-	dfd, base, err := openStateParent(stateDir, name)
+	f, fi, err := openStateRegular(stateDir, name)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(dfd)
-	// O_NONBLOCK: a FIFO put there must not hang the agent.
-	fd, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, stateErr(stateDir, name, err)
-	}
-	f := os.NewFile(uintptr(fd), filepath.Join(stateDir, name))
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("state dir: %s is a %s, not a file the agent made", f.Name(), kind(fi.Mode()))
-	}
 	limit := stateLimit(name)
 	tooLarge := func(size string) error {
 		return fmt.Errorf("state dir: %s is %s bytes, %w (at most %d): not read", f.Name(), size, ErrStateTooLarge, limit)
@@ -135,6 +123,51 @@ func ReadStateFile(stateDir, name string) ([]byte, error) {
 		return nil, tooLarge(fmt.Sprintf("over %d", limit))
 	}
 	return data, err
+}
+
+// openStateRegular opens name below stateDir as ReadStateFile reads it: never through a symlink,
+// only a regular file.
+func openStateRegular(stateDir, name string) (*os.File, fs.FileInfo, error) {
+	dfd, base, err := openStateParent(stateDir, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unix.Close(dfd)
+	// O_NONBLOCK: a FIFO put there must not hang the agent.
+	fd, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, stateErr(stateDir, name, err)
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(stateDir, name))
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("state dir: %s is a %s, not a file the agent made", f.Name(), kind(fi.Mode()))
+	}
+	return f, fi, nil
+}
+
+// HashStateFile is the sha256 (hex) of name below stateDir, opened as ReadStateFile opens it and
+// read in a stream: proving a saved payload by its name reads it, never holds it (a 15.6 MiB
+// payload read whole beside the one being applied took the agent's peak from 1.9x the payload to
+// 3.7x: make bench).
+func HashStateFile(stateDir, name string) (string, error) {
+	f, _, err := openStateRegular(stateDir, name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h, limit := sha256.New(), stateLimit(name)
+	if n, err := io.CopyN(h, f, limit+1); err != nil && err != io.EOF {
+		return "", err
+	} else if n > limit {
+		return "", fmt.Errorf("state dir: %s is over %d bytes, %w: not read", f.Name(), limit, ErrStateTooLarge)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // RemoveStateFile removes name below stateDir when it is a regular file, or a symlink when

@@ -177,7 +177,7 @@ func savePayload(stateDir string, raw []byte) (string, error) {
 	name := PayloadHash(raw)
 	// One saved already is kept only when it is a regular file holding these bytes (its name says
 	// them): anything else there would have the record name what is not the payload.
-	if old, err := actions.ReadStateFile(stateDir, filepath.Join(payloadsDir, name)); err == nil && PayloadHash(old) == name {
+	if sum, err := actions.HashStateFile(stateDir, filepath.Join(payloadsDir, name)); err == nil && sum == name {
 		return filepath.Join(payloadsDir, name), nil
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("%w; not the saved payload", err)
@@ -195,11 +195,11 @@ func writeRecord(stateDir, hash, payloadFile string) error {
 	// Only a payload saved under payloads/<sha256> with bytes that hash to its name is recorded:
 	// a record naming anything else has every later refresh fail (adv txn-attack3 #1).
 	if payloadFile != "" {
-		saved, err := actions.ReadStateFile(stateDir, payloadFile)
+		sum, err := actions.HashStateFile(stateDir, payloadFile)
 		if err != nil {
 			return fmt.Errorf("the payload %s is not saved: %w", payloadFile, err)
 		}
-		if filepath.Join(payloadsDir, PayloadHash(saved)) != filepath.Clean(payloadFile) {
+		if filepath.Join(payloadsDir, sum) != filepath.Clean(payloadFile) {
 			return fmt.Errorf("the payload %s does not hash to its name: not recorded", payloadFile)
 		}
 	}
@@ -436,7 +436,7 @@ func checkStateNames(stateDir string, raw []byte, drains bool) error {
 				break
 			}
 			if c.rel == filepath.Join(payloadsDir, name) {
-				if saved, err := actions.ReadStateFile(stateDir, c.rel); err == nil && PayloadHash(saved) == name {
+				if sum, err := actions.HashStateFile(stateDir, c.rel); err == nil && sum == name {
 					break // the payload saved already: kept as it is, never rewritten
 				}
 			}
