@@ -550,11 +550,14 @@ func (t *Txn) Finish() error {
 		return err // the journal stays: the next recovery removes the rest
 	}
 	// The state dir's backup/ held a version 1 journal's backups: that journal's own, to remove. A
-	// later transaction never writes there; what an old agent left there (copies of originals) goes
-	// too, as far as it can: an immutable or append-only entry there, not this transaction's, must
-	// not keep the journal, and every later refresh, pending (adversary round 9 core, a variant of 04).
-	if err := dropOldBackups(t.stateDir); err != nil && t.legacy() {
-		return err
+	// later transaction never writes there and never removes anything there: what is there without
+	// a version 1 journal is no proof of being a copy of anything (an old agent's backup whose
+	// journal was removed by hand may be the only copy of an original: adversary r22 b/01), and it
+	// never keeps a journal pending (adversary round 9 core, a variant of 04).
+	if t.legacy() {
+		if err := dropOldBackups(t.stateDir); err != nil {
+			return err
+		}
 	}
 	if err := RemoveStateFile(t.stateDir, journalFile, true); err != nil {
 		return err
@@ -567,10 +570,10 @@ func (t *Txn) Finish() error {
 	return nil
 }
 
-// dropOldBackups removes what a version 1 journal kept in the state dir's backup/: the regular
-// files of the names it gave them (0, 1, …), never through a symlink, never below another
-// directory there or of another name (adversary r21 b2/05: the sweep removed backup/** whatever it
-// was), then backup/ itself when that leaves it empty.
+// dropOldBackups removes what a version 1 journal kept in the state dir's backup/, once it is
+// settled: the regular files of the names it gave them (0, 1, …), never through a symlink, never
+// below another directory there or of another name (adversary r21 b2/05: the sweep removed
+// backup/** whatever it was), then backup/ itself when that leaves it empty.
 func dropOldBackups(stateDir string) error {
 	entries, err := ReadStateDir(stateDir, backupDir)
 	if errors.Is(err, fs.ErrNotExist) {

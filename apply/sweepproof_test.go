@@ -20,7 +20,8 @@ func TestTheSweepRemovesOnlyTheAgentsNames(t *testing.T) {
 	n := newNode(t)
 	sha := apply.PayloadHash([]byte("an older payload"))
 	foreign := []string{"payloads/notes.txt", "payloads/" + sha[:63], "payloads/" + sha + ".bak", "payloads/.x.tmp",
-		".operator-notes.tmp", "backup/keep/0", "backup/README", "my.tmp"}
+		".operator-notes.tmp", "backup/keep/0", "backup/README", "my.tmp",
+		"backup/0"} // an old agent's backup without its version 1 journal: no proof it is a copy (adversary r22 b/01)
 	ours := []string{"payloads/" + sha, "payloads/." + sha + ".tmp", ".journal.json.tmp", ".current.json.tmp", ".cordoned.tmp"}
 	for _, p := range append(append([]string{}, foreign...), ours...) {
 		require.NoError(t, os.MkdirAll(filepath.Join(n.StateDir, filepath.Dir(p)), 0o700))
