@@ -370,7 +370,7 @@ func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 		rec := Recovery{Found: phase != "" || jerr == nil, Phase: phase, Hash: meta.Hash, Reason: err.Error()}
 		if phase == actions.PhasePreparing {
 			rec.Outcome, rec.CleanupPending = api.OutcomeFailed, true
-			rec.Reason = "interrupted while preparing: nothing had changed on the node, but the clean-up failed: " + err.Error() +
+			rec.Reason = "interrupted while preparing: no file on the node had changed, but the clean-up failed: " + err.Error() +
 				"; the journal stays until it is done"
 		}
 		return rec, err
@@ -380,7 +380,7 @@ func (h Host) recoverLocked(ctx context.Context) (Recovery, error) {
 			// Interrupted while preparing: no target had changed; the temp files, backups and
 			// created directories were removed. Found, and undone.
 			return Recovery{Found: true, Phase: actions.PhasePreparing, Outcome: api.OutcomeFailed, RolledBack: true,
-				Reason: "interrupted while preparing; nothing had changed on the node; cleaned up"}, h.uncordonLeftover(ctx)
+				Reason: "interrupted while preparing; no file on the node had changed; cleaned up (a directory made for a new file just before the journal named it may remain, empty)"}, h.uncordonLeftover(ctx)
 		}
 		return Recovery{}, h.uncordonLeftover(ctx)
 	}
