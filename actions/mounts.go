@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -89,4 +90,32 @@ func IsMountRoot(p string) bool {
 func (r *Root) exists(rp string) bool {
 	_, err := r.root.Lstat(rp)
 	return err == nil
+}
+
+// mountBelow refuses op when a directory of its path below what the node policy named (op.Within)
+// is a mount point: below it the name is the payload's, and a bind mount or an overlay there
+// reaches another place than the name says: a denied directory (a bind of /etc/cron.d), the
+// state dir (an overlay whose upper layer it is), one directory under two names (adversary r22
+// d/01-03, d/06-07). The mount at op.Within itself, or above it, is the node's own (RHCOS's /var).
+// The dry run and the real run check it alike, before anything is written.
+func (r *Root) mountBelow(op Op) error {
+	w := op.Within
+	if w == "" || !strings.HasSuffix(w, "/") || !strings.HasPrefix(op.Path, w) {
+		return nil
+	}
+	dir := strings.TrimSuffix(w, "/")
+	for _, name := range strings.Split(strings.TrimPrefix(path.Dir(op.Path), w), "/") {
+		if name == "" {
+			continue
+		}
+		dir = path.Join(dir, name)
+		rp, _ := rel(dir)
+		if !r.exists(rp) {
+			return nil // created by the transaction: no mount below
+		}
+		if r.isMountRoot(rp) {
+			return fmt.Errorf("%s: %w: its directory %s is a mount point below %s, what the node policy names (findmnt shows it): a mount there reaches another place than the path says; write below it only where nothing is mounted", op.Path, ErrUnwritable, dir, w)
+		}
+	}
+	return nil
 }

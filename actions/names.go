@@ -149,6 +149,9 @@ func (c *opChecker) check(op Op) ([]string, error) {
 			return nil, mountError(op.Path, op.Path, op.Remove)
 		}
 	}
+	if err := c.root.mountBelow(op); err != nil {
+		return nil, err
+	}
 	if c.seen[op.Path] {
 		return nil, fmt.Errorf("%s: more than one operation on the path", op.Path)
 	}

@@ -37,6 +37,10 @@ type Op struct {
 	// Missing parent directories are created with DirMode (0755 when zero), owned by DirUID:DirGID.
 	DirMode        fs.FileMode
 	DirUID, DirGID int
+	// Within is the directory prefix (ending in /) the node policy named, below which the name is
+	// the payload's: no directory below it may be a mount point (opChecker.mounts). "" or the
+	// path itself: the whole path is the node's.
+	Within string
 }
 
 // Txn is one all-or-nothing set of file changes, recorded in a journal in the state directory so that

@@ -148,6 +148,11 @@ type Decision struct {
 	Owner       string
 	// Effects are the node policy rule's NodeDisruptionPolicy effects (none for other rules).
 	Effects
+	// Within is what the node policy named of the path: the rule's or the ceiling entry's
+	// directory prefix (ending in /), or the path itself for a rule naming the file. Below it the
+	// name is the payload's choice, and no directory there may be a mount point (actions: a bind
+	// mount or an overlay there reaches what the name does not say).
+	Within string
 }
 
 // Resolve decides a path. Denied prefixes win over everything; then the node policy's most specific
@@ -170,7 +175,7 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 		}
 		mode, owner := ceilingOf(path, r.Mode, r.Owner)
 		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Pods: r.Pods, Source: "policy", Effects: r.Effects,
-			ModeCeiling: mode, Owner: owner}
+			ModeCeiling: mode, Owner: owner, Within: within(r.Path, path)}
 	}
 	if _, denied := deniedUnder(path, true); denied {
 		return Decision{Reason: "path is not in the node allowlist"} // an exception for the node's rules only
@@ -187,9 +192,18 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 	if r, ok := longestMatch(extra, path); ok && p.ceilingAllows(r) == "" && p.ceilingAllows(Rule{Path: path, Action: r.Action, Services: r.Services}) == "" {
 		c, _ := p.ceilingFor(path)
 		mode, owner := ceilingOf(path, c.Mode, c.Owner)
-		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "no-reboot-paths", ModeCeiling: mode, Owner: owner}
+		return Decision{Allowed: true, Action: r.Action, Services: r.Services, Source: "no-reboot-paths", ModeCeiling: mode, Owner: owner,
+			Within: within(c.Prefix, path)}
 	}
 	return Decision{Reason: "path is not in the node allowlist"}
+}
+
+// within is Decision.Within for path under the node's entry named by prefix.
+func within(prefix, path string) string {
+	if prefix == path || prefix == "" {
+		return path
+	}
+	return strings.TrimSuffix(prefix, "/") + "/"
 }
 
 // MayWrite says why no refresh could write or remove path under this policy, or nil when one could:

@@ -21,7 +21,7 @@ import (
 func (h Host) ops(p *plan.Plan, des *diff.Payload) ([]actions.Op, error) {
 	var ops []actions.Op
 	for _, f := range p.Files {
-		op := actions.Op{Path: f.Path, Remove: f.Remove, Contents: f.Contents, Size: f.Size, Mode: fs.FileMode(f.Mode)}
+		op := actions.Op{Path: f.Path, Remove: f.Remove, Contents: f.Contents, Size: f.Size, Mode: fs.FileMode(f.Mode), Within: f.Within}
 		if !f.Remove {
 			uid, gid, err := h.owner(f.User, f.Group)
 			if err != nil {

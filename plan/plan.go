@@ -153,6 +153,9 @@ type FileOp struct {
 	// node once owners are resolved.
 	ModeCeiling allowlist.Mode
 	Owner       string
+	// Within is what the node policy named of the path (Decision.Within): below it no directory may
+	// be a mount point.
+	Within string
 	// Unit is set on a unit file or dropin written for the node policy's unit rule of that unit: the
 	// only way anything under /etc/systemd is written.
 	Unit string
@@ -428,7 +431,7 @@ func checkFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule) (F
 	if !d.Allowed {
 		return FileOp{}, fmt.Sprintf("file %s: %s", c.Path, d.Reason), nil
 	}
-	op := FileOp{Path: c.Path, Action: d.Action, Services: d.Services, Pods: d.Pods}
+	op := FileOp{Path: c.Path, Action: d.Action, Services: d.Services, Pods: d.Pods, Within: d.Within}
 	if c.New == nil {
 		op.Remove = true
 		return op, "", nil

@@ -232,11 +232,11 @@ func unitFileOp(p, unit string, old, des *string) (FileOp, bool) {
 	case des == nil && old == nil:
 		return FileOp{}, false
 	case des == nil:
-		return FileOp{Path: p, Remove: true, Unit: unit}, true
+		return FileOp{Path: p, Remove: true, Unit: unit, Within: UnitDir + "/"}, true
 	case old != nil && *old == *des:
 		return FileOp{}, false
 	}
-	return FileOp{Path: p, Mode: 0o644, Unit: unit, inline: []byte(*des)}, true
+	return FileOp{Path: p, Mode: 0o644, Unit: unit, inline: []byte(*des), Within: UnitDir + "/"}, true
 }
 
 // checkDropinName accepts a plain file name: no separators, no dot names, no control characters.
