@@ -757,7 +757,7 @@ func (j judge) splitWhy(cmd, splits, quotedVars []string) string {
 		if !ok {
 			// The manager's one-word values: a PID, a home, a user name.
 			x, ok = varRef.ReplaceAllStringFunc(x, func(m string) string {
-				if n := varRef.FindStringSubmatch(m)[1]; slices.Contains(oneWordVars, n) {
+				if n := refName(m); slices.Contains(oneWordVars, n) {
 					return "v"
 				}
 				return m
