@@ -249,6 +249,9 @@ func judgeBuiltin(cmd, expands []string, j judge, depth int) string {
 				if n == "shopt" && slices.Contains(globShellOptions, a) {
 					return line + ": shopt " + a + " changes what the shell's patterns match (" + globOptionsWhy + ")"
 				}
+				if n == "shopt" && slices.Contains(wordShellOptions, a) {
+					return line + ": shopt " + a + " " + wordOptionsWhy
+				}
 				k := strings.SplitN(strings.TrimLeft(a, "-+"), "=", 2)[0]
 				if codeVar(k) || assignmentWhy(strings.TrimLeft(a, "-+")) != "" || strings.ContainsAny(a, "[$`") || a == "-f" || a == "-F" || a == "-T" || a == "functrace" ||
 					a == "expand_aliases" || a == "extdebug" || a == "-o" && n == "set" {
