@@ -2,6 +2,7 @@ package allowlist
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -178,6 +179,13 @@ func (j judge) judgeAwk(args []string) string {
 			prog += "\n" + o.val
 		}
 	}
+	// ARGV and ARGC name the files awk opens as it reads them, when the program runs: a program
+	// that sets them (BEGIN{ARGV[1]="/etc/sha" "dow"; ARGC=2}, ARGV[ARGC++]=…, split(s, ARGV),
+	// delete ARGV) opens a file no word of the line names, whose name the judge never sees;
+	// gawk's SYMTAB reaches them by a name built at run time (adversary r22 a/04).
+	if m := awkArgvRef.FindString(prog); m != "" {
+		return "an awk program with " + m + " (names the files awk opens at run time, which the judge does not see): cannot be judged"
+	}
 	// "@": gawk's indirect calls (@f() with f="system"), @include, @load, @namespace: no ordinary unit's awk uses them.
 	for _, k := range []string{"system", "|", "getline", ">", "close(", "ENVIRON", "@"} {
 		if strings.Contains(prog, k) {
@@ -186,6 +194,9 @@ func (j judge) judgeAwk(args []string) string {
 	}
 	return ""
 }
+
+// awkArgvRef is a reference to awk's ARGV, ARGC or gawk's SYMTAB (which reaches them by name).
+var awkArgvRef = regexp.MustCompile(`\b(ARGV|ARGC|SYMTAB)\b`)
 
 // awkNames are the names the judge runs awk's rules for (on RHCOS awk is gawk).
 var awkNames = []string{"awk", "gawk", "mawk", "nawk"}

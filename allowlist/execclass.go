@@ -821,7 +821,7 @@ func (j judge) judgeRun(argv []string, depth int) string {
 // cannot be judged.
 func (j judge) judgeShell(argv []string, depth int) string {
 	line := short(strings.Join(argv, " "))
-	if why := shellOptionsWhy(argv[1:]); why != "" {
+	if why := shellOptionsWhy(argv[1:], j.strict); why != "" {
 		return line + ": " + why
 	}
 	inline := false
@@ -845,10 +845,11 @@ func (j judge) judgeShell(argv []string, depth int) string {
 			if why := j.scriptFile(argv[0], argv[i]); why != "" {
 				return line + ": " + why
 			}
-		case a == "-o" || a == "+o" || a == "-O" || a == "+O":
-			i++
 		case strings.HasPrefix(a, "--"):
 		case (strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+")) && len(a) > 1:
+			// A cluster of options: each o and O in it takes the next word (bash -cO NAME 'script',
+			// -euo pipefail), whose name is no operand (shellOptionsWhy judged it).
+			i += strings.Count(a[1:], "o") + strings.Count(a[1:], "O")
 			if strings.ContainsRune(a[1:], 's') || strings.ContainsRune(a[1:], 'i') {
 				return line + ": the shell reads its commands from standard input (a pipe, here-document or StandardInput=): cannot be judged"
 			}

@@ -477,34 +477,64 @@ var globShellOptions = []string{"extglob", "nocaseglob", "globstar", "dotglob", 
 
 const globOptionsWhy = "the judge reads a pattern as bash's default options match it: extglob, nocaseglob, globstar, dotglob, nullglob, failglob and globskipdots are refused"
 
-// shellOptionsWhy refuses a shell started with allexport (sh -a, bash -o allexport): options
-// before its first operand.
-func shellOptionsWhy(args []string) string {
+// shellOptionsWhy refuses a shell started with allexport (sh -a, bash -o allexport) or keyword, a
+// shopt option (-O NAME, +O NAME) that changes how its patterns match or where cd goes, and in a
+// changed line (strict) any shopt option, as the shopt builtin in its script is: options before
+// its first operand, read as bash reads them (shellOptionWords): in a cluster each o and O takes
+// the next word (bash -eO cdable_vars, -euo pipefail; adversary r22 a/02: bash -O cdable_vars -c
+// 'cd X && cat shadow' read /etc/shadow with Environment=X=/etc).
+func shellOptionsWhy(args []string, strict bool) string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
 			return ""
 		}
-		switch {
-		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
-			if a == "-o" && i+1 < len(args) && args[i+1] == "allexport" {
-				return "-o allexport exports every variable the script assigns (for, read: names the judge does not see exported)"
-			}
-			if (a == "-O" || a == "+O") && i+1 < len(args) && slices.Contains(globShellOptions, args[i+1]) {
-				return a + " " + args[i+1] + " changes what the shell's patterns match (" + globOptionsWhy + ")"
-			}
-			if a == "-o" && i+1 < len(args) && args[i+1] == "keyword" {
-				return "-o keyword puts NAME=VALUE arguments into commands' environments (BASH_ENV=, LD_PRELOAD= the judge reads as arguments)"
-			}
+		if a == "--rcfile" || a == "--init-file" {
 			i++
-		case a[0] == '-' && !strings.HasPrefix(a, "--") && strings.ContainsRune(a[1:], 'a'):
+			continue
+		}
+		if strings.HasPrefix(a, "--") || len(a) < 2 {
+			continue
+		}
+		if a[0] == '-' && strings.ContainsRune(a[1:], 'a') {
 			return a + " (allexport) exports every variable the script assigns (for, read: names the judge does not see exported)"
-		case a[0] == '-' && !strings.HasPrefix(a, "--") && strings.ContainsRune(a[1:], 'k'):
+		}
+		if a[0] == '-' && strings.ContainsRune(a[1:], 'k') {
 			return a + " (keyword) puts NAME=VALUE arguments into commands' environments (BASH_ENV=, LD_PRELOAD= the judge reads as arguments)"
+		}
+		for _, l := range a[1:] {
+			if l != 'o' && l != 'O' {
+				continue
+			}
+			opt := a[:1] + string(l)
+			i++
+			if i >= len(args) {
+				return ""
+			}
+			name := args[i]
+			switch {
+			case opt == "-o" && name == "allexport":
+				return "-o allexport exports every variable the script assigns (for, read: names the judge does not see exported)"
+			case opt == "-o" && name == "keyword":
+				return "-o keyword puts NAME=VALUE arguments into commands' environments (BASH_ENV=, LD_PRELOAD= the judge reads as arguments)"
+			case l == 'O' && slices.Contains(globShellOptions, name):
+				return opt + " " + name + " changes what the shell's patterns match (" + globOptionsWhy + ")"
+			case l == 'O' && slices.Contains(wordShellOptions, name):
+				return opt + " " + name + " " + wordOptionsWhy
+			case l == 'O' && strict:
+				return opt + " " + name + " sets a shell option as shopt does, which a changed line may not run (the judge reads a script as bash's default options run it)"
+			}
 		}
 	}
 	return ""
 }
+
+// wordShellOptions are bash's shopt options besides the glob ones that change where a word goes
+// or what runs: cdable_vars makes cd X change to $X, expand_aliases runs an alias's text, extdebug
+// a debug trap's verdicts.
+var wordShellOptions = []string{"cdable_vars", "expand_aliases", "extdebug"}
+
+const wordOptionsWhy = "changes where cd goes or what the shell runs (cdable_vars, expand_aliases and extdebug are refused)"
 
 // mainPIDWhy refuses kill $MAINPID (what: "signals $MAINPID"), or another act on the unit's
 // own main process (processWhy), where there is no main process yet: ExecCondition=,

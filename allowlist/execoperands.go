@@ -64,12 +64,23 @@ func (j judge) homeDir() string {
 	return "/root"
 }
 
+// withHome is w with its references to HOME ($HOME, ${HOME}, nothing else: not $HOMEX, which the
+// shell reads as another variable) the manager's HOME=/root.
+func (j judge) withHome(w string) string {
+	return varRef.ReplaceAllStringFunc(w, func(m string) string {
+		if refName(m) == "HOME" {
+			return j.homeDir()
+		}
+		return m
+	})
+}
+
 // namedCode is the node's code a word names: an absolute path in it (after = : ,), ~ as HOME, or
 // a relative path from each directory the script changed to; "" if none.
 func (j judge) namedCode(w string) string {
 	if _, set := j.env["HOME"]; !set && strings.Contains(w, "HOME") {
 		// The manager gives a system unit HOME=/root: $HOME is root's home, not an unknown.
-		w = strings.NewReplacer("${HOME}", j.homeDir(), "$HOME", j.homeDir()).Replace(w)
+		w = j.withHome(w)
 	}
 	x, ok := j.expand(w)
 	if !ok {

@@ -40,7 +40,16 @@ var procEscapes = []string{"root", "cwd", "fd", "mem", "map_files", "environ", "
 var devSinks = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/stdout", "/dev/stderr", "/dev/kmsg",
 	"/dev/console", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/shm"}
 
-var varRef = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
+// varRef is a reference the judge resolves: $NAME, or ${NAME} with nothing else inside the braces.
+// A parameter expansion with an operator (${F,,}, ${F@L}, ${F:1}, ${F/X/d}, ${F@E}, ${#F}) is the
+// operator's result, not the variable's value: it stays unresolved (adversary r22 a/01: ${F,,} with
+// F=/ETC/SHADOW was read as /ETC/SHADOW,,}).
+var varRef = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+
+// refName is the name varRef's match m refers to.
+func refName(m string) string {
+	return strings.Trim(m, "${}")
+}
 
 // expand resolves $VAR and ${VAR} from the unit's own environment; ok is false when a variable is
 // unknown (or the word holds a substitution), as the judge cannot tell what it will be.
@@ -50,7 +59,7 @@ func (j judge) expand(s string) (string, bool) {
 	}
 	ok := true
 	out := varRef.ReplaceAllStringFunc(s, func(m string) string {
-		name := varRef.FindStringSubmatch(m)[1]
+		name := refName(m)
 		if v, found := j.env[name]; found {
 			return v
 		}

@@ -439,7 +439,7 @@ var secretDirOptions = map[string][]string{"tar": {"-C", "--directory"}, "bsdtar
 func (j judge) secretPaths(w string, dirs []string) (paths []string, ok bool) {
 	relative := len(dirs) > 0
 	if _, set := j.env["HOME"]; !set && strings.Contains(w, "HOME") {
-		w = strings.NewReplacer("${HOME}", j.homeDir(), "$HOME", j.homeDir()).Replace(w)
+		w = j.withHome(w)
 	}
 	x, unknown := w, false
 	if strings.ContainsAny(w, "$`") {
@@ -677,7 +677,7 @@ func (j judge) secretUnknownWhy(cmd, quotedVars, loopVars []string) string {
 			continue
 		}
 		if _, set := j.env["HOME"]; !set {
-			w = strings.NewReplacer("${HOME}", j.homeDir(), "$HOME", j.homeDir()).Replace(w)
+			w = j.withHome(w)
 		}
 		if j.seen(w, loopVars) {
 			continue
@@ -693,14 +693,14 @@ func (j judge) secretUnknownWhy(cmd, quotedVars, loopVars []string) string {
 // the rule judged (loopVars).
 func (j judge) seen(w string, loopVars []string) bool {
 	if _, set := j.env["HOME"]; !set {
-		w = strings.NewReplacer("${HOME}", j.homeDir(), "$HOME", j.homeDir()).Replace(w)
+		w = j.withHome(w)
 	}
 	x, ok := j.expand(w)
 	if ok {
 		return true
 	}
 	x = varRef.ReplaceAllStringFunc(x, func(m string) string {
-		if n := varRef.FindStringSubmatch(m)[1]; slices.Contains(oneWordVars, n) && n != "HOME" || slices.Contains(loopVars, n) {
+		if n := refName(m); slices.Contains(oneWordVars, n) && n != "HOME" || slices.Contains(loopVars, n) {
 			return "v"
 		}
 		return m
