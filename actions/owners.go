@@ -37,15 +37,26 @@ func (r *Root) LookupUser(name string) (User, error) {
 	if err != nil {
 		return User{}, fmt.Errorf("user %s: %w", name, err)
 	}
+	// The first line of the name decides, as glibc's files lookup reads it (a line with its last
+	// fields missing is still that user's: adversary r22 d/04, a short first line skipped for a
+	// later one of the name chowned to another uid); one without its ids is malformed.
 	for _, f := range colonRecords(data) {
-		if len(f) >= 7 && f[0] == name {
-			uid, err1 := ParseID(f[2])
-			gid, err2 := ParseID(f[3])
-			if err1 != nil || err2 != nil {
-				return User{}, fmt.Errorf("user %s: malformed /etc/passwd entry: %w", name, errors.Join(err1, err2))
-			}
-			return User{Name: name, UID: uid, GID: gid, Home: f[5]}, nil
+		if f[0] != name {
+			continue
 		}
+		if len(f) < 4 {
+			return User{}, fmt.Errorf("user %s: malformed /etc/passwd entry: %d fields, no uid and gid", name, len(f))
+		}
+		uid, err1 := ParseID(f[2])
+		gid, err2 := ParseID(f[3])
+		if err1 != nil || err2 != nil {
+			return User{}, fmt.Errorf("user %s: malformed /etc/passwd entry: %w", name, errors.Join(err1, err2))
+		}
+		home := ""
+		if len(f) > 5 {
+			home = f[5]
+		}
+		return User{Name: name, UID: uid, GID: gid, Home: home}, nil
 	}
 	return User{}, fmt.Errorf("user %s: %w: not in the node's /etc/passwd", name, ErrNoSuchOwner)
 }
@@ -57,7 +68,10 @@ func (r *Root) LookupGroup(name string) (int, error) {
 		return 0, fmt.Errorf("group %s: %w", name, err)
 	}
 	for _, f := range colonRecords(data) {
-		if len(f) >= 3 && f[0] == name {
+		if f[0] == name {
+			if len(f) < 3 {
+				return 0, fmt.Errorf("group %s: malformed /etc/group entry: %d fields, no gid", name, len(f))
+			}
 			gid, err := ParseID(f[2])
 			if err != nil {
 				return 0, fmt.Errorf("group %s: malformed /etc/group entry: %w", name, err)

@@ -59,3 +59,25 @@ func TestNodeIDsOutOfRangeAreMalformed(t *testing.T) {
 		assert.NoError(t, err, s)
 	}
 }
+
+// The first line of a name decides, as glibc's files lookup reads it: a short first line is that
+// user's, never skipped for a later line of the name (adversary r22 d/04: app's 4-field line was
+// skipped, and the file went to a stale app line's uid 1000, bob's).
+func TestTheFirstLineOfANameDecides(t *testing.T) {
+	dir := t.TempDir()
+	root, err := actions.OpenRoot(dir)
+	require.NoError(t, err)
+	defer root.Close()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "etc"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/passwd"),
+		[]byte("app:x:1001:1001\nbob:x:1000:1000::/home/bob:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\nshort:x\n"), 0o644))
+	u, err := root.LookupUser("app")
+	require.NoError(t, err)
+	assert.Equal(t, []int{1001, 1001}, []int{u.UID, u.GID})
+	assert.Empty(t, u.Home)
+	_, err = root.LookupUser("short")
+	assert.ErrorContains(t, err, "malformed /etc/passwd entry")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etc/group"), []byte("app:x\napp:x:1000:\n"), 0o644))
+	_, err = root.LookupGroup("app")
+	assert.ErrorContains(t, err, "malformed /etc/group entry")
+}
