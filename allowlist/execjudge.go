@@ -189,6 +189,10 @@ const tooCostly = "commands too long or too deeply wrapped to judge"
 // its dropins): more cannot be judged at a bounded cost, and no unit a refresh acts on has them.
 const MaxExecWords = 16384
 
+// MaxExecBytes bounds a unit's commands once its variables are substituted, as systemd runs them
+// (the MCO's and HyperShift's units: under 16 KiB).
+const MaxExecBytes = 1 << 20
+
 // execBudget is the work judging the commands may take.
 func execBudget(exec [][]string) int {
 	n := execCostBase

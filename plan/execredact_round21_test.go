@@ -62,3 +62,15 @@ func TestARefusalNamesTheNodesLinesWithoutTheirValues(t *testing.T) {
 		})
 	}
 }
+
+// Variables substituted into many words are bounded by the bytes the judge would read, not only by
+// the words as written (adversary r22 c/05: one 125 KB variable in 16 000 words, 2 GB to judge; here 60 KB in 8 000).
+func TestSubstitutedCommandsAreBounded(t *testing.T) {
+	// Lines of a unit file are at most 2047 bytes: continued, as the adversary's were.
+	long := func(unit string, n int) string { return strings.TrimSuffix(strings.Repeat(unit+"\\\n", n), "\\\n") }
+	dropin := "[Service]\nEnvironment=\"A=" + long(strings.Repeat("x", 1000), 60) + "\"\nExecStartPre=/bin/echo " +
+		long(strings.TrimSpace(strings.Repeat("${A} ", 300)), 26) + "\n"
+	p := rootBuild(t, round12OVSPolicy, nodeRoot(t, round12OVSNode), plain(), ovsDropin(strings.TrimPrefix(dropin, "[Service]\n")))
+	require.NotEmpty(t, p.Refused)
+	assert.Contains(t, p.Refused[0].Reason, "once the unit's variables are substituted")
+}
