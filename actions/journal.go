@@ -592,6 +592,10 @@ var (
 	sha256RE      = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
+// IsSHA256 says whether s is a sha256 as the agent writes one (64 lower-case hex digits): a
+// journal's hashes, a saved payload's name.
+func IsSHA256(s string) bool { return sha256RE.MatchString(s) }
+
 // Trust says what recovery may act on beyond the journal's own form: the managed paths a refresh
 // could have planned under the node's policy, and the unit actions it could have run. A journal
 // naming anything else (an entry for /etc/passwd with "no original" would have recovery delete it)

@@ -246,25 +246,13 @@ func agentsName(dir, name string) (temp, ours bool) {
 		base = strings.TrimSuffix(strings.TrimPrefix(name, "."), ".tmp")
 	}
 	if dir == payloadsDir {
-		return temp, isSHA256(base)
+		return temp, actions.IsSHA256(base)
 	}
 	switch base {
 	case "journal.json", currentFile, cordonMarker, actions.OwnerFile:
 		return temp, temp
 	}
 	return temp, false
-}
-
-func isSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // dropPayload removes a saved payload the record does not reference (after a failed refresh).
