@@ -224,16 +224,24 @@ func prunePayloads(stateDir, payloadFile string) error {
 	}
 	var errs []error
 	for _, e := range entries {
+		// What sweepState removes, no more (sweepable): anything else there is not the agent's
+		// and stays (it never makes a refresh fail).
 		name := filepath.Join(payloadsDir, e.Name())
-		temp, ours := agentsName(payloadsDir, e.Name())
-		// What sweepState removes, no more: a regular file, or a symlink at a temp name; anything
-		// else there is not the agent's and stays (it never makes a refresh fail).
-		link := temp && e.Type()&fs.ModeSymlink != 0
-		if ours && name != filepath.Clean(payloadFile) && (e.Type().IsRegular() || link) {
+		if _, link, ok := sweepable(payloadsDir, e); ok && name != filepath.Clean(payloadFile) {
 			errs = append(errs, actions.RemoveStateFile(stateDir, name, link))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sweepable says whether the entry e of the state dir's directory dir may be removed as the
+// agent's: a name the agent writes (agentsName; another's is left alone: adversary r21 b2/05) that
+// is a regular file, or a symlink at a temp name (the agent's name taken: the link goes, never its
+// target, hence link).
+func sweepable(dir string, e fs.DirEntry) (temp, link, ok bool) {
+	temp, ours := agentsName(dir, e.Name())
+	link = temp && e.Type()&fs.ModeSymlink != 0
+	return temp, link, ours && (e.Type().IsRegular() || link)
 }
 
 // agentsName says whether name, in the state dir's directory dir ("" or payloads/), is one the
@@ -293,14 +301,9 @@ func (h Host) sweepState() {
 		entries, _ := actions.ReadStateDir(h.StateDir, dir) // a symlinked payloads/ is never listed
 		for _, e := range entries {
 			name := filepath.Join(dir, e.Name())
-			temp, ours := agentsName(dir, e.Name())
-			if !ours {
-				continue // no name the agent writes: another's, left alone (adversary r21 b2/05)
-			}
+			temp, link, ok := sweepable(dir, e)
 			stale := dir == payloadsDir && jerr == nil && !keep[name]
-			// A symlink at a temp name is the agent's name taken: the link goes (never its target).
-			link := temp && e.Type()&fs.ModeSymlink != 0
-			if !e.Type().IsRegular() && !link || !temp && !stale {
+			if !ok || !temp && !stale {
 				continue
 			}
 			if err := actions.RemoveStateFile(h.StateDir, name, link); err != nil {
