@@ -188,24 +188,24 @@ func judgeExecution(p UnitProps) error {
 		}
 		if why != "" {
 			key := cmp.Or(p.ExecKey(i), "Exec")
-			// The line is named by its skeleton (lineSkeleton), never quoted: it may be the node's own
-			// (a unit file the payload never held) or hold the node's variables substituted, and
-			// what a reason says reaches the logs, the Node's annotation and Events (adversary r22
-			// c/03, c/04: the node's podman login -p and Environment= secrets came back).
+			// The payload's own line is quoted as written (redacted), any other named by its
+			// skeleton (lineSkeleton), and never with the unit's variables substituted: it may be the
+			// node's own (a unit file the payload never held) or hold the node's values, and what a
+			// reason says reaches the logs, the Node's annotation and Events (adversary r22 c/03,
+			// c/04: the node's podman login -p and Environment= secrets came back).
 			a := short(strings.Join(argv, " "))
 			why = strings.TrimPrefix(why, a+": ")
 			if l := short(strings.Join(line, " ")); l != a {
 				why = strings.TrimPrefix(why, l+": ")
 			}
-			nl := strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
-			sk := redact(nl.Replace(short(strings.Join(line, " ")))) // the payload's own text, as written
+			sk := redact(escapeControls.Replace(short(strings.Join(line, " "))))
 			if p.ExecQuoted != nil && (i >= len(p.ExecQuoted) || !p.ExecQuoted[i]) {
 				sk = lineSkeleton(line)
 			}
 			if !slices.Equal(line, argv) {
 				sk += " (the unit's variables substituted)"
 			}
-			return fmt.Errorf("%s=%s: %s", key, sk, redact(nl.Replace(why)))
+			return fmt.Errorf("%s=%s: %s", key, sk, redact(escapeControls.Replace(why)))
 		}
 	}
 	for i, argv := range p.Exec {

@@ -117,7 +117,10 @@ func lineSkeleton(words []string) string {
 			out = append(out, "…")
 		}
 	}
-	return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(short(strings.Join(out, " ")))
+	return escapeControls.Replace(short(strings.Join(out, " ")))
 }
+
+// escapeControls keeps a reason on one line: a line's newlines, returns and tabs written as escapes.
+var escapeControls = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
 
 var skeletonWords = map[string]bool{"&&": true, "||": true, ";": true, "|": true, ">": true, ">>": true, "<": true, "2>&1": true}
