@@ -3,7 +3,6 @@ package actions
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -133,7 +132,7 @@ func (r *nofollowRoot) readUpTo(rp string, max int64) ([]byte, error) {
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > max {
 		return nil, tooLarge(rp, max)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := ReadBounded(f, max)
 	if err == nil && int64(len(data)) > max {
 		return nil, tooLarge(rp, max)
 	}

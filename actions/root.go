@@ -6,7 +6,6 @@ package actions
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -256,7 +255,7 @@ func (r *Root) ReadFileUpTo(p string, max int64) ([]byte, fs.FileInfo, error) {
 	case fi.Size() > max:
 		return nil, fi, tooLarge(rp, max)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := ReadBounded(f, max)
 	if err == nil && int64(len(data)) > max {
 		return nil, fi, tooLarge(rp, max)
 	}

@@ -118,7 +118,7 @@ func ReadStateFile(stateDir, name string) ([]byte, error) {
 		return nil, tooLarge(fmt.Sprint(fi.Size()))
 	}
 	// The size is checked again while reading: the file may grow after the fstat.
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	data, err := ReadBounded(f, limit)
 	if err == nil && int64(len(data)) > limit {
 		return nil, tooLarge(fmt.Sprintf("over %d", limit))
 	}

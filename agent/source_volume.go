@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/diff"
 )
 
@@ -135,7 +135,7 @@ func readKey(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, diff.MaxPayloadSize+1))
+	b, err := actions.ReadBounded(f, diff.MaxPayloadSize)
 	if err == nil && int64(len(b)) > diff.MaxPayloadSize {
 		return nil, fmt.Errorf("%s: larger than the %d byte budget (--max-payload-bytes)", name, diff.MaxPayloadSize)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/openshift/refresh-agent/actions"
 	"github.com/openshift/refresh-agent/allowlist"
 	"github.com/openshift/refresh-agent/diff"
 	"github.com/openshift/refresh-agent/plan"
@@ -109,7 +110,7 @@ func readInput(name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	data, err := actions.ReadBounded(f, limit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
