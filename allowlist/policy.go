@@ -61,6 +61,9 @@ type Policy struct {
 	UnitPrograms map[string][]string
 	// stateDirs are the agent's state dirs on the node (WithStateDir): refused to every rule.
 	stateDirs []string
+	// policyFiles are the node policy's own files on the node (WithPolicyFile): refused to every
+	// rule, ceiling and unit command, as the state dirs are.
+	policyFiles []string
 	// managed are the paths a plan's ConfigMap entries manage besides the rules (WithManaged).
 	managed []string
 	// nodeAliases are the node's unit links (WithUnitAliases): canonical name → the unit linked to.

@@ -41,8 +41,30 @@ func (p *Policy) WithStateDir(dirs ...string) (*Policy, error) {
 	return &q, nil
 }
 
-// StateDirs returns the state dirs WithStateDir added.
-func (p *Policy) StateDirs() []string { return append([]string(nil), p.stateDirs...) }
+// WithPolicyFile returns a copy of p that refuses the node policy's own file (a node path, absolute
+// and clean: --policy when it lies inside the root) to every rule, ConfigMap entry, ceiling and unit
+// command, and every ancestor of it: a ConfigMap that rewrote it would grant itself the node policy
+// at the next refresh (adversary r23 d/01, an /etc/ ceiling and the policy in /etc/refresh-agent).
+// A rule or ceiling that covers it still loads; the file alone is refused.
+func (p *Policy) WithPolicyFile(files ...string) (*Policy, error) {
+	q := *p
+	q.policyFiles = slices.Clone(p.policyFiles)
+	for _, f := range files {
+		if !path.IsAbs(f) || path.Clean(f) != f || f == "/" {
+			return nil, fmt.Errorf("policy file %q: not an absolute clean file path on the node", f)
+		}
+		if !slices.Contains(q.policyFiles, f) {
+			q.policyFiles = append(q.policyFiles, f)
+		}
+	}
+	return &q, nil
+}
+
+// StateDirs returns the paths no unit command may own or write: the state dirs WithStateDir added
+// and the policy files WithPolicyFile added.
+func (p *Policy) StateDirs() []string {
+	return append(slices.Clone(p.stateDirs), p.policyFiles...)
+}
 
 // stateDirOf returns the state dir that path (a file, or a prefix ending in "/") is in, is, or is
 // an ancestor of.
@@ -53,6 +75,12 @@ func (p *Policy) stateDirOf(rulePath string) (string, bool) {
 
 // stateDirReason says why path is refused for the agent's state dir, or "".
 func (p *Policy) stateDirReason(rulePath string) string {
+	if f := inOrAbove(rulePath, p.policyFiles); f != "" {
+		if strings.TrimSuffix(rulePath, "/") != f {
+			return "path is an ancestor of the node policy file " + f + ": a write there would take its place; no rule or ceiling reaches it"
+		}
+		return "path is the node policy file " + f + ": a refresh never rewrites the policy it is judged by"
+	}
 	d, ok := p.stateDirOf(rulePath)
 	if !ok {
 		return ""

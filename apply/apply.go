@@ -30,7 +30,10 @@ type Host struct {
 	// Pods restarts static pods through the CRI; nil skips pod actions.
 	Pods   *actions.CRI
 	Policy *allowlist.Policy
-	Log    *slog.Logger
+	// PolicyFile is the host path Policy was loaded from (--policy), "" for the built-in one: when it
+	// lies inside the root, NodePolicy refuses it to every rule, ceiling and unit command.
+	PolicyFile string
+	Log        *slog.Logger
 	// Drainer cordons and drains the node before a plan that needs it, and uncordons after; nil
 	// (the apply command, which has no API client) skips the drain and says so (Result.DrainSkipped).
 	Drainer Drainer

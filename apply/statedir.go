@@ -72,6 +72,13 @@ func (h Host) NodePolicy() (*allowlist.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The policy file, when it lies inside the root, is the agent's as its state dir is: no refresh
+	// may rewrite the policy it is judged by.
+	if h.PolicyFile != "" {
+		if pol, err = pol.WithPolicyFile(StateDirOnNode(h.Root.Dir, h.PolicyFile)...); err != nil {
+			return nil, err
+		}
+	}
 	// The node's unit links: a dependency on one is judged as the unit it links to, and a policy
 	// naming one is refused.
 	pol, err = pol.WithUnitAliases(NodeUnitAliases(h.Root.Dir))

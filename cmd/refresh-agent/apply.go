@@ -81,7 +81,7 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Host, erro
 	// The state dir, wherever --state-dir puts it inside the root, is refused to every rule and
 	// ceiling, and the node's unit links are the units they link to (apply.Host.NodePolicy); a
 	// policy rule reaching the state dir or naming a link is an error now, not at a refresh.
-	if pol, err = (apply.Host{Root: root, StateDir: stateDir, Policy: pol}).NodePolicy(); err != nil {
+	if pol, err = (apply.Host{Root: root, StateDir: stateDir, Policy: pol, PolicyFile: *f.policy}).NodePolicy(); err != nil {
 		return apply.Host{}, fmt.Errorf("--root %s, --state-dir %s: %w", root.Dir, stateDir, err)
 	}
 	mode := *f.systemd
@@ -107,7 +107,7 @@ func (f nodeFlags) open(ctx context.Context, log *slog.Logger) (apply.Host, erro
 		return apply.Host{}, fmt.Errorf("--kubelet-healthz: %w", err)
 	}
 	vo := verify.Options{Window: *f.verifyWindow, CRISocket: *f.cri, KubeletHealthz: *f.kubeletHealthz}
-	return apply.Host{Root: root, StateDir: stateDir, Units: units, Pods: pods, Policy: pol, Log: log, LockWait: *f.lockTimeout, Verify: vo}, nil
+	return apply.Host{Root: root, StateDir: stateDir, Units: units, Pods: pods, Policy: pol, PolicyFile: *f.policy, Log: log, LockWait: *f.lockTimeout, Verify: vo}, nil
 }
 
 func runApply(args []string, stdout, stderr io.Writer) int {
