@@ -127,11 +127,22 @@ var nodeSecrets = func() []secretRow {
 		{path: "/etc/machine-config-daemon", what: "the machine-config daemon's state: its current config holds the pull secret"},
 		{path: "/etc/mcs-machine-config-content.json", what: "the machine-config server's content MachineConfig: every file of the config, the pull secret among them"},
 		{path: "/etc/ignition-machine-config-encapsulated.json", what: "the encapsulated MachineConfig: every file of the config, the pull secret among them"},
-		{path: "/etc/mco/proxy.env", what: "the cluster's proxy settings: their URLs may carry credentials"},
+		{path: "/etc/mco", what: "the MCO's node files: the proxy's settings (URLs may carry credentials), the revert MachineConfig, the internal registry's pull secret"},
 		{path: "/etc/kubernetes/cloud.conf", what: "the cloud provider's configuration: its credentials (Azure's aadClientSecret)"},
 		{path: "/dev", device: true, what: "a device of the node: a disk, partition or memory device holds every secret on it (only /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N, /dev/tty, /dev/console, /dev/kmsg and /dev/shm may be named)"},
 		{path: "/proc/kcore", what: "the kernel's memory: every secret in it"},
 		{path: "/sys/firmware", what: "the firmware's tables and EFI variables"},
+		// Round 23 (adversary a/01, a/07): the entitlement keys under the links RHEL's
+		// containers-common ships in /usr, the CSI volumes' global mounts, container checkpoints
+		// and every user's home (core's .kube and .docker as root's).
+		{path: "/usr/share/rhel/secrets", what: "links to the node's entitlement and subscription keys (/etc/pki/entitlement, /etc/rhsm)"},
+		{path: "/etc/pki/entitlement", what: "the cluster's Red Hat entitlement key pair"},
+		{path: "/etc/pki/consumer", what: "the subscription manager's identity key"},
+		{path: "/etc/rhsm", what: "the subscription manager's configuration and keys"},
+		{path: "/var/lib/kubelet/plugins", what: "the CSI drivers' global mounts: the pods' persistent volumes"},
+		{path: "/var/lib/kubelet/checkpoints", what: "container checkpoints: a container's memory and files"},
+		{path: "/var/home", what: "the users' homes (core's .ssh, .kube, .docker)"},
+		{path: "/home", what: "the users' homes (/var/home on RHCOS)"},
 		{path: "/sysroot", what: "the node's root again (its ostree deployment's /etc and /var hold every secret above)"},
 		{path: "/ostree", what: "the node's root again (/sysroot/ostree: its deployments' /etc and /var)"},
 	}
@@ -192,8 +203,9 @@ func (r secretRow) names(p string) bool {
 	if len(pc) < len(dc) {
 		return false
 	}
+	plain := r.prefix == "" && r.contains == "" && !r.class && !r.device
 	for i, n := range dc {
-		if !componentMayBe(pc[i], n) {
+		if !componentMayBe(pc[i], n) && !(plain && i == len(dc)-1 && copyOf(pc[i], n)) {
 			return false
 		}
 	}
@@ -209,6 +221,27 @@ func (r secretRow) names(p string) bool {
 		return len(pc) > len(dc) && secretName(p)
 	}
 	return true
+}
+
+// copyOf says whether the component c (perhaps a pattern) may name a copy of the secret named n
+// beside it: n and a suffix after a separator, as the node's copies are named (the MCO's
+// proxy.env.backup and *.mcdorig, an editor's name~, an operator's etcd-backup; adversary r23 a/06:
+// /etc/mco/proxy.env was refused and proxy.env.backup, the same credentials, read).
+// A pattern is a copy's when its literal start is n (and a separator): "proxy.env.b*" is, "*.conf"
+// (which could match "root.conf") is not read as a copy of /root.
+func copyOf(c, n string) bool {
+	lit, pattern := c, false
+	if i := strings.IndexAny(c, "*?["); i >= 0 {
+		lit, pattern = c[:i], true
+	}
+	rest, ok := strings.CutPrefix(lit, n)
+	if !ok {
+		return false
+	}
+	if rest == "" {
+		return pattern
+	}
+	return strings.ContainsRune(".~-_+", rune(rest[0]))
 }
 
 // above says whether the clean path p (perhaps a pattern) may name a directory above the row's
