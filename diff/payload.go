@@ -219,20 +219,39 @@ func QuotedCut(s string) string {
 			break
 		}
 		q := s[i]
-		j := strings.IndexByte(s[i+1:], q)
-		if j < 0 {
-			b.WriteString(s)
-			break
-		}
 		b.WriteString(s[:i])
-		if inner := s[i+1 : i+1+j]; len(inner) > 24 {
-			fmt.Fprintf(&b, "%c(%d bytes not shown)%c", q, len(inner), q)
-		} else {
-			b.WriteString(s[i : i+2+j])
+		j := closingQuote(s[i+1:], q)
+		inner, rest := s[i+1:], ""
+		if j >= 0 {
+			inner, rest = s[i+1:i+1+j], s[i+2+j:]
 		}
-		s = s[i+2+j:]
+		switch {
+		case len(inner) > 24:
+			fmt.Fprintf(&b, "%c(%d bytes not shown)%c", q, len(inner), q)
+		case j >= 0:
+			b.WriteString(s[i : i+2+j])
+		default:
+			b.WriteString(s[i:])
+		}
+		s = rest
 	}
 	return b.String()
+}
+
+// closingQuote is the index in s of the quote q that closes one opened just before s, or -1: in a
+// double-quoted segment a backslash escapes the next byte, as Go's %q and JSON write a value that
+// holds a quote (adversary r23 c/03: "\"<a JWT>\"" was cut at its first escaped quote and the
+// rest shown). A segment never closed runs to the end of the message and is cut by its length too.
+func closingQuote(s string, q byte) int {
+	for k := 0; k < len(s); k++ {
+		switch {
+		case s[k] == '\\' && q == '"':
+			k++
+		case s[k] == q:
+			return k
+		}
+	}
+	return -1
 }
 
 // wrap prefixes the inner form with the name of the encoding around it.
