@@ -320,11 +320,11 @@ func TestMachineChangeDetailsAreBounded(t *testing.T) {
 	}
 	changes, err := diff.Diff(cur, payload(20_000, "x=1"))
 	require.NoError(t, err)
-	assert.Contains(t, changes[0].Detail, `kernelArguments ["quiet"] -> ["x=1" "x=1"`)
+	assert.Contains(t, changes[0].Detail, `kernelArguments ["quiet"] -> ["x=…" "x=…"`)
 	assert.Contains(t, changes[0].Detail, "more]")
 	changes, err = diff.Diff(cur, payload(2, "x=1"))
 	require.NoError(t, err)
-	assert.Equal(t, `kernelArguments ["quiet"] -> ["x=1" "x=1"]`, changes[0].Detail, "a short list reads as before")
+	assert.Equal(t, `kernelArguments ["quiet"] -> ["x=…" "x=…"]`, changes[0].Detail, "a short list reads as before, its values not shown")
 }
 
 // The nested decode of an embedded config (CheckEmbedded) draws on what the payload's decode left,
@@ -351,4 +351,22 @@ func TestEmbeddedCheckSharesThePayloadBudget(t *testing.T) {
 	why := diff.CheckEmbedded(p)
 	assert.Contains(t, why, "payload budget")
 	assert.Contains(t, why, diff.MachineConfigContentPath)
+}
+
+// A kernel argument's value is never shown: the node's current arguments reach a refusal on any
+// added one, and a value may be a credential (adversary r23 c/01: netroot=iscsi:USER:PASSWORD@…).
+func TestKernelArgumentValuesAreNotShown(t *testing.T) {
+	const secret = "iscsi:chapuser:S3cretChapPassw0rd@10.0.0.1::::iqn.2001-04.com.example:t"
+	inner := fixture.Ignition("3.2.0").SSHKeys("ssh-ed25519 AAAA core@example")
+	payload := func(arg string) *diff.Payload {
+		return decode(t, inner.Clone().File(diff.MachineConfigContentPath, embeddedKargsMC(1, arg, inner.JSON(), false), 0o644).JSON())
+	}
+	changes, err := diff.Diff(payload("netroot="+secret), payload("x=1"))
+	require.NoError(t, err)
+	require.NotEmpty(t, changes)
+	for _, c := range changes {
+		assert.NotContains(t, c.Detail, "S3cret", c.Detail)
+		assert.NotContains(t, c.Detail, "chapuser", c.Detail)
+	}
+	assert.Contains(t, changes[0].Detail, `"netroot=…"`)
 }

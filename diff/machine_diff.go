@@ -31,10 +31,10 @@ func diffMachine(cur, des []MachineView) []Change {
 			add(KindOSImage, "baseOSExtensionsContainerImage "+quoteBrief(c.ExtensionsImage)+" -> "+quoteBrief(d.ExtensionsImage))
 		}
 		if !slices.Equal(c.KernelArguments, d.KernelArguments) {
-			add(KindKernelArguments, "kernelArguments "+quoteList(c.KernelArguments)+" -> "+quoteList(d.KernelArguments))
+			add(KindKernelArguments, "kernelArguments "+quoteList(argNames(c.KernelArguments))+" -> "+quoteList(argNames(d.KernelArguments)))
 		}
 		if !slices.Equal(c.IgnitionKernelArguments, d.IgnitionKernelArguments) {
-			add(KindKernelArguments, d.Source+" spec.config kernelArguments "+quoteList(c.IgnitionKernelArguments)+" -> "+quoteList(d.IgnitionKernelArguments))
+			add(KindKernelArguments, d.Source+" spec.config kernelArguments "+quoteList(argNames(c.IgnitionKernelArguments))+" -> "+quoteList(argNames(d.IgnitionKernelArguments)))
 		}
 		if c.FIPS != d.FIPS {
 			add(KindFIPS, fmt.Sprintf("%t -> %t", c.FIPS, d.FIPS))
@@ -78,6 +78,20 @@ func quoteBriefPlain(s string) string { return quote(api.Truncate(s, briefValue)
 
 // quoteList formats xs as fmt's %q does (["a" "b"]), each item cut as quoteBrief cuts it, and
 // only as many items as fit about briefList bytes, the rest counted ("… and 19998 more").
+// argNames are kernel arguments shown by their names, each value as "=…": a value may be a
+// credential (dracut's netroot=iscsi:USER:PASSWORD@…, a token), and the node's current arguments
+// would reach the refusal, its annotation and Event, on any added argument (adversary r23 c/01).
+func argNames(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if name, _, ok := strings.Cut(a, "="); ok {
+			a = name + "=…"
+		}
+		out[i] = a
+	}
+	return out
+}
+
 func quoteList(xs []string) string {
 	var b strings.Builder
 	b.WriteByte('[')
