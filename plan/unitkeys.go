@@ -503,7 +503,7 @@ func checkOwnDirectories(c keyCtx) string {
 	for _, v := range c.values {
 		words, err := allowlist.SplitExec(v)
 		if err != nil || len(words) > 1 {
-			return fmt.Sprintf("%s cannot be read as systemd reads it", v)
+			return fmt.Sprintf("a value of %d bytes (not shown) cannot be read as systemd reads it", len(v))
 		}
 		for _, w := range words {
 			for _, e := range w {
