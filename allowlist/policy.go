@@ -169,7 +169,7 @@ func (p *Policy) Resolve(path string, extra []Rule) Decision {
 	if d, ok := Denied(path); ok {
 		return Decision{Reason: "path is under denied prefix " + d}
 	}
-	if why := p.stateDirReason(path); why != "" {
+	if why := p.ownPathReason(path); why != "" {
 		return Decision{Reason: why}
 	}
 	if r, ok := longestMatch(p.Rules, path); ok {
@@ -221,7 +221,7 @@ func (p *Policy) MayWrite(path string) error {
 	if d, ok := Denied(path); ok {
 		return fmt.Errorf("path is under denied prefix %s", d)
 	}
-	if why := p.stateDirReason(path); why != "" {
+	if why := p.ownPathReason(path); why != "" {
 		return errors.New(why)
 	}
 	if r, ok := longestMatch(p.Rules, path); ok {

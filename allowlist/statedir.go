@@ -60,9 +60,9 @@ func (p *Policy) WithPolicyFile(files ...string) (*Policy, error) {
 	return &q, nil
 }
 
-// StateDirs returns the paths no unit command may own or write: the state dirs WithStateDir added
-// and the policy files WithPolicyFile added.
-func (p *Policy) StateDirs() []string {
+// NeverOwn returns the agent's own paths, which no unit command may own or write
+// (Execution.NeverOwn): the state dirs WithStateDir added and the policy files WithPolicyFile added.
+func (p *Policy) NeverOwn() []string {
 	return append(slices.Clone(p.stateDirs), p.policyFiles...)
 }
 
@@ -73,8 +73,9 @@ func (p *Policy) stateDirOf(rulePath string) (string, bool) {
 	return d, d != ""
 }
 
-// stateDirReason says why path is refused for the agent's state dir, or "".
-func (p *Policy) stateDirReason(rulePath string) string {
+// ownPathReason says why path is refused for the agent's own paths (a policy file, a state dir),
+// or "".
+func (p *Policy) ownPathReason(rulePath string) string {
 	if f := inOrAbove(rulePath, p.policyFiles); f != "" {
 		if strings.TrimSuffix(rulePath, "/") != f {
 			return "path is an ancestor of the node policy file " + f + ": a write there would take its place; no rule or ceiling reaches it"

@@ -8,10 +8,10 @@ import (
 	"github.com/openshift/refresh-agent/plan"
 )
 
-// StateDirOnNode returns the paths on the node of a state dir that lies inside the root (none for
-// one outside it): as given, and with the symlinks of its existing part resolved, so that a root or
-// state dir named through a symlink is still found.
-func StateDirOnNode(rootDir, stateDir string) []string {
+// OnNode returns the paths on the node of a host path that lies inside the root (none for one
+// outside it: the state dir, the policy file): as given, and with the symlinks of its existing part
+// resolved, so that a root or path named through a symlink is still found.
+func OnNode(rootDir, hostPath string) []string {
 	var out []string
 	add := func(root, dir string) {
 		rp, err := filepath.Rel(root, dir)
@@ -29,7 +29,7 @@ func StateDirOnNode(rootDir, stateDir string) []string {
 		}
 		out = append(out, p)
 	}
-	root, dir := filepath.Clean(rootDir), stateDir
+	root, dir := filepath.Clean(rootDir), hostPath
 	if !filepath.IsAbs(dir) {
 		if abs, err := filepath.Abs(dir); err == nil {
 			dir = abs
@@ -68,14 +68,14 @@ func (h Host) NodePolicy() (*allowlist.Policy, error) {
 	if h.Root == nil {
 		return pol, nil
 	}
-	pol, err := pol.WithStateDir(StateDirOnNode(h.Root.Dir, h.StateDir)...)
+	pol, err := pol.WithStateDir(OnNode(h.Root.Dir, h.StateDir)...)
 	if err != nil {
 		return nil, err
 	}
 	// The policy file, when it lies inside the root, is the agent's as its state dir is: no refresh
 	// may rewrite the policy it is judged by.
 	if h.PolicyFile != "" {
-		if pol, err = pol.WithPolicyFile(StateDirOnNode(h.Root.Dir, h.PolicyFile)...); err != nil {
+		if pol, err = pol.WithPolicyFile(OnNode(h.Root.Dir, h.PolicyFile)...); err != nil {
 			return nil, err
 		}
 	}

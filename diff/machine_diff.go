@@ -76,8 +76,6 @@ func quoteBrief(s string) string { return strconv.Quote(api.Truncate(s, briefVal
 // quoteBriefPlain is s cut to briefValue bytes, quoted only when it does not print plainly.
 func quoteBriefPlain(s string) string { return quote(api.Truncate(s, briefValue)) }
 
-// quoteList formats xs as fmt's %q does (["a" "b"]), each item cut as quoteBrief cuts it, and
-// only as many items as fit about briefList bytes, the rest counted ("… and 19998 more").
 // argNames are kernel arguments shown by their names, each value as "=…": a value may be a
 // credential (dracut's netroot=iscsi:USER:PASSWORD@…, a token), and the node's current arguments
 // would reach the refusal, its annotation and Event, on any added argument (adversary r23 c/01).
@@ -92,6 +90,8 @@ func argNames(args []string) []string {
 	return out
 }
 
+// quoteList formats xs as fmt's %q does (["a" "b"]), each item cut as quoteBrief cuts it, and
+// only as many items as fit about briefList bytes, the rest counted ("… and 19998 more").
 func quoteList(xs []string) string {
 	var b strings.Builder
 	b.WriteByte('[')

@@ -139,7 +139,7 @@ func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
 	p.OwnWrites = append(allowlist.OwnWrites(withExec(p, own)), both(allowlist.OwnWrites(withExec(p, mine)), allowlist.OwnWrites(withExec(q, theirs)))...)
 	p.OwnSecrets = append(allowlist.OwnSecrets(withExec(p, own)), both(allowlist.OwnSecrets(withExec(p, mine)), allowlist.OwnSecrets(withExec(q, theirs)))...)
 	p.OwnArgs = append(allowlist.OwnArgs(withExec(p, own)), both(allowlist.OwnArgs(withExec(p, mine)), allowlist.OwnArgs(withExec(q, theirs)))...)
-	p.NeverOwn = pol.StateDirs()
+	p.NeverOwn = pol.NeverOwn()
 	if slices.Contains(p.ExecChanged, true) {
 		reads, err := nodeReads(pol.NodeUnitFiles())
 		if err != nil {

@@ -254,7 +254,7 @@ func judgeUnitFile(old *types.Unit, u types.Unit, pol *allowlist.Policy, v *unit
 		p.OwnArgs = allowlist.OwnArgs(now)
 	}
 	if pol != nil {
-		p.NeverOwn = pol.StateDirs()
+		p.NeverOwn = pol.NeverOwn()
 		p.Managed = pol.ManagedPaths()
 	}
 	if slices.Contains(p.ExecChanged, true) {
