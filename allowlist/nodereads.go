@@ -35,6 +35,49 @@ type NodeRead struct {
 	self bool
 }
 
+// pathWatches are a .path unit's settings naming what it watches.
+var pathWatches = map[string]bool{"PathExists": true, "PathExistsGlob": true, "PathChanged": true, "PathModified": true, "DirectoryNotEmpty": true}
+
+// scriptOperand is the script a shell or interpreter prog runs from its arguments: the first word
+// that is not an option (nor an option's value: sh -o errexit), none when the code is inline (-c,
+// -e, -m: the command line is the code, judged as a line).
+func scriptOperand(prog string, args []string) string {
+	b := path.Base(prog)
+	shell := b == "sh" || b == "bash"
+	if !shell && interpreterName(b) == "" {
+		return ""
+	}
+	inline := "cem" // perl -e, python -c and -m, ruby -e, node -e
+	if shell {
+		inline = "c" // sh -e is errexit
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+			return ""
+		case shell && (a == "--rcfile" || a == "--init-file"):
+			if i+1 < len(args) {
+				return args[i+1] // sourced as code before anything else
+			}
+			return ""
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "-W" || a == "-X":
+			i++ // the option's value
+		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+			if strings.ContainsAny(strings.TrimLeft(a, "-+"), inline) {
+				return ""
+			}
+		default:
+			return a
+		}
+	}
+	return ""
+}
+
 // ReaderName is the unit a drop-in directory's files apply to, for NodeRead.Unit: NAME.d is NAME's,
 // a prefix directory foo-.service.d every foo-… service, a type directory service.d every service.
 func ReaderName(dropinDir string) string {
@@ -112,9 +155,20 @@ func NodeReadsOf(name, file, text string, limit int) ([]NodeRead, bool) {
 				prog := strings.TrimLeft(argv[0], "@-:+!|")
 				ok = ok && add(o.Name, prog)
 				// A shell's or interpreter's script: /bin/sh /run/x.sh runs the file as code.
-				if b := path.Base(prog); len(argv) > 1 && (b == "sh" || b == "bash" || interpreterName(b) != "") && !strings.HasPrefix(argv[1], "-") {
-					ok = ok && add(o.Name, argv[1])
+				if s := scriptOperand(prog, argv[1:]); s != "" {
+					ok = ok && add(o.Name, s)
 				}
+			}
+		case pathWatches[o.Name]:
+			// A .path unit: a change of the path starts its unit (round 23, d/06).
+			ok = add(o.Name, v)
+		case o.Name == "RootDirectory" || o.Name == "RootImage" || o.Name == "ExtensionDirectories" || o.Name == "ExtensionImages" ||
+			o.Name == "MountImages" || o.Name == "BindPaths" || o.Name == "BindReadOnlyPaths":
+			// The tree the unit's processes see: its programs and libraries come from there (a
+			// bind's source, before its ":").
+			for _, w := range strings.Fields(v) {
+				src, _, _ := strings.Cut(strings.TrimLeft(w, "-+"), ":")
+				ok = ok && add(o.Name, src)
 			}
 		}
 		if !ok {
@@ -295,23 +349,28 @@ func globTokens(p string) []globToken {
 // nodeReadWhy says why a changed line's write of c, which reaches rs (one or more), is refused,
 // naming every reader (up to maxNamedReads of them).
 func nodeReadWhy(who, c string, rs []*NodeRead) string {
+	return who + " changes " + c + ": " + readersSaid(rs) +
+		": a file a unit of the node reads as root is never a unit's own place, whatever its name"
+}
+
+// readersSaid says what reads rs, each read once (the same read in another file: the node's, the
+// payload's, the judged unit's), up to maxNamedReads of them.
+func readersSaid(rs []*NodeRead) string {
 	var parts []string
 	seen := map[string]bool{}
 	for _, r := range rs {
 		k := r.Unit + "\x00" + r.Path + "\x00" + r.Setting
 		if seen[k] {
-			continue // the same read in another file (the node's, the payload's, the judged unit's)
+			continue
 		}
 		seen[k] = true
-		s := nodeReadSays(r)
 		if len(parts) == maxNamedReads {
 			parts = append(parts, "and more")
 			break
 		}
-		parts = append(parts, s)
+		parts = append(parts, nodeReadSays(r))
 	}
-	return who + " changes " + c + ": " + strings.Join(parts, "; ") +
-		": a file a unit of the node reads as root is never a unit's own place, whatever its name"
+	return strings.Join(parts, "; ")
 }
 
 const maxNamedReads = 4
@@ -325,6 +384,18 @@ func nodeReadSays(r *NodeRead) string {
 		"PIDFile=":                 "as its PID file (PIDFile=: the manager signals and kills the process it names)",
 		"ExecSearchPath=":          "as the directory its programs are found in (ExecSearchPath=)",
 		"StandardInput=":           "as its standard input (StandardInput=file:)",
+		"PathExists=":              "as a path it watches (PathExists=: a change starts its unit)",
+		"PathExistsGlob=":          "as a path it watches (PathExistsGlob=: a change starts its unit)",
+		"PathChanged=":             "as a path it watches (PathChanged=: a change starts its unit)",
+		"PathModified=":            "as a path it watches (PathModified=: a change starts its unit)",
+		"DirectoryNotEmpty=":       "as a path it watches (DirectoryNotEmpty=: a change starts its unit)",
+		"RootDirectory=":           "as the root of its processes (RootDirectory=: their programs and libraries)",
+		"RootImage=":               "as the root of its processes (RootImage=: their programs and libraries)",
+		"ExtensionDirectories=":    "as an extension of its processes' tree (ExtensionDirectories=)",
+		"ExtensionImages=":         "as an extension of its processes' tree (ExtensionImages=)",
+		"MountImages=":             "as an image mounted into its processes' tree (MountImages=)",
+		"BindPaths=":               "as a directory bound into its processes' tree (BindPaths=)",
+		"BindReadOnlyPaths=":       "as a directory bound into its processes' tree (BindReadOnlyPaths=)",
 	}[r.Setting]
 	if what == "" {
 		what = "as a program it runs (" + r.Setting + ")"

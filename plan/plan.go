@@ -231,6 +231,7 @@ func Build(in Inputs) (*Plan, error) {
 	p.checkMachineConfig(in.Current, in.Desired)
 	p.checkNesting()
 	p.checkActedUnits(in.Current, in.Desired, pol, p.view)
+	p.checkReaders()
 	p.checkStops(in.Current, pol)
 	p.warnAbsentInstallTargets()
 	p.checkJournal()
