@@ -230,7 +230,7 @@ func TestJournalRecordsTheOriginalsHash(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(state, "journal.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &j))
-	assert.Equal(t, 7, j.Version)
+	assert.Equal(t, 8, j.Version)
 	sum := sha256.Sum256([]byte("old"))
 	assert.Equal(t, hex.EncodeToString(sum[:]), j.Entries[0].OrigSHA256)
 	for name, edit := range map[string]func(e map[string]any){

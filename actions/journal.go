@@ -112,14 +112,15 @@ type DirID struct {
 
 const (
 	journalFile = "journal.json"
-	// journalVersion 7 records the node root's device and inode (journal.Root: rule 19; one before
+	// journalVersion 8 keeps the side files of a target in a directory whose reader takes every
+	// entry in its hidden subdirectory (plan.SideDir); 7 records the node root's device and inode (journal.Root: rule 19; one before
 	// version 7 records none, and is recovered on the root it is given, as before); 6 each created directory's device and inode (CreatedDirIDs); 5 each new file's sha256 (Entry.NewSHA256); 4 each original's
 	// (Entry.OrigSHA256); 3 names side files .refresh-agent-<hash>-<kind> (names.go); 2 named them
 	// .NAME.refresh-agent-<kind>; 1 kept backups in the state dir. Recovery reads all six (an older
 	// agent refuses a newer journal whole, touching nothing: rule 1); one before version 5 proves a
 	// new file by its inode alone, so its rollback never deletes or replaces a file on that proof
 	// (rules 13 and 17): such a file is kept and the rollback stays incomplete.
-	journalVersion = 7
+	journalVersion = 8
 	// backupDir held version 1 journals' backups in the state dir.
 	backupDir = "backup"
 )

@@ -36,9 +36,17 @@ const (
 var sideKinds = []string{sideTemp, sideBackup, sideRestore}
 
 func sideName(p, kind string) string {
-	h := sha256.Sum256([]byte(path.Base(p)))
-	return path.Join(path.Dir(p), sidePrefix+hex.EncodeToString(h[:12])+"-"+kind)
+	return path.Join(plan.SideDir(path.Dir(p)), sideBase(p, kind))
 }
+
+// sideBase is a side file's name: the same in the target's directory or in its side directory.
+func sideBase(p, kind string) string {
+	h := sha256.Sum256([]byte(path.Base(p)))
+	return sidePrefix + hex.EncodeToString(h[:12]) + "-" + kind
+}
+
+// flatSideName is a version 3 to 7 journal's side file: always in the target's directory.
+func flatSideName(p, kind string) string { return path.Join(path.Dir(p), sideBase(p, kind)) }
 
 // legacySideName is a version 2 journal's side file: the target's name with a suffix.
 func legacySideName(p, kind string) string {
@@ -47,8 +55,11 @@ func legacySideName(p, kind string) string {
 
 // sideNameOf is the side file name a journal of that version uses.
 func sideNameOf(version int, p, kind string) string {
-	if version <= 2 {
+	switch {
+	case version <= 2:
 		return legacySideName(p, kind)
+	case version <= 7:
+		return flatSideName(p, kind)
 	}
 	return sideName(p, kind)
 }
@@ -183,6 +194,11 @@ func (c *opChecker) check(op Op) ([]string, error) {
 	}
 	c.files[op.Path] = true
 	c.seen[op.Path] = true
+	if sd := sideDirOf(op.Path); sd != "" && len(missing) == 0 {
+		if err := c.root.checkSideDir(op.Path, sd); err != nil {
+			return nil, err
+		}
+	}
 	for _, k := range sideKinds {
 		s := sideName(op.Path, k)
 		if other, ok := c.sides[s]; ok {
@@ -354,14 +370,25 @@ func SweepSides(root *Root, paths []string) (kept []string, err error) {
 		if _, err := rel(p); err != nil {
 			continue
 		}
-		d := path.Dir(p)
-		if dirs[d] == nil {
-			dirs[d] = map[string]string{}
-		}
 		for _, k := range sideKinds {
-			dirs[d][path.Base(sideName(p, k))] = p
+			// This version's names, and a version 3 to 7 journal's beside a target whose side
+			// files now lie in its side directory.
+			for _, n := range []string{sideName(p, k), flatSideName(p, k)} {
+				d := path.Dir(n)
+				if dirs[d] == nil {
+					dirs[d] = map[string]string{}
+				}
+				dirs[d][path.Base(n)] = p
+			}
 		}
 	}
+	defer func() {
+		for d := range dirs {
+			if path.Base(d) == plan.SideDirName {
+				root.dropSideDir(d)
+			}
+		}
+	}()
 	var errs []error
 	for d, targets := range dirs {
 		if _, err := root.checkPath(d + "/x"); err != nil {
@@ -381,7 +408,7 @@ func SweepSides(root *Root, paths []string) (kept []string, err error) {
 			target, kind, ok := "", "", false
 			if m := sideRE.FindStringSubmatch(name); m != nil {
 				target, kind, ok = targets[name], m[1], true
-			} else if m := legacySideRE.FindStringSubmatch(name); m != nil {
+			} else if m := legacySideRE.FindStringSubmatch(name); m != nil && path.Base(d) != plan.SideDirName {
 				target, kind, ok = path.Join(d, m[1]), m[2], true
 			}
 			if !ok {

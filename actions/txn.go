@@ -275,6 +275,12 @@ func (t *Txn) stage(ops []Op, dirs map[string]Op) error {
 	parents := map[string]bool{}
 	for i, op := range ops {
 		e := &t.j.Entries[i]
+		if sd := sideDirOf(e.Path); sd != "" {
+			if err := t.root.ensureSideDir(e.Path, sd); err != nil {
+				return fmt.Errorf("%s: %w", op.Path, err)
+			}
+			parents[sd] = true // the backup's link and the temp lie there
+		}
 		if !op.Remove {
 			data := op.Data
 			if op.Contents != nil {
@@ -402,6 +408,9 @@ func (t *Txn) Commit() error {
 			return fmt.Errorf("%s: %w", e.Path, err)
 		}
 		dirs[path.Dir(e.Path)] = true
+		if e.Temp != "" {
+			dirs[path.Dir(e.Temp)] = true // a side directory's temp, renamed out of it
+		}
 		CrashPoint("rename")
 	}
 	for d := range dirs {
@@ -544,6 +553,11 @@ func (t *Txn) Finish() error {
 			if err := t.root.removeRegular(rp); err != nil {
 				errs = append(errs, fmt.Errorf("removing %s: %w", p, err))
 			}
+		}
+	}
+	for _, e := range t.j.Entries {
+		if sd := sideDirOf(e.Path); sd != "" {
+			t.root.dropSideDir(sd) // before the created directories: it would keep one
 		}
 	}
 	if t.j.Phase != PhaseDone {

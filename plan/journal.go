@@ -29,7 +29,7 @@ func JournalFloor(files []FileOp) int64 {
 		if f.Remove {
 			continue // dropped by the transaction when its parent is missing
 		}
-		side := path.Join(path.Dir(f.Path), SidePrefix+strings.Repeat("0", 24)+"-")
+		side := path.Join(SideDir(path.Dir(f.Path)), SidePrefix+strings.Repeat("0", 24)+"-")
 		n += int64(jsonLen(f.Path) + jsonLen(side+"tmp") + jsonLen(side+"backup") + len(`{"path":,"temp":,"backup":,"hadOriginal":false},`))
 	}
 	return n
