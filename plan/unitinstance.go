@@ -99,7 +99,7 @@ func instanceWhy(u string, pol *allowlist.Policy, depth int) string {
 			case o.section == "Service" && slices.Contains(instanceEnvironment, o.key):
 				allChanged = true
 			default:
-				return fmt.Sprintf("%s: the node's %s [%s] %s=%s: the payload's instance %s would set it, and a payload may set only what the judge models (its commands, their environment, its dependencies, its description and ordering)", u, t.path, o.section, o.key, short(o.value), inst)
+				return fmt.Sprintf("%s: the node's %s [%s] %s=%s: the payload's instance %s would set it, and a payload may set only what the judge models (its commands, their environment, its dependencies, its description and ordering)", u, t.path, o.section, o.key, nodeValue(o.key, o.value), inst)
 			}
 		}
 	}
@@ -162,4 +162,22 @@ func both[T comparable](a, b []T) []T {
 		}
 	}
 	return out
+}
+
+// namingKeys are the settings whose values name units, paths or terminals, never secrets: a
+// refusal shows the node's value of one; any other (Environment=, a command) by its length only
+// (adversary r23 c/07: the node's own values are the node's secrets).
+var namingKeys = []string{"Wants", "Requires", "Requisite", "BindsTo", "PartOf", "Upholds", "Conflicts", "Before", "After",
+	"OnFailure", "OnSuccess", "PropagatesReloadTo", "ReloadPropagatedFrom", "PropagatesStopTo", "StopPropagatedFrom",
+	"JoinsNamespaceOf", "Alias", "WantedBy", "RequiredBy", "UpheldBy", "Also", "DefaultInstance", "UtmpIdentifier", "TTYPath", "Slice",
+	"ExecSearchPath", "WorkingDirectory", "RootDirectory", "RootImage", "PIDFile", "EnvironmentFile", "ReadWritePaths", "ReadOnlyPaths",
+	"InaccessiblePaths", "BindPaths", "BindReadOnlyPaths", "RuntimeDirectory", "StateDirectory", "CacheDirectory", "LogsDirectory",
+	"ConfigurationDirectory", "User", "Group", "DynamicUser", "SupplementaryGroups"}
+
+// nodeValue is the node's value of key as a refusal shows it.
+func nodeValue(key, v string) string {
+	if slices.Contains(namingKeys, key) {
+		return short(v)
+	}
+	return fmt.Sprintf(" (a value of %d bytes, not shown)", len(v))
 }

@@ -228,7 +228,9 @@ func readsAsSystemdReads(text string) string {
 			return fmt.Sprintf("the judge reads [%s] %s= where systemd reads nothing", o.Section, o.Name)
 		}
 		if t := theirs[i]; t.section != o.Section || t.key != o.Name || t.value != v {
-			return fmt.Sprintf("systemd reads [%s] %s=%s where the judge reads [%s] %s=%s", t.section, t.key, short(t.value), o.Section, o.Name, short(v))
+			// Named by keys and lengths, never values: a value may be a secret (Environment=).
+			return fmt.Sprintf("systemd reads [%s] %s= (a value of %d bytes) where the judge reads [%s] %s= (a value of %d bytes)",
+				t.section, t.key, len(t.value), o.Section, o.Name, len(v))
 		}
 	}
 	return ""
