@@ -139,6 +139,9 @@ func (t *Txn) restoreEntry(e Entry) error {
 	if t.root.unplaced(e) {
 		return nil // the new file never reached the target: nothing of the agent's to undo there
 	}
+	if t.writesNothing(e) {
+		return nil // whatever is there is another's
+	}
 	if !e.HadOriginal {
 		// Only the agent's own new file is removed (rule 13), known by its inode and its contents'
 		// recorded hash: anything else in place stays (an inode anyone can stat and forge).
@@ -195,6 +198,9 @@ func (t *Txn) restoreEntry(e Entry) error {
 	}
 	tr, _ := rel(t.restoreName(e.Path))
 	br, _ := rel(e.Backup)
+	if err := t.asideBack(e, tr, rp, bi); err != nil {
+		return err
+	}
 	if e.BackupCopy {
 		// The filesystem refused the hard link for the backup: it would refuse one now too.
 		if err := t.root.copyFile(br, tr, e.OrigMode, e.OrigUID, e.OrigGID); noRoom(err) && e.OrigSHA256 != "" {
@@ -223,6 +229,21 @@ func (t *Txn) restoreEntry(e Entry) error {
 		}
 	}
 	return t.root.root.Rename(tr, rp)
+}
+
+// asideBack puts back a file a removal's commit renamed aside to the restore name tr and a crash
+// left there before its check (removeTarget): one that is not the original (bi) is another's,
+// never removed. With the target free it goes back there and the rollback stops for the operator
+// (the target holds a file written since); with the target taken both stay.
+func (t *Txn) asideBack(e Entry, tr, rp string, bi fs.FileInfo) error {
+	ai, err := t.root.root.Lstat(tr)
+	if err != nil || !e.Remove || os.SameFile(ai, bi) || ai.Mode().IsRegular() && t.ownSide(e, "/"+tr, ai) {
+		return nil
+	}
+	if err := t.root.root.RenameNoReplace(tr, rp); err != nil {
+		return fmt.Errorf("%w: %s holds a file that is not the original, and it cannot go back to the target: %w; both are left as they are", ErrNotRestored, "/"+tr, err)
+	}
+	return fmt.Errorf("%w: the file written at the target since the plan was made is back in place; the original stays in its backup %s", ErrNotRestored, e.Backup)
 }
 
 // noRoom reports whether err is the filesystem out of space or inodes (a link takes an inode on
@@ -314,13 +335,17 @@ func (t *Txn) verify() error {
 	return errors.Join(errs...)
 }
 
+// writesNothing says the entry is a removal of a path that had no file at the plan: from version 8
+// its commit does nothing there (removeTarget), so nothing there is the agent's to undo or check.
+func (t *Txn) writesNothing(e Entry) bool { return e.Remove && !e.HadOriginal && t.j.Version >= 8 }
+
 // ErrNotRestored marks a target that is not its original after a restore.
 var ErrNotRestored = errors.New("not restored")
 
 // isOriginal checks one target: the backup's inode (the original's), or absent when there was none.
 func (t *Txn) isOriginal(e Entry) error {
 	rp, _ := rel(e.Path)
-	if t.root.unplaced(e) {
+	if t.root.unplaced(e) || t.writesNothing(e) {
 		return nil // what is there is not the agent's doing (restoreEntry)
 	}
 	fi, err := t.root.root.Lstat(rp)

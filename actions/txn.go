@@ -397,10 +397,7 @@ func (t *Txn) Commit() error {
 		var err error
 		rp, _ := rel(e.Path)
 		if e.Remove {
-			err = t.root.root.Remove(rp)
-			if errors.Is(err, fs.ErrNotExist) {
-				err = nil
-			}
+			err = t.removeTarget(e, rp)
 		} else {
 			err = t.place(e, rp)
 		}
@@ -468,6 +465,53 @@ func (t *Txn) place(e Entry, rp string) error {
 		return fmt.Errorf("%w; swapping it back: %w (what was in place is at %s)", ErrChangedSince, err, e.Temp)
 	}
 	return fmt.Errorf("%w: the file in place is not the original its backup holds; left as it is", ErrChangedSince)
+}
+
+// removeTarget removes the original at rp, and only it: the target is renamed aside first (to its
+// restore name, a side file of its own), and what was moved is checked there, as place checks what
+// its swap took out. Another's file written since the backup (a daemon's rewrite, a hand edit) is
+// renamed back and the commit fails with ErrChangedSince (adversary r23 b/01: the removal unlinked
+// whatever was in place). Before version 8 the target is unlinked where it is. A target that had
+// no file when the plan was made and has one now is left as it is (a file the agent never wrote).
+func (t *Txn) removeTarget(e Entry, rp string) error {
+	switch {
+	case t.writesNothing(e):
+		return nil // nothing to remove at the plan: a file there now is another's, and stays
+	case t.j.Version < 8:
+		return ignoreMissing(t.root.root.Remove(rp))
+	}
+	aside := t.restoreName(e.Path)
+	ar, _ := rel(aside)
+	if err := t.root.removeRegular(ar); err != nil {
+		return err
+	}
+	err := t.root.root.RenameNoReplace(rp, ar)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		err = t.root.root.Rename(rp, ar)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // removed since its backup (which still holds it)
+	}
+	if err != nil {
+		return err
+	}
+	CrashPoint("aside")
+	fi, err := t.root.root.Lstat(ar)
+	if err == nil && fi.Mode().IsRegular() && t.ownSide(e, aside, fi) {
+		return t.root.removeRegular(ar)
+	}
+	// Not the original: back where it was.
+	if err := t.root.root.RenameNoReplace(ar, rp); err != nil {
+		return fmt.Errorf("%w; moving it back: %w (what was in place is at %s)", ErrChangedSince, err, aside)
+	}
+	return fmt.Errorf("%w: the file in place is not the original its backup holds; left as it is", ErrChangedSince)
+}
+
+func ignoreMissing(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // MarkDone records that the unit actions ran, so recovery does not run them again.
