@@ -40,24 +40,41 @@ func FuzzReadIndexAgreesWithPathsMeet(f *testing.F) {
 	})
 }
 
-func TestScriptOperand(t *testing.T) {
-	for argv, want := range map[string]string{
-		"/bin/sh /etc/a.sh":                    "/etc/a.sh",
-		"/bin/sh -e /etc/a.sh":                 "/etc/a.sh",
-		"/bin/bash -o pipefail /etc/a.sh x":    "/etc/a.sh",
-		"/bin/bash -c /etc/a.sh":               "",
-		"/bin/bash -xc 'echo'":                 "",
-		"/bin/bash --norc /etc/a.sh":           "/etc/a.sh",
-		"/bin/bash --rcfile /etc/rc -i":        "/etc/rc",
-		"/usr/bin/python3 -u /etc/a.py":        "/etc/a.py",
-		"/usr/bin/python3 -m http.server":      "",
-		"/usr/bin/perl -e 1":                   "",
-		"/usr/bin/perl -- /etc/a.pl":           "/etc/a.pl",
-		"/usr/bin/python3 -W ignore /etc/a.py": "/etc/a.py",
-		"/usr/bin/foo /etc/a.sh":               "",
+func TestLineCode(t *testing.T) {
+	for line, want := range map[string][]string{
+		"/bin/sh /etc/a.sh":                                   {"/bin/sh", "/etc/a.sh"},
+		"/bin/sh -e /etc/a.sh":                                {"/bin/sh", "/etc/a.sh"},
+		"/bin/bash -o pipefail /etc/a.sh x":                   {"/bin/bash", "/etc/a.sh"},
+		"/bin/bash -c /etc/a.sh":                              {"/bin/bash", "/etc/a.sh"},
+		"/bin/bash --norc /etc/a.sh":                          {"/bin/bash", "/etc/a.sh"},
+		"/bin/bash --rcfile /etc/rc -i":                       {"/bin/bash", "/etc/rc"},
+		"/usr/bin/python3 -u /etc/a/b.py":                     {"/usr/bin/python3", "/etc/a/b.py", "/etc/a"},
+		"/usr/bin/python3 -O /etc/a/b.py":                     {"/usr/bin/python3", "/etc/a/b.py", "/etc/a"},
+		"/usr/bin/python3 -m http.server":                     {"/usr/bin/python3"},
+		"/usr/bin/perl -e 1":                                  {"/usr/bin/perl"},
+		"/usr/bin/perl -- /etc/a.pl":                          {"/usr/bin/perl", "/etc/a.pl"},
+		"/usr/bin/python3 -W ignore /etc/a.py":                {"/usr/bin/python3", "/etc/a.py", "/etc"},
+		"/usr/bin/foo /etc/a.sh":                              {"/usr/bin/foo"},
+		"/usr/bin/env bash /etc/a.sh":                         {"/usr/bin/env", "/etc/a.sh"},
+		"/usr/bin/nice -n 19 /bin/bash /etc/a.sh":             {"/usr/bin/nice", "/bin/bash", "/etc/a.sh"},
+		"/usr/bin/flock -n /run/l /bin/sh /etc/a.sh":          {"/usr/bin/flock", "/bin/sh", "/etc/a.sh"},
+		"/usr/bin/busybox sh /etc/a.sh":                       {"/usr/bin/busybox", "/etc/a.sh"},
+		"/bin/dash run.sh":                                    {"/bin/dash", "/etc/wd/run.sh"},
+		"/usr/bin/awk -f /etc/a.awk /x":                       {"/usr/bin/awk", "/etc/a.awk"},
+		`/bin/bash -c "source /etc/a.env && exec /usr/bin/x"`: {"/bin/bash", "/etc/a.env", "/usr/bin/x"},
+		`/bin/sh -c '. /etc/a; bash /etc/b'`:                  {"/bin/sh", "/etc/a", "/etc/b"},
+		`/bin/sh -c 'exec "$0"' /etc/a`:                       {"/bin/sh", "/etc/a"},
+		`/bin/sh -c 'cat /etc/conf.json'`:                     {"/bin/sh"},
+		`/bin/sh -c './run.sh'`:                               {"/bin/sh", "/etc/wd/run.sh"},
 	} {
-		w := strings.Fields(argv)
-		assert.Equal(t, want, scriptOperand(w[0], w[1:]), argv)
+		argvs, err := SplitExec(line)
+		assert.NoError(t, err)
+		var got []string
+		lineCode(argvs[0], "/etc/wd", 0, func(p string) bool { got = append(got, p); return true })
+		for _, w := range want {
+			assert.Contains(t, got, w, line)
+		}
+		assert.NotContains(t, got, "/etc/conf.json", line)
 	}
 }
 

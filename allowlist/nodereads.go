@@ -3,6 +3,8 @@ package allowlist
 import (
 	"path"
 	"strings"
+
+	"github.com/coreos/go-systemd/v22/unit"
 )
 
 // A file a unit of the node reads as root is no changed line's own place, whatever it is called
@@ -38,46 +40,6 @@ type NodeRead struct {
 // pathWatches are a .path unit's settings naming what it watches.
 var pathWatches = map[string]bool{"PathExists": true, "PathExistsGlob": true, "PathChanged": true, "PathModified": true, "DirectoryNotEmpty": true}
 
-// scriptOperand is the script a shell or interpreter prog runs from its arguments: the first word
-// that is not an option (nor an option's value: sh -o errexit), none when the code is inline (-c,
-// -e, -m: the command line is the code, judged as a line).
-func scriptOperand(prog string, args []string) string {
-	b := path.Base(prog)
-	shell := b == "sh" || b == "bash"
-	if !shell && interpreterName(b) == "" {
-		return ""
-	}
-	inline := "cem" // perl -e, python -c and -m, ruby -e, node -e
-	if shell {
-		inline = "c" // sh -e is errexit
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			if i+1 < len(args) {
-				return args[i+1]
-			}
-			return ""
-		case shell && (a == "--rcfile" || a == "--init-file"):
-			if i+1 < len(args) {
-				return args[i+1] // sourced as code before anything else
-			}
-			return ""
-		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "-W" || a == "-X":
-			i++ // the option's value
-		case strings.HasPrefix(a, "--"):
-		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
-			if strings.ContainsAny(strings.TrimLeft(a, "-+"), inline) {
-				return ""
-			}
-		default:
-			return a
-		}
-	}
-	return ""
-}
-
 // ReaderName is the unit a drop-in directory's files apply to, for NodeRead.Unit: NAME.d is NAME's,
 // a prefix directory foo-.service.d every foo-… service, a type directory service.d every service.
 func ReaderName(dropinDir string) string {
@@ -94,17 +56,29 @@ func ReaderName(dropinDir string) string {
 // NodeReadsOf are the files a unit file or drop-in's text says its unit (name, or ReaderName's
 // description of a drop-in directory's units) reads: EnvironmentFile= (every word of a continued
 // line too, "-" dropped), LoadCredential=/LoadCredentialEncrypted= paths, PIDFile= (a relative one
-// under /run), the programs of every Exec*= command (and a shell's or interpreter's script
-// operand), ExecSearchPath= directories and StandardInput=file:. A text the lexer refuses reads
-// nothing here (the plan judges the units it acts on by their own texts). At most limit reads.
-func NodeReadsOf(name, file, text string, limit int) ([]NodeRead, bool) {
+// under /run), what every Exec*= command runs as code (lineCode: its program, a shell's or
+// interpreter's script, wrapped or not, a -c string's commands and sourced files), the code its
+// Environment= names (LD_PRELOAD=, PATH= …), ExecSearchPath= directories, StandardInput=file:, a
+// .path unit's watched paths, the trees its processes see and a mount's or swap's What=. A text
+// the lexer refuses is an error (the caller reads it as systemd does: NodeReadsOfOptions). At most
+// limit reads.
+func NodeReadsOf(name, file, text string, limit int) ([]NodeRead, bool, error) {
 	opts, err := UnitOptions(text)
 	if err != nil {
-		return nil, true
+		return nil, true, err
 	}
+	reads, ok := NodeReadsOfOptions(name, file, opts, limit)
+	return reads, ok, nil
+}
+
+// NodeReadsOfOptions is NodeReadsOf of a text already read into opts.
+func NodeReadsOfOptions(name, file string, opts []*unit.UnitOption, limit int) ([]NodeRead, bool) {
 	var out []NodeRead
 	add := func(setting, p string) bool {
 		p = readerPath(name, strings.TrimSpace(p))
+		if strings.HasPrefix(p, "**") {
+			p = "/" + p // a specifier the reader cannot fix (%f, %y, %Y): any absolute path
+		}
 		if !strings.HasPrefix(p, "/") {
 			return true
 		}
@@ -114,9 +88,19 @@ func NodeReadsOf(name, file, text string, limit int) ([]NodeRead, bool) {
 		out = append(out, NodeRead{Path: nodePath(p), As: p, Unit: name, File: file, Setting: setting + "="})
 		return true
 	}
+	wd := ""
+	for _, o := range opts {
+		if o.Name == "WorkingDirectory" {
+			wd = strings.TrimPrefix(strings.TrimSpace(o.Value), "-")
+			if !strings.HasPrefix(wd, "/") {
+				wd = "" // ~ or unset: relative operands are not resolved
+			}
+		}
+	}
 	for _, o := range opts {
 		v := strings.TrimSpace(strings.ReplaceAll(o.Value, "\\\n", " "))
 		ok := true
+		code := func(p string) bool { return add(o.Name, p) }
 		switch {
 		case o.Name == "EnvironmentFile":
 			// systemd reads the value as one path; a judge reading every word too misses none.
@@ -149,16 +133,13 @@ func NodeReadsOf(name, file, text string, limit int) ([]NodeRead, bool) {
 				continue
 			}
 			for _, argv := range argvs {
-				if len(argv) == 0 {
-					continue
-				}
-				prog := strings.TrimLeft(argv[0], "@-:+!|")
-				ok = ok && add(o.Name, prog)
-				// A shell's or interpreter's script: /bin/sh /run/x.sh runs the file as code.
-				if s := scriptOperand(prog, argv[1:]); s != "" {
-					ok = ok && add(o.Name, s)
-				}
+				ok = ok && lineCode(argv, wd, 0, code)
 			}
+		case o.Name == "Environment":
+			ok = envCode(v, code)
+		case o.Name == "What" && (o.Section == "Mount" || o.Section == "Swap"):
+			// The tree a mount unit mounts (a bind's source, an image file), the file a swap uses.
+			ok = add(o.Name, v)
 		case pathWatches[o.Name]:
 			// A .path unit: a change of the path starts its unit (round 23, d/06).
 			ok = add(o.Name, v)
@@ -396,6 +377,9 @@ func nodeReadSays(r *NodeRead) string {
 		"MountImages=":             "as an image mounted into its processes' tree (MountImages=)",
 		"BindPaths=":               "as a directory bound into its processes' tree (BindPaths=)",
 		"BindReadOnlyPaths=":       "as a directory bound into its processes' tree (BindReadOnlyPaths=)",
+		"Environment=":             "as code its Environment= names (LD_PRELOAD=, BASH_ENV=, PATH= …: loaded or run by its processes)",
+		"What=":                    "as what it mounts (What=: the tree its mount point shows, or the file it swaps to)",
+		"unit file":                "as a unit file or drop-in its manager loads, through a link",
 	}[r.Setting]
 	if what == "" {
 		what = "as a program it runs (" + r.Setting + ")"

@@ -13,7 +13,7 @@ import (
 // ovsReads are what RHCOS's ovsdb-server.service says it reads, as the plan passes them.
 func ovsReads(t *testing.T) []allowlist.NodeRead {
 	t.Helper()
-	r, ok := allowlist.NodeReadsOf("ovsdb-server.service", "/usr/lib/systemd/system/ovsdb-server.service",
+	r, ok, _ := allowlist.NodeReadsOf("ovsdb-server.service", "/usr/lib/systemd/system/ovsdb-server.service",
 		"[Service]\nType=forking\nPIDFile=/run/openvswitch/ovsdb-server.pid\nEnvironmentFile=-/etc/sysconfig/openvswitch\n"+
 			"EnvironmentFile=-/run/openvswitch.useropts\nExecStart=/usr/share/openvswitch/scripts/ovs-ctl --no-ovs-vswitchd start $OPTIONS\n", 100)
 	require.True(t, ok)
@@ -88,13 +88,13 @@ func TestAChangedLineMayNotWriteItsOwnEnvironmentOrProgram(t *testing.T) {
 	assert.Contains(t, err.Error(), "EnvironmentFile=")
 
 	p = unitOfLines(t, true, `ExecStartPre=/usr/bin/cp /tmp/x /var/lib/myapp/helper`)
-	p.NodeReads, _ = allowlist.NodeReadsOf("myapp.service", "/etc/systemd/system/myapp.service", "[Service]\nExecStart=/var/lib/myapp/helper\n", 10)
+	p.NodeReads, _, _ = allowlist.NodeReadsOf("myapp.service", "/etc/systemd/system/myapp.service", "[Service]\nExecStart=/var/lib/myapp/helper\n", 10)
 	err = allowlist.JudgeUnit(p)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "as a program it runs (ExecStart=)")
 
 	p = unitOfLines(t, true, `ExecStartPre=/usr/bin/rm -f /run/myapp.pid`)
-	p.NodeReads, _ = allowlist.NodeReadsOf("myapp.service", "/etc/systemd/system/myapp.service", "[Service]\nPIDFile=myapp.pid\nExecStart=/usr/bin/sleep 1\n", 10)
+	p.NodeReads, _, _ = allowlist.NodeReadsOf("myapp.service", "/etc/systemd/system/myapp.service", "[Service]\nPIDFile=myapp.pid\nExecStart=/usr/bin/sleep 1\n", 10)
 	assert.NoError(t, allowlist.JudgeUnit(p))
 }
 
@@ -104,7 +104,7 @@ func TestNodeReadsOfAUnitFile(t *testing.T) {
 	text := "[Service]\nEnvironmentFile=-%t/ovs.%i\nEnvironmentFile=-/etc/a.env \\\n  /var/run/b.env\nLoadCredential=k:/run/creds/%p\n" +
 		"LoadCredential=name-only\nPIDFile=x.pid\nExecStartPre=-/run/pre.sh\nExecStart=/bin/bash /var/lib/x/run.sh --y\nExecStop=+/usr/bin/kill $MAINPID\n" +
 		"StandardInput=file:/run/in\n"
-	r, ok := allowlist.NodeReadsOf("ovs@.service", "/usr/lib/systemd/system/ovs@.service", text, 100)
+	r, ok, _ := allowlist.NodeReadsOf("ovs@.service", "/usr/lib/systemd/system/ovs@.service", text, 100)
 	require.True(t, ok)
 	var got []string
 	for _, x := range r {
@@ -119,7 +119,7 @@ func TestNodeReadsOfAUnitFile(t *testing.T) {
 		assert.NotContains(t, g, "name-only")
 	}
 	// The bound: past it, NodeReadsOf says so (the plan then refuses what it cannot judge).
-	_, ok = allowlist.NodeReadsOf("x.service", "f", "[Service]\n"+strings.Repeat("EnvironmentFile=/etc/x\n", 20), 5)
+	_, ok, _ = allowlist.NodeReadsOf("x.service", "f", "[Service]\n"+strings.Repeat("EnvironmentFile=/etc/x\n", 20), 5)
 	assert.False(t, ok)
 	// A drop-in directory's units.
 	assert.Equal(t, "ovsdb-server.service", allowlist.ReaderName("ovsdb-server.service.d"))

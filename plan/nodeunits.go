@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/coreos/go-systemd/v22/unit"
+
 	"github.com/openshift/refresh-agent/allowlist"
 )
 
@@ -183,6 +185,40 @@ func (n *nodeUnits) read(name string, hops int) (allowlist.NodeUnitDef, bool, er
 }
 
 // resolve is the node path a link at p (on the node) to target points to.
+// realPath is the node path p names once every link on the way is followed (inside the root, at
+// most maxNodeLinkHops of them; past that, p).
+func (n *nodeUnits) realPath(p string) string {
+	parts := strings.Split(strings.TrimPrefix(path.Clean(p), "/"), "/")
+	cur, hops := "/", 0
+	for i := 0; i < len(parts); i++ {
+		next := path.Join(cur, parts[i])
+		fi, err := n.fs.Lstat(n.onNode(next))
+		if err != nil {
+			return path.Join(append([]string{next}, parts[i+1:]...)...)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		t, err := n.fs.Readlink(n.onNode(next))
+		if hops++; err != nil || hops > maxNodeLinkHops {
+			return p
+		}
+		parts = append(strings.Split(strings.TrimPrefix(n.resolve(next, t), "/"), "/"), parts[i+1:]...)
+		cur, i = "/", -1
+	}
+	return cur
+}
+
+// unitOptionsOf are systemd's reading of a text as the lexer's options.
+func unitOptionsOf(opts []sysOption) []*unit.UnitOption {
+	out := make([]*unit.UnitOption, len(opts))
+	for i, o := range opts {
+		out[i] = &unit.UnitOption{Section: o.section, Name: o.key, Value: o.value}
+	}
+	return out
+}
+
 func (n *nodeUnits) resolve(p, target string) string {
 	if !path.IsAbs(target) {
 		target = path.Join(path.Dir(p), target)
@@ -197,6 +233,7 @@ var (
 
 // readFile reads a node file (following links inside the root, as the node would), bounded.
 func (n *nodeUnits) readFile(p string) (string, error) {
+	p = n.realPath(p) // a directory on the way may be an absolute link, which the root's own resolution refuses
 	for range maxNodeLinkHops {
 		fi, err := n.fs.Lstat(n.onNode(p))
 		if err != nil {
@@ -230,7 +267,7 @@ func (n *nodeUnits) readFile(p string) (string, error) {
 }
 
 func (n *nodeUnits) readDir(p string) ([]os.DirEntry, error) {
-	f, err := n.fs.OpenFile(n.onNode(p), os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO never blocks the plan (r21 c/04)
+	f, err := n.fs.OpenFile(n.onNode(n.realPath(p)), os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO never blocks the plan (r21 c/04)
 	if err != nil {
 		return nil, err
 	}
@@ -380,13 +417,45 @@ func (n *nodeUnits) scanReads() ([]allowlist.NodeRead, error) {
 		if strings.HasSuffix(owner, ".d") {
 			owner = allowlist.ReaderName(owner)
 		}
-		reads, ok := allowlist.NodeReadsOf(owner, p, text, maxNodeReadPaths-len(out))
+		// Read as systemd reads it, not as go-systemd's lexer does: the lexer refuses a comment in a
+		// continued line, and reads "# comment \" as continuing (adversary r24 d/08, a/07: the
+		// unit's EnvironmentFile= was writable). A text neither reads fails the scan: its reads
+		// cannot be known.
+		var reads []allowlist.NodeRead
+		ok := true
+		if opts, err := readSystemdUnit(text); err == nil {
+			reads, ok = allowlist.NodeReadsOfOptions(owner, p, unitOptionsOf(opts), maxNodeReadPaths-len(out))
+		} else if reads, ok, err = allowlist.NodeReadsOf(owner, p, text, maxNodeReadPaths-len(out)); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if real := n.realPath(p); real != p {
+			// A unit file or drop-in reached through a link: the file it names is the unit's
+			// (adversary r24 d/05: a systemctl-linked unit in /var/lib was rewritten).
+			reads = append(reads, allowlist.NodeRead{Path: real, Unit: owner, File: p, Setting: "unit file"})
+		}
 		out = append(out, reads...)
 		if !ok {
 			return fmt.Errorf("more than %d paths read", maxNodeReadPaths)
 		}
 		return nil
-	}, nil)
+	}, func(name, d string, links []os.DirEntry) error {
+		if strings.HasSuffix(name, ".d") {
+			// A drop-in directory that is a link: every file there is a drop-in, new ones too
+			// (adversary r24 a/05).
+			if real := n.realPath(d); real != d && len(out) < maxNodeReadPaths {
+				out = append(out, allowlist.NodeRead{Path: real, Unit: allowlist.ReaderName(name), File: d, Setting: "unit file"})
+			}
+			return nil
+		}
+		// A .wants/.requires/.upholds link names a unit the manager may load from its target.
+		for _, l := range links {
+			p := path.Join(d, l.Name())
+			if real := n.realPath(p); real != p && len(out) < maxNodeReadPaths {
+				out = append(out, allowlist.NodeRead{Path: real, Unit: l.Name(), File: p, Setting: "unit file"})
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +466,7 @@ func (n *nodeUnits) scanReads() ([]allowlist.NodeRead, error) {
 // drop-in (owner: its directory's name, NAME.d), each read bounded (maxNodeReadFiles,
 // maxNodeReadBytes in all), and dir, when not nil, with every NAME.wants, NAME.requires and
 // NAME.upholds directory's name and entries. A broken link and a mask load nothing: skipped.
-func (n *nodeUnits) walkUnitFiles(file func(owner, p, text string) error, dir func(name string, entries []os.DirEntry) error) error {
+func (n *nodeUnits) walkUnitFiles(file func(owner, p, text string) error, dir func(name, p string, entries []os.DirEntry) error) error {
 	root, err := os.OpenRoot(n.root)
 	if err != nil {
 		return err
@@ -431,7 +500,7 @@ func (n *nodeUnits) walkUnitFiles(file func(owner, p, text string) error, dir fu
 		}
 		for _, e := range entries {
 			name, p := e.Name(), path.Join(d, e.Name())
-			isDir := func() bool { fi, err := n.fs.Stat(n.onNode(p)); return err == nil && fi.IsDir() }
+			isDir := func() bool { fi, err := n.fs.Stat(n.onNode(n.realPath(p))); return err == nil && fi.IsDir() }
 			switch {
 			case allowlist.IsUnitName(name):
 				if err := read(name, p); err != nil {
@@ -452,6 +521,11 @@ func (n *nodeUnits) walkUnitFiles(file func(owner, p, text string) error, dir fu
 						}
 					}
 				}
+				if dir != nil {
+					if err := dir(name, p, confs); err != nil {
+						return err
+					}
+				}
 			case dir != nil && (strings.HasSuffix(name, ".wants") || strings.HasSuffix(name, ".requires") || strings.HasSuffix(name, ".upholds")):
 				if !isDir() {
 					continue
@@ -460,7 +534,7 @@ func (n *nodeUnits) walkUnitFiles(file func(owner, p, text string) error, dir fu
 				if err != nil {
 					return err
 				}
-				if err := dir(name, links); err != nil {
+				if err := dir(name, p, links); err != nil {
 					return err
 				}
 			}
@@ -521,7 +595,7 @@ func dependents(r allowlist.NodeUnitReader) *nodeDependents {
 			}
 		}
 		return nil
-	}, func(name string, links []os.DirEntry) error {
+	}, func(name, _ string, links []os.DirEntry) error {
 		if owner, ok := strings.CutSuffix(name, ".requires"); ok {
 			for _, l := range links {
 				add(l.Name(), owner)
@@ -535,7 +609,7 @@ func dependents(r allowlist.NodeUnitReader) *nodeDependents {
 
 // listAll lists a directory of the node whole (none: no entries), or fails past maxNodeReadEntries.
 func (n *nodeUnits) listAll(p string) ([]os.DirEntry, error) {
-	f, err := n.fs.OpenFile(n.onNode(p), os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO never blocks the plan (r21 c/04)
+	f, err := n.fs.OpenFile(n.onNode(n.realPath(p)), os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO never blocks the plan (r21 c/04)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -78,7 +78,10 @@ func (v *unitView) unitReads() ([]allowlist.NodeRead, error) {
 			if texts[f] == nil {
 				continue
 			}
-			r, ok := allowlist.NodeReadsOf(n, f, *texts[f], maxNodeReadPaths-len(out))
+			r, ok, err := allowlist.NodeReadsOf(n, f, *texts[f], maxNodeReadPaths-len(out))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err) // validated by Ignition: never here
+			}
 			if !ok {
 				return nil, fmt.Errorf("more than %d paths read", maxNodeReadPaths)
 			}

@@ -1,0 +1,79 @@
+package plan_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Round 24 (a/03-a/11, d/01-d/08): what a node unit runs as code is found however its line spells
+// it: through a wrapper, in a shell's -c string, relative to its working directory, by another
+// shell or interpreter, by -f, in its Environment=, beside a python script; a unit file, drop-in or
+// drop-in directory reached through a link; a mount's What=; a text go-systemd's lexer reads
+// differently from systemd; a specifier the reader cannot fix.
+func TestWhatANodeUnitRunsIsFoundHoweverItIsSpelled(t *testing.T) {
+	const u = "/etc/systemd/system/vendor.service"
+	svc := func(lines string) map[string]string { return map[string]string{u: "[Service]\n" + lines + "\n"} }
+	cases := map[string]struct {
+		node  map[string]string
+		write string
+	}{
+		"env bash":             {svc("ExecStart=/usr/bin/env bash /etc/myapp/run.sh"), "/etc/myapp/run.sh"},
+		"nice":                 {svc("ExecStart=/usr/bin/nice -n 19 /bin/bash /etc/myapp/run.sh"), "/etc/myapp/run.sh"},
+		"timeout":              {svc("ExecStart=/usr/bin/timeout 300 /bin/sh /etc/myapp/run.sh"), "/etc/myapp/run.sh"},
+		"flock":                {svc("ExecStart=/usr/bin/flock -n /run/l /bin/bash /etc/myapp/run.sh"), "/etc/myapp/run.sh"},
+		"systemd-cat":          {svc("ExecStart=/usr/bin/systemd-cat -t x /bin/bash /etc/myapp/run.sh"), "/etc/myapp/run.sh"},
+		"sh -c source":         {svc(`ExecStart=/bin/bash -c 'source /etc/myapp/agent.env && exec /usr/bin/agent'`), "/etc/myapp/agent.env"},
+		"sh -c dot":            {svc(`ExecStart=/bin/sh -c ". /etc/myapp/env; exec myapp"`), "/etc/myapp/env"},
+		"sh -c bash F":         {svc(`ExecStart=/bin/sh -c 'bash /etc/myapp/run.sh'`), "/etc/myapp/run.sh"},
+		"sh -c exec $0":        {svc(`ExecStart=/bin/sh -c 'exec "$0"' /etc/myapp/run`), "/etc/myapp/run"},
+		"relative operand":     {svc("WorkingDirectory=/etc/myapp\nExecStart=/usr/bin/python3 app.py"), "/etc/myapp/app.py"},
+		"./ operand":           {svc("WorkingDirectory=/etc/myapp\nExecStart=/bin/bash ./run.sh"), "/etc/myapp/run.sh"},
+		"dash":                 {svc("ExecStart=/bin/dash /etc/myapp/run.sh"), "/etc/myapp/run.sh"},
+		"busybox sh":           {svc("ExecStart=/usr/bin/busybox sh /etc/myapp/run.sh"), "/etc/myapp/run.sh"},
+		"python -O":            {svc("ExecStart=/usr/bin/python3 -O /etc/myapp/app.py"), "/etc/myapp/app.py"},
+		"awk -f":               {svc("ExecStart=/usr/bin/awk -f /etc/myapp/prog.awk /var/log/x"), "/etc/myapp/prog.awk"},
+		"python module beside": {svc("ExecStart=/usr/bin/python3 /etc/myapp/agent.py"), "/etc/myapp/json.py"},
+		"LD_PRELOAD":           {svc("Environment=LD_PRELOAD=/etc/myapp/hook.so\nExecStart=/usr/bin/agent"), "/etc/myapp/hook.so"},
+		"BASH_ENV":             {svc("Environment=BASH_ENV=/etc/myapp/bashenv\nExecStart=/bin/bash -c true"), "/etc/myapp/bashenv"},
+		"PATH":                 {svc(`Environment="PATH=/etc/myapp/bin:/usr/bin"` + "\nExecStart=/bin/sh -c agent"), "/etc/myapp/bin/agent"},
+		"PYTHONPATH":           {svc("Environment=PYTHONPATH=/etc/myapp/lib\nExecStart=/usr/bin/python3 -m agent"), "/etc/myapp/lib/agent.py"},
+		"linked unit file": {map[string]string{"/etc/systemd/system/vendor.service": "->/etc/myapp/vendor.service",
+			"/etc/myapp/vendor.service": "[Service]\nExecStart=/usr/bin/sleep infinity\n"}, "/etc/myapp/vendor.service"},
+		"linked drop-in": {map[string]string{u: "[Service]\nExecStart=/usr/bin/x\n", "/etc/systemd/system/vendor.service.d/50-v.conf": "->/etc/myapp/v.conf",
+			"/etc/myapp/v.conf": "[Service]\nEnvironment=A=1\n"}, "/etc/myapp/v.conf"},
+		"linked drop-in directory, a new drop-in": {map[string]string{u: "[Service]\nExecStart=/usr/bin/x\n",
+			"/etc/systemd/system/vendor.service.d": "->/etc/myapp/dropins", "/etc/myapp/dropins/10-a.conf": "[Service]\nEnvironment=A=1\n"}, "/etc/myapp/dropins/99-x.conf"},
+		"linked wants": {map[string]string{"/etc/systemd/system/multi-user.target.wants/vendor.service": "->/etc/myapp/vendor.service",
+			"/etc/myapp/vendor.service": "[Service]\nExecStart=/usr/bin/x\n"}, "/etc/myapp/vendor.service"},
+		"mount What=": {map[string]string{"/etc/systemd/system/etc-containers-oci-hooks.d.mount": "[Mount]\nWhat=/etc/myapp/hooks.d\nWhere=/etc/containers/oci/hooks.d\nOptions=bind\n"},
+			"/etc/myapp/hooks.d/x.json"},
+		"a comment in a continuation":     {svc("ExecStart=/usr/bin/sleep \\\n# the interval\n    infinity\nEnvironmentFile=/etc/myapp/agent.env"), "/etc/myapp/agent.env"},
+		"a comment ending in a backslash": {svc("# a comment \\\nEnvironmentFile=/etc/myapp/agent.env\nExecStart=/usr/bin/x"), "/etc/myapp/agent.env"},
+		"%f of a template":                {map[string]string{"/etc/systemd/system/foo@.service": "[Service]\nEnvironmentFile=%f\nExecStart=/usr/bin/x\n"}, "/etc/myapp/x"},
+		"%Y of a unit":                    {svc("EnvironmentFile=%Y/zz.env\nExecStart=/usr/bin/x"), "/etc/myapp/zz.env"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := rootBuild(t, readersPolicy, nodeRoot(t, c.node), plain(), plain().File(c.write, []byte("LD_PRELOAD=/tmp/x.so\n"), 0o600))
+			refusedWith(t, p, "file "+c.write+": ", "denied to every rule")
+		})
+	}
+	// A unit text neither systemd's reading nor the lexer can read fails the scan: every write is
+	// refused, naming the file (its reads cannot be known).
+	long := svc("ExecStart=/usr/bin/podman run " + string(make([]byte, 0)) + repeatWord("--env=A=1 ", 300) + "\nEnvironmentFile=/etc/myapp/agent.env")
+	p := rootBuild(t, readersPolicy, nodeRoot(t, long), plain(), plain().File("/etc/myapp/other", []byte("x"), 0o600))
+	refusedWith(t, p, "cannot all be read", u)
+	// What the node's units do not run stays writable.
+	p = rootBuild(t, readersPolicy, nodeRoot(t, svc("WorkingDirectory=/etc/myapp\nExecStart=/usr/bin/agent --config /etc/myapp/agent.conf")), plain(),
+		plain().File("/etc/myapp/agent.conf", []byte("x"), 0o600))
+	require.True(t, p.Eligible, "%+v", p.Refused)
+}
+
+func repeatWord(w string, n int) string {
+	out := make([]byte, 0, len(w)*n)
+	for range n {
+		out = append(out, w...)
+	}
+	return string(out)
+}
