@@ -132,6 +132,12 @@ func (p *Prepared) prepare(ctx context.Context) error {
 		return invalid("%w", err)
 	}
 	built, err := plan.Build(plan.Inputs{Current: cur, Desired: des, NoRebootPaths: req.NoRebootPaths, Policy: pol, Delegated: req.Delegated})
+	if errors.Is(err, plan.ErrNodeRead) {
+		p.res = &Result{Hash: p.hash, Desired: des, Outcome: api.OutcomeFailed, Reason: err.Error(),
+			Plan: &plan.Plan{Changes: []plan.Change{}, Actions: []plan.UnitAction{}, Refused: []plan.Refusal{}}}
+		p.final = true
+		return nil
+	}
 	if err != nil {
 		return invalid("%w", err)
 	}

@@ -231,7 +231,9 @@ func Build(in Inputs) (*Plan, error) {
 	p.checkMachineConfig(in.Current, in.Desired)
 	p.checkNesting()
 	p.checkActedUnits(in.Current, in.Desired, pol, p.view)
-	p.checkReaders()
+	if err := p.checkReaders(); err != nil {
+		return nil, err
+	}
 	p.checkStops(in.Current, pol)
 	p.warnAbsentInstallTargets()
 	p.checkJournal()
