@@ -52,7 +52,7 @@ func TestExecutorJudgesTheStartSetFromTheManager(t *testing.T) {
 	refusal, err = allowlist.JudgeStartSet(app.Props, load)
 	require.NoError(t, err)
 	require.Error(t, refusal, "boom.service follows the restart")
-	assert.Contains(t, refusal.Error(), "is followed by boom.service: boom.service ExecStop=/usr/bin/systemctl --user …")
+	assert.Contains(t, refusal.Error(), "is followed by boom.service: boom.service ExecStop=/usr/bin/systemctl --user exit")
 
 	delete(services, "boom.service")
 	refusal, err = allowlist.JudgeStartSet(app.Props, load)

@@ -53,11 +53,11 @@ func TestRound7bPathsEnvAndDirs(t *testing.T) {
 		{"$PWD/..", []string{`ExecStart=/usr/bin/bash -c 'cd /srv; cp /etc/myapp/app.conf $PWD/../usrlocal/bin/x'`}, "PWD"},
 		{"read operand with ..", []string{"ExecStart=/usr/bin/cat /var/run/../proc/sys/kernel/x"}, ".."},
 		// f1: $MAINPID is the unit's environment's.
-		{"f1 RTMIN+15", []string{"Environment=MAINPID=1", "ExecStartPre=/bin/kill -s RTMIN+15 $MAINPID", "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
-		{"f1 INT", []string{"Environment=MAINPID=1", "ExecStartPre=/bin/kill -INT $MAINPID", "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
-		{"f1 braced, in ExecReload", []string{"Environment=MAINPID=1", "ExecReload=/bin/kill -s INT ${MAINPID}", "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
+		{"f1 RTMIN+15", []string{"Environment=MAINPID=", "ExecStartPre=/bin/kill -s RTMIN+15 $MAINPID", "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
+		{"f1 INT", []string{"Environment=MAINPID=", "ExecStartPre=/bin/kill -INT $MAINPID", "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
+		{"f1 braced, in ExecReload", []string{"Environment=MAINPID=", "ExecReload=/bin/kill -s INT ${MAINPID}", "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
 		{"f1 MAINPID=-1", []string{"Environment=MAINPID=-1", "ExecStartPre=/bin/kill -s TERM -- $MAINPID", "ExecStart=/usr/bin/sleep infinity"}, "MAINPID"},
-		{"MAINPID set, no kill", []string{"Environment=MAINPID=1", "ExecStart=/usr/bin/sleep infinity"}, "Environment=MAINPID=1"},
+		{"MAINPID set, no kill", []string{"Environment=MAINPID=", "ExecStart=/usr/bin/sleep infinity"}, "Environment=MAINPID="},
 		{"NOTIFY_SOCKET set", []string{"Environment=NOTIFY_SOCKET=/run/x", "ExecStart=/usr/bin/sleep infinity"}, "NOTIFY_SOCKET"},
 		{"LISTEN_FDS set", []string{"Environment=LISTEN_FDS=3", "ExecStart=/usr/bin/sleep infinity"}, "LISTEN_FDS"},
 		{"CREDENTIALS_DIRECTORY set", []string{"Environment=CREDENTIALS_DIRECTORY=/etc/myapp", "ExecStart=/usr/bin/sleep infinity"}, "CREDENTIALS_DIRECTORY"},
@@ -192,7 +192,7 @@ func TestShellStateUnchangedLines(t *testing.T) {
 		{[]string{`ExecStart=/usr/bin/bash -c 'declare -n r=BASH_ENV; r=/etc/myapp/app.conf'`}, "nameref"},
 		{[]string{`ExecStart=/usr/bin/sh -a -c 'X=1'`}, "allexport"},
 		{[]string{"ExecStart=/usr/bin/sleep infinity", `ExecReload=/usr/bin/sh -c 'for MAINPID in 1; do kill -INT $MAINPID; done'`}, "sets MAINPID"},
-		{[]string{"Environment=MAINPID=1", "ExecStart=/usr/bin/sleep infinity", "ExecReload=/bin/kill -INT $MAINPID"}, "Environment=MAINPID=1"},
+		{[]string{"Environment=MAINPID=", "ExecStart=/usr/bin/sleep infinity", "ExecReload=/bin/kill -INT $MAINPID"}, "Environment=MAINPID="},
 		{[]string{"Environment=OLDPWD=/usr/local/bin", "ExecStart=/usr/bin/sleep infinity"}, "Environment=OLDPWD"},
 	} {
 		err := strictUnit(t, false, c.lines...)

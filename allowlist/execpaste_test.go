@@ -52,7 +52,7 @@ func TestRound8JudgesReadTheArgvSystemdExecutes(t *testing.T) {
 		{"set-user-ID", []string{`Environment=M=u+s`, `ExecStart=/usr/bin/chmod ${M} /run/myapp/x`}},
 		{"set-user-ID", []string{`Environment=M=4755`, `ExecStart=/usr/bin/chmod $M /var/lib/myapp/bin`}},
 		{"links", []string{`Environment=O=-s`, `ExecStart=/usr/bin/cp ${O} /etc/shadow /run/myapp/x`}},
-		{"system", []string{`Environment=P=BEGIN{system("/usr/sbin/reboot")}`, `ExecStart=/usr/bin/awk ${P}`}},
+		{"an awk program", []string{`Environment=P=BEGIN{system("/usr/sbin/reboot")}`, `ExecStart=/usr/bin/awk ${P}`}},
 		{"reboot", []string{`Environment=X=--to-command=/usr/sbin/reboot`, `ExecStart=/usr/bin/tar -xf /etc/myapp/a.tar -C /var/lib/myapp ${X}`}},
 		{"reboot", []string{`Environment=O=-c`, `ExecStart=/bin/bash ${O} /usr/sbin/reboot`}},
 		{"reboot", []string{`Environment=X=/usr/sbin/reboot now`, `ExecStart=/usr/bin/env -S${X}`}},
@@ -60,7 +60,7 @@ func TestRound8JudgesReadTheArgvSystemdExecutes(t *testing.T) {
 		{"/etc", []string{`Environment=N=x /etc`, `ExecStart=/bin/sh -c 'rm -rf /run/myapp/${N}'`}},
 		{"/etc", []string{`Environment=CACHE=/run/myapp/cache /etc/kubernetes`, `ExecStartPre=/usr/bin/rm -rf $CACHE`}},
 		{"/etc", []string{`Environment=X='/run/myapp/a' /etc`, `ExecStartPre=/usr/bin/rm -rf $X`}},
-		{"MAINPID=1", []string{`Environment=X=READY=1 MAINPID=1`, `ExecStart=/usr/bin/systemd-notify $X`}},
+		{"sends the manager", []string{`Environment=X=READY=1 MAINPID=1`, `ExecStart=/usr/bin/systemd-notify $X`}},
 		// UnsetEnvironment= applies after Environment=: ${D} is "" (rm -rf /etc/kubernetes).
 		{"/etc/kubernetes", []string{`Environment=D=run/myapp/x/`, `UnsetEnvironment=D`, `ExecStart=/usr/bin/rm -rf /${D}etc/kubernetes`}},
 		{"/etc/kubernetes", []string{`Environment=D=run/myapp/x/`, `UnsetEnvironment=D=run/myapp/x/`, `ExecStart=/bin/sh -c 'rm -rf /${D}etc/kubernetes'`}},

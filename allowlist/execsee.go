@@ -190,7 +190,10 @@ func judgeEnvironment(e Execution) error {
 	}
 	for _, a := range e.Environment {
 		if why := assignmentWhy(a); why != "" {
-			return fmt.Errorf("Environment=%s: %s", short(a), why)
+			// By its name, never its value: the node's own assignments hold its secrets (a
+			// proxy's password: adversary r24 a/01, a/02).
+			k, v, _ := strings.Cut(a, "=")
+			return fmt.Errorf("Environment=%s= (a value of %d bytes, not shown): %s", k, len(v), maskWords(why, v))
 		}
 	}
 	for _, k := range e.PassEnvironment {

@@ -201,9 +201,11 @@ func judgeExecution(p UnitProps) error {
 			sk := redact(escapeControls.Replace(short(strings.Join(line, " "))))
 			if p.ExecQuoted != nil && (i >= len(p.ExecQuoted) || !p.ExecQuoted[i]) {
 				sk = lineSkeleton(line)
+				why = maskWords(why, append(slices.Clone(line), argv...)...)
 			}
 			if !slices.Equal(line, argv) {
 				sk += " (the unit's variables substituted)"
+				why = maskWords(why, substitutedWords(line, argv)...) // the node's values, never the payload's
 			}
 			return fmt.Errorf("%s=%s: %s", key, sk, redact(escapeControls.Replace(why)))
 		}
@@ -362,4 +364,23 @@ func unitUnescape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// substitutedWords are the words of argv that the line does not hold: the values its variables gave.
+func substitutedWords(line, argv []string) []string {
+	own := map[string]bool{}
+	for _, l := range line {
+		for _, w := range strings.FieldsFunc(l, wordBreak) {
+			own[w] = true
+		}
+	}
+	var out []string
+	for _, a := range argv {
+		for _, w := range strings.FieldsFunc(a, wordBreak) {
+			if !own[w] {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }

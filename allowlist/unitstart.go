@@ -309,6 +309,7 @@ func judgeStopped(name string, p UnitProps, presumed bool) error {
 	if err := dependencyNames(q); err != nil {
 		return err
 	}
+	q.ExecQuoted = make([]bool, len(q.Exec)) // a stopped unit's lines: by their skeleton (adversary r24 c/05)
 	if err := judgeExecution(q); err != nil {
 		return fmt.Errorf("stop runs what the judge refuses: %v", err)
 	}
@@ -499,6 +500,11 @@ func startedName(n string) error {
 // FailureAction=, JobTimeoutAction=, StartLimitAction=), what it pulls in by name, what its start
 // stops (Conflicts=), and its commands and how they run (judgeExecution: the node's own lines).
 func JudgeStarted(p UnitProps) error {
+	if p.ExecQuoted == nil {
+		// A unit a job reaches is the node's or the payload's as it stands: its lines are named
+		// by their skeleton (adversary r24 a/13, c/05).
+		p.ExecQuoted = make([]bool, len(p.Exec))
+	}
 	for _, n := range append([]string{p.ID}, p.Names...) {
 		if n == "" {
 			continue

@@ -184,7 +184,7 @@ func TestNodeDropinsMergeIntoThePayloadsUnit(t *testing.T) {
 			root := nodeRoot(t, map[string]string{dir + "/10-node.conf": bad})
 			pol := strings.ReplaceAll(round9UnitPolicy, "myapp.service", name)
 			p := rootBuild(t, pol, root, plain(), withUnits(unit(name, str(app))))
-			refusedWith(t, p, "unit "+name+": ExecStopPost=/usr/bin/systemctl --user …", "with the node's "+dir+"/10-node.conf")
+			refusedWith(t, p, "unit "+name+": ExecStopPost=/usr/bin/systemctl --user exit", "with the node's "+dir+"/10-node.conf")
 		})
 	}
 	t.Run("payload gives drop-ins only: the node's unit file is the fragment", func(t *testing.T) {
@@ -192,7 +192,7 @@ func TestNodeDropinsMergeIntoThePayloadsUnit(t *testing.T) {
 			"ExecStopPost=/usr/bin/systemctl --user exit\n"})
 		des := withUnits(unit("myapp.service", nil, types.Dropin{Name: "20-p.conf", Contents: str("[Service]\nEnvironment=A=1\n")}))
 		p := rootBuild(t, round9UnitPolicy, root, plain(), des)
-		refusedWith(t, p, "ExecStopPost=/usr/bin/systemctl --user …", "/usr/lib/systemd/system/myapp.service") // the node's line: named by its skeleton
+		refusedWith(t, p, "ExecStopPost=/usr/bin/systemctl --user exit", "/usr/lib/systemd/system/myapp.service") // the node's line: named by its skeleton
 	})
 	t.Run("the node masks the drop-in: harmless", func(t *testing.T) {
 		root := nodeRoot(t, map[string]string{
