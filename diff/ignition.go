@@ -227,15 +227,82 @@ func validateSpec[C any](d *decoder, c C, translate func(C) types.Config) (types
 // on every node of the pool at once (adversary r23 c/02, c/06).
 const maxLinkChecks = 1 << 22
 
-// checkLinkWork refuses, before Ignition validates it, a storage whose links times its paths
-// exceeds maxLinkChecks. A refresh never changes links, so such a payload has nothing to apply.
+// checkLinkWork refuses, before Ignition validates it, a storage whose quadratic checks cost more
+// than the budget: its links times its paths over maxLinkChecks; the bytes those checks compare
+// (every path against each link's path and "/", a string Ignition builds per pair) over
+// maxLinkBytes (adversary r24 c/03: 500 links of 12 KB paths against 7 400 files, 40 KB as a
+// ConfigMap value, took 18 s); the pairs that fail, one report entry each, over maxLinkMatches,
+// counted by walking each path's ancestors (r24 c/02: 380 nested links over 10 000 files, within
+// the pair bound, nearly every pair an entry: 1.95 GB); a disk's partitions over maxPartitions
+// (Ignition's overlap check is quadratic: r24 c/01, 20 000 partitions, 7 s). A refresh never
+// changes links or disks, so such a payload has nothing to apply.
 func checkLinkWork(s types.Storage) error {
+	for i, d := range s.Disks {
+		if len(d.Partitions) > maxPartitions {
+			return fmt.Errorf("storage.disks.%d.partitions: %d partitions, more than the %d a GPT holds by default (Ignition's overlap check is quadratic)", i, len(d.Partitions), maxPartitions)
+		}
+	}
 	links := len(s.Links)
+	if links == 0 {
+		return nil
+	}
 	paths := len(s.Files) + len(s.Directories) + links
-	if links > 0 && links*paths > maxLinkChecks {
+	if links*paths > maxLinkChecks {
 		return fmt.Errorf("storage.links: %d links against %d paths: more than Ignition's link check can do within the budget (at most %d link-path pairs)", links, paths, maxLinkChecks)
 	}
+	linkBytes := 0
+	isLink := make(map[string]bool, links)
+	lengths := map[int]bool{} // only a prefix as long as some link's is looked up: within linkBytes a path
+	for _, l := range s.Links {
+		linkBytes += len(l.Path) + 1
+		isLink[l.Path], lengths[len(l.Path)] = true, true
+	}
+	if linkBytes*paths > maxLinkBytes {
+		return fmt.Errorf("storage.links: %d bytes of link paths against %d paths: more than Ignition's link check can compare within the budget (%d bytes)", linkBytes, paths, maxLinkBytes)
+	}
+	matches := 0
+	count := func(p string) error {
+		for i := strings.LastIndexByte(p, '/'); i > 0; i = strings.LastIndexByte(p[:i], '/') {
+			if lengths[i] && isLink[p[:i]] {
+				if matches++; matches > maxLinkMatches {
+					return fmt.Errorf("storage.links: more than %d paths lie through a link (at %s): more report entries than the budget holds", maxLinkMatches, shortPath(p))
+				}
+			}
+		}
+		return nil
+	}
+	for _, f := range s.Files {
+		if err := count(f.Path); err != nil {
+			return err
+		}
+	}
+	for _, d := range s.Directories {
+		if err := count(d.Path); err != nil {
+			return err
+		}
+	}
+	for _, l := range s.Links {
+		if err := count(l.Path); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// maxLinkBytes bounds the bytes Ignition's link check compares; maxLinkMatches the paths through a
+// link it reports (each is invalid: a few is as refused as many); maxPartitions a disk's partitions.
+const (
+	maxLinkBytes   = 1 << 27
+	maxLinkMatches = 1 << 12
+	maxPartitions  = 128
+)
+
+// shortPath is p as a message names it: at most 80 bytes.
+func shortPath(p string) string {
+	if len(p) > 80 {
+		return p[:80] + "…"
+	}
+	return p
 }
 
 func (d *decoder) unmarshalValidate(raw []byte, minor int64) (types.Config, report.Report, error) {

@@ -70,7 +70,54 @@ func DecodeForm(raw []byte) (*Payload, Form, error) {
 	}
 	p, form, err := d.decode(raw, 0)
 	d.measure(p)
+	if err != nil {
+		err = shortened(err)
+	}
 	return p, form, err
+}
+
+// maxErrorWord and maxErrorBytes bound what a decode error shows: a word (a number literal, a
+// path, a value a parser quotes) over maxErrorWord bytes by its start and length, the message at
+// maxErrorBytes. The message becomes the Degraded reason, the Node's annotation and an Event
+// (adversary r24 c/08: a 60 MB number literal in a file's mode came back whole).
+const (
+	maxErrorWord  = 64
+	maxErrorBytes = 2048
+)
+
+// shortError is an error as shown, shortened; Unwrap keeps what it wraps for errors.Is.
+type shortError struct {
+	msg string
+	err error
+}
+
+func (e *shortError) Error() string { return e.msg }
+func (e *shortError) Unwrap() error { return e.err }
+
+func shortened(err error) error {
+	msg := err.Error()
+	if len(msg) <= maxErrorWord && !strings.ContainsAny(msg, "\n") {
+		return err
+	}
+	var b strings.Builder
+	long := false
+	for _, w := range strings.SplitAfter(msg, " ") {
+		if len(w) > maxErrorWord {
+			fmt.Fprintf(&b, "%s…(%d bytes) ", strings.ToValidUTF8(w[:16], ""), len(w))
+			long = true
+		} else {
+			b.WriteString(w)
+		}
+		if b.Len() > maxErrorBytes {
+			b.WriteString("…")
+			long = true
+			break
+		}
+	}
+	if !long {
+		return err
+	}
+	return &shortError{msg: strings.TrimSpace(b.String()), err: err}
 }
 
 // measure records on p what the decode charged.
