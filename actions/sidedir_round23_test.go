@@ -3,6 +3,7 @@ package actions_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -142,4 +143,22 @@ func TestSideDirectoryAfterACrashAndInACreatedDirectory(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "etc/pki"))
 	assert.True(t, os.IsNotExist(err), "the directories it made are removed, the side directory first: %v", err)
 	assertNoLeftovers(t, dir, state)
+}
+
+// Round 24 (b/04): an immutable or append-only side directory is refused by the dry run as by the
+// real run, before anything is written.
+func TestABlockedSideDirectoryIsRefusedFirst(t *testing.T) {
+	for _, flag := range []string{"+i", "+a"} {
+		r, dir := anchorsRoot(t, "a.crt")
+		sd := filepath.Join(dir, anchors, ".refresh-agent-sides")
+		require.NoError(t, os.Mkdir(sd, 0o700))
+		if out, err := exec.Command("chattr", flag, sd).CombinedOutput(); err != nil {
+			t.Skipf("chattr %s: %v: %s", flag, err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("chattr", "-i", "-a", sd).Run() })
+		ops := []actions.Op{{Path: anchors + "/a.crt", Data: []byte("x"), Mode: 0o644}}
+		err := actions.Check(r, t.TempDir(), ops, actions.Meta{})
+		require.ErrorIs(t, err, actions.ErrUnwritable, flag)
+		assert.True(t, actions.IsRefusal(err))
+	}
 }

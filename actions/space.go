@@ -269,6 +269,7 @@ func opSize(op Op) (int64, error) {
 // land on, and refuses (ErrNoSpace) when one cannot hold them. It writes nothing.
 func checkSpace(root *Root, stateDir string, writes []spaceWrite, bound int64, meta Meta) error {
 	var s space
+	sides := map[string]bool{} // the side directories to make, each charged once
 	for _, w := range writes {
 		rp := "."
 		if w.dir != "/" {
@@ -284,6 +285,12 @@ func checkSpace(root *Root, stateDir string, writes []spaceWrite, bound int64, m
 			return fmt.Errorf("%s: %w", w.op.Path, err)
 		}
 		f.dirs(w.newDirs)
+		if sd := sideDirOf(w.op.Path); sd != "" && !sides[sd] {
+			sides[sd] = true
+			if sr, _ := rel(sd); w.newDirs > 0 || !existsIn(root, sr) {
+				f.dirs(1) // made before the backup and the temp that lie in it (adversary r24 b/01)
+			}
+		}
 		if f.overlay && w.dir != "/" {
 			// A write in a lower-layer directory copies it and every one above it up first.
 			f.dirs(strings.Count(strings.Trim(w.dir, "/"), "/") + 1)
@@ -365,4 +372,10 @@ func (s *space) stateDir(dir, what string) (*fsSpace, error) {
 	}
 	f.dirs(missing)
 	return f, nil
+}
+
+// existsIn says whether the root holds something at rp (not followed).
+func existsIn(root *Root, rp string) bool {
+	_, err := root.root.Lstat(rp)
+	return err == nil
 }

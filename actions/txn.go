@@ -611,6 +611,21 @@ func (t *Txn) Finish() error {
 	if err := errors.Join(errs...); err != nil {
 		return err // the journal stays: the next recovery removes the rest
 	}
+	// The removals durable before the journal goes: after a power cut the backups must not come
+	// back without the journal that proves them the agent's (the sweep would keep them as possible
+	// originals, and refuse their targets: adversary r24 b/02). A directory gone is nothing to sync.
+	synced := map[string]bool{}
+	for _, e := range t.j.Entries {
+		for _, d := range []string{path.Dir(e.Path), path.Dir(e.Backup)} {
+			if d == "." || synced[d] {
+				continue
+			}
+			synced[d] = true
+			if err := t.root.syncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrSymlink) {
+				return fmt.Errorf("%s: fsync: %w", d, err) // the journal stays: the next recovery syncs again
+			}
+		}
+	}
 	// The state dir's backup/ held a version 1 journal's backups: that journal's own, to remove. A
 	// later transaction never writes there and never removes anything there: what is there without
 	// a version 1 journal is no proof of being a copy of anything (an old agent's backup whose
