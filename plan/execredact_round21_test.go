@@ -74,3 +74,17 @@ func TestSubstitutedCommandsAreBounded(t *testing.T) {
 	require.NotEmpty(t, p.Refused)
 	assert.Contains(t, p.Refused[0].Reason, "once the unit's variables are substituted")
 }
+
+// Round 24 (a/12): a password written with symbols (@ ! % # ^), which the token rule split into
+// parts too short to weigh, is shown by its length, URL-encoded or not.
+func TestARefusedLineNeverQuotesASymbolPassword(t *testing.T) {
+	for _, pw := range []string{"S3cr3t@Passw0rd!x", "Tr0ub4dor%263Horse%24Staple9", "S3cr3t%40Passw0rd%21x", "hunter2#Abc"} {
+		line := `ExecStartPre=/bin/sh -c 'curl -u admin:` + pw + ` http://x > /run/openvswitch.useropts'`
+		p := rootBuild(t, round12OVSPolicy, nodeRoot(t, round12OVSNode), plain(), ovsDropin(line+"\n"))
+		require.NotEmpty(t, p.Refused)
+		for _, r := range p.Refused {
+			assert.NotContains(t, r.Reason, pw)
+			assert.Contains(t, r.Reason, "/run/openvswitch.useropts")
+		}
+	}
+}
