@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -231,10 +232,30 @@ func payloadKeys(op edit.KeysOp) command {
 }
 
 // writeOut writes data to the file name (mode 0600: payloads hold secrets), or to w when name is "".
+// The file is written as a new one beside it and renamed over it: a file already there keeps
+// neither its mode (0644 kept the pull secret world-readable) nor, when it is a symlink, its
+// target (the payload went where the link pointed: adversary r24 c/07).
 func writeOut(name string, data []byte, w io.Writer) error {
 	if name == "" {
 		_, err := w.Write(data)
 		return err
 	}
-	return os.WriteFile(name, data, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // gone once renamed; left only on a failure
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
 }
