@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strconv"
 	"strings"
 
@@ -110,4 +111,43 @@ func ParseID(s string) (int, error) {
 		return 0, fmt.Errorf("id %q is not a number from 0 to %d", s, plan.MaxID)
 	}
 	return int(n), nil
+}
+
+// maxHomes bounds the homes Homes returns (a real node's /etc/passwd has a few dozen users).
+const maxHomes = 4096
+
+// Homes maps each home directory the node root's /etc/passwd names to its first user: absolute,
+// clean, not "/" and not a placeholder (under /usr, /bin, /sbin, /dev, /proc, /sys, /var/empty,
+// /nonexistent). None without a passwd.
+func (r *Root) Homes() (map[string]string, error) {
+	data, _, err := r.ReadFile("/etc/passwd")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, f := range colonRecords(data) {
+		if len(f) < 6 || len(out) >= maxHomes {
+			continue
+		}
+		h := f[5]
+		if !path.IsAbs(h) || path.Clean(h) != h || h == "/" || placeholderHome(h) {
+			continue
+		}
+		if _, ok := out[h]; !ok {
+			out[h] = f[0]
+		}
+	}
+	return out, nil
+}
+
+func placeholderHome(h string) bool {
+	for _, p := range []string{"/usr", "/bin", "/sbin", "/dev", "/proc", "/sys", "/var/empty", "/nonexistent", "/nonexisting"} {
+		if h == p || strings.HasPrefix(h, p+"/") {
+			return true
+		}
+	}
+	return false
 }

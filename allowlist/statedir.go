@@ -2,6 +2,7 @@ package allowlist
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -60,6 +61,17 @@ func (p *Policy) WithPolicyFile(files ...string) (*Policy, error) {
 	return &q, nil
 }
 
+// WithHomes returns a copy of p that refuses, to every rule and ceiling, the node's users' home
+// directories (home → user, from the node's /etc/passwd): a shell's rc files, keys and tools'
+// configuration there run code or log in as that user, whichever directory /etc/passwd names
+// (adversary r23 d/03: a service account's home outside the audit's fixed rows). core's keys are
+// written by the sshKeys rule, never a file rule.
+func (p *Policy) WithHomes(homes map[string]string) *Policy {
+	q := *p
+	q.homes = maps.Clone(homes)
+	return &q
+}
+
 // NeverOwn returns the agent's own paths, which no unit command may own or write
 // (Execution.NeverOwn): the state dirs WithStateDir added and the policy files WithPolicyFile added.
 func (p *Policy) NeverOwn() []string {
@@ -81,6 +93,9 @@ func (p *Policy) ownPathReason(rulePath string) string {
 			return "path is an ancestor of the node policy file " + f + ": a write there would take its place; no rule or ceiling reaches it"
 		}
 		return "path is the node policy file " + f + ": a refresh never rewrites the policy it is judged by"
+	}
+	if why := p.homeReason(rulePath); why != "" {
+		return why
 	}
 	d, ok := p.stateDirOf(rulePath)
 	if !ok {
@@ -109,4 +124,18 @@ func (p *Policy) ManagedPaths() []string {
 		out = append(out, r.Path)
 	}
 	return out
+}
+
+// homeReason says why rulePath is refused as in or above a user's home (WithHomes), or "".
+func (p *Policy) homeReason(rulePath string) string {
+	q := strings.TrimSuffix(rulePath, "/")
+	for _, h := range slices.Sorted(maps.Keys(p.homes)) {
+		switch {
+		case under(q, h):
+			return "path is in the home of the node's user " + p.homes[h] + " (" + h + ", /etc/passwd): its rc files, keys and tools' configuration run code or log in as that user; no rule or ceiling reaches it"
+		case under(h, q):
+			return "path is an ancestor of the home of the node's user " + p.homes[h] + " (" + h + ", /etc/passwd): a write there would take its place; no rule or ceiling reaches it"
+		}
+	}
+	return ""
 }

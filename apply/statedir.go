@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -79,6 +80,12 @@ func (h Host) NodePolicy() (*allowlist.Policy, error) {
 			return nil, err
 		}
 	}
+	// The node's users' homes: no rule reaches one (a shell's rc files run code as its user).
+	homes, err := h.Root.Homes()
+	if err != nil {
+		return nil, fmt.Errorf("the node's /etc/passwd: %w", err)
+	}
+	pol = pol.WithHomes(homes)
 	// The node's unit links: a dependency on one is judged as the unit it links to, and a policy
 	// naming one is refused.
 	pol, err = pol.WithUnitAliases(NodeUnitAliases(h.Root.Dir))
