@@ -228,7 +228,7 @@ func wordBreak(r rune) bool {
 }
 
 // safeWord says a word shows no value: an absolute path (not //host), an option's name, a program
-// the judge models, a unit name.
+// the judge models, a unit name, a manager's verb, a short number.
 func safeWord(w string) bool {
 	switch {
 	case strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "//"):
@@ -237,6 +237,8 @@ func safeWord(w string) bool {
 		return true
 	case modeled(w) || IsUnitName(w) || verbWords[w]:
 		return true
+	case len(w) <= 5 && strings.Trim(w, "0123456789") == "":
+		return true // a PID, a signal, a port, a mode: what the judge's words name (PID 1 is the manager)
 	}
 	return false
 }
