@@ -243,8 +243,18 @@ func (c *opChecker) check(op Op) ([]string, error) {
 // message says the plan refuses its target until it is removed by hand, as for this version's side
 // names (adversary r14 a/03: it was kept, and the refresh went on over its target).
 func (c *opChecker) legacySides(p string) error {
+	type side struct{ name, kind string }
+	var sides []side
 	for _, k := range sideKinds {
-		s := legacySideName(p, k)
+		sides = append(sides, side{legacySideName(p, k), k})
+		if sideDirOf(p) != "" {
+			// A version 3 to 7 journal's side file beside a target whose side files now lie in its
+			// side directory (adversary r25 b/01: kept by the sweep, yet the refresh went on).
+			sides = append(sides, side{flatSideName(p, k), k})
+		}
+	}
+	for _, sd := range sides {
+		s, k := sd.name, sd.kind
 		rp, _ := rel(s)
 		fi, err := c.root.root.Lstat(rp)
 		if err != nil || !fi.Mode().IsRegular() {

@@ -162,3 +162,16 @@ func TestABlockedSideDirectoryIsRefusedFirst(t *testing.T) {
 		assert.True(t, actions.IsRefusal(err))
 	}
 }
+
+// Round 25 (b/01): an earlier version's backup beside a trust source target (journal versions 3
+// to 7 kept side files there) that is not the target under a second name refuses its refresh, as
+// one in the side directory does.
+func TestAnEarlierVersionsBackupInATrustSourceRefusesItsTarget(t *testing.T) {
+	r, dir := anchorsRoot(t, "a.crt")
+	_, b, _ := actions.SideFiles(anchors + "/a.crt")
+	flat := filepath.Join(dir, anchors, filepath.Base(b))
+	require.NoError(t, os.WriteFile(flat, []byte("another CA"), 0o644))
+	err := actions.Check(r, t.TempDir(), []actions.Op{{Path: anchors + "/a.crt", Remove: true}}, actions.Meta{})
+	require.ErrorIs(t, err, actions.ErrSideTaken)
+	assert.Contains(t, err.Error(), flat[len(dir):])
+}

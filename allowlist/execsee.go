@@ -193,7 +193,7 @@ func judgeEnvironment(e Execution) error {
 			// By its name, never its value: the node's own assignments hold its secrets (a
 			// proxy's password: adversary r24 a/01, a/02).
 			k, v, _ := strings.Cut(a, "=")
-			return fmt.Errorf("Environment=%s= (a value of %d bytes, not shown): %s", k, len(v), maskWords(why, v))
+			return fmt.Errorf("Environment=%s= (a value of %d bytes, not shown): %s", k, len(v), maskValue(maskWords(why, v), v))
 		}
 	}
 	for _, k := range e.PassEnvironment {

@@ -97,8 +97,8 @@ func TestChangedLinesRunOnlyReadOnlyOSContent(t *testing.T) {
 		// r4-mount-payload-code.sh
 		{"nspawn a payload image", []string{`ExecStart=/usr/bin/systemd-nspawn --image=/etc/myapp/app.conf`}, "/etc/myapp/app.conf"},
 		{"podman run with the payload file as a volume", []string{`ExecStart=/usr/bin/podman run --rm -v /etc/myapp/app.conf:/x:z --privileged --pid=host registry.access.redhat.com/ubi9 sh /x`}, "podman run"},
-		{"login shell with HOME on the payload", []string{"Environment=HOME=/etc/myapp", `ExecStart=/usr/bin/bash -lc 'sleep 1'`}, "HOME=/etc/myapp"},
-		{"login shell with HOME on the payload, by path", []string{"Environment=HOME=/etc/myapp", `ExecStart=/usr/bin/bash -lc '/usr/bin/sleep 1'`}, "HOME=/etc/myapp"},
+		{"login shell with HOME on the payload", []string{"Environment=HOME=/etc/myapp", `ExecStart=/usr/bin/bash -lc 'sleep 1'`}, "Environment=HOME= (a value of 10 bytes"},
+		{"login shell with HOME on the payload, by path", []string{"Environment=HOME=/etc/myapp", `ExecStart=/usr/bin/bash -lc '/usr/bin/sleep 1'`}, "Environment=HOME= (a value of 10 bytes"},
 		// variants
 		{"cp -t DIR", []string{`ExecStart=/usr/bin/cp -t /usr/local/bin /etc/myapp/app.conf`}, "/usr/local/bin"},
 		{"cp --target-directory=", []string{`ExecStart=/usr/bin/cp --target-directory=/usr/local/sbin /etc/myapp/app.conf`}, "/usr/local/sbin"},
@@ -172,7 +172,7 @@ func TestChangedLinesRunOnlyReadOnlyOSContent(t *testing.T) {
 		{"podman in a script", []string{`ExecStart=/bin/sh -c '/usr/bin/podman run quay.io/x'`}, "podman run"},
 		{"XDG_CONFIG_HOME", []string{"Environment=XDG_CONFIG_HOME=/etc/myapp", `ExecStart=/usr/bin/myapp`}, "XDG_CONFIG_HOME"},
 		{"PYTHONUSERBASE", []string{"Environment=PYTHONUSERBASE=/etc/myapp", `ExecStart=/usr/bin/myapp`}, "PYTHONUSERBASE"}, // (python3 -m is refused in a changed line: round 7b),
-		{"XDG_DATA_DIRS list", []string{"Environment=XDG_DATA_DIRS=/usr/share:/etc/myapp", `ExecStart=/usr/bin/myapp`}, "/etc/myapp"},
+		{"XDG_DATA_DIRS list", []string{"Environment=XDG_DATA_DIRS=/usr/share:/etc/myapp", `ExecStart=/usr/bin/myapp`}, "Environment=XDG_DATA_DIRS="},
 		{"HOME in a script", []string{`ExecStart=/bin/sh -c 'HOME=/etc/myapp /usr/bin/bash -lc true'`}, "HOME=/etc/myapp"},
 		{"HOME behind env", []string{`ExecStart=/usr/bin/env HOME=/etc/myapp /usr/bin/bash -lc true`}, "HOME=/etc/myapp"},
 		{"export HOME", []string{`ExecStart=/bin/sh -c 'export HOME=/etc/myapp; /usr/bin/bash -l'`}, "HOME=/etc/myapp"},

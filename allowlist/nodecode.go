@@ -32,6 +32,13 @@ var interpreterValued = map[string]bool{"-W": true, "-X": true, "-I": true, "-r"
 // fileProgram are the programs whose -f option names their program file.
 var fileProgram = map[string]bool{"awk": true, "gawk": true, "mawk": true, "nawk": true, "sed": true, "make": true, "gmake": true, "expect": true}
 
+// namedMark marks a path a shell string only names (not as its program, nor as what it sources):
+// a read for the file writes the plan judges, never for a changed line's own places.
+const namedMark = "\x00named\x00"
+
+// commandWrappers run a command given as a string (-c, -S) or a shell given by name (-s).
+var commandWrappers = map[string]bool{"flock": true, "su": true, "runuser": true, "script": true, "env": true, "sudo": true}
+
 // maxCodeDepth bounds how deep -c strings nest (sh -c "bash -c '…'").
 const maxCodeDepth = 4
 
@@ -52,6 +59,15 @@ func lineCode(argv []string, wd string, depth int, add func(string) bool) bool {
 		prog = abs(prog) // ./run.sh from the working directory; a bare name is looked up in PATH
 	}
 	ok := add(prog)
+	// Every later absolute word that is no option's value may be what the line runs or loads: a
+	// wrapper's program (env F, nice -n 19 F, xargs F), a tool's code (podman kube play F,
+	// run-parts DIR, insmod F). Named reads: for the file writes the plan judges only. An option's
+	// value (--authfile F, -p F) is taken as data: the pull secret is one (r25 a/06, d/01, d/07).
+	for i := 1; i < len(argv) && ok; i++ {
+		if w := argv[i]; strings.HasPrefix(w, "/") && !strings.HasPrefix(argv[i-1], "-") {
+			ok = add(namedMark + w)
+		}
+	}
 	for i := 0; i < len(argv) && ok; i++ {
 		w := argv[i]
 		if i == 0 {
@@ -68,11 +84,45 @@ func lineCode(argv []string, wd string, depth int, add func(string) bool) bool {
 			}
 			ok = ok && operandCode(b, argv[i+1:], wd, depth, add, abs)
 		case fileProgram[b]:
-			for k := i + 1; k+1 < len(argv) && ok; k++ {
-				if argv[k] == "-f" || argv[k] == "--file" {
+			for k := i + 1; k < len(argv) && ok; k++ {
+				a := argv[k]
+				switch {
+				case (a == "-f" || a == "--file" || a == "--makefile" || a == "-E" || a == "--exec" || a == "-i" || a == "--include") && k+1 < len(argv):
 					ok = add(abs(argv[k+1]))
-				} else if f, has := strings.CutPrefix(argv[k], "--file="); has {
+				case strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "--makefile=") || strings.HasPrefix(a, "--exec=") || strings.HasPrefix(a, "--include="):
+					_, f, _ := strings.Cut(a, "=")
 					ok = add(abs(f))
+				case len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "f"):
+					// -fF, -nf F: a joined or bundled program file
+					if j := strings.IndexByte(a, 'f'); j+1 < len(a) {
+						ok = add(abs(a[j+1:]))
+					} else if k+1 < len(argv) {
+						ok = add(abs(argv[k+1]))
+					}
+				case (a == "-C" || a == "--directory") && k+1 < len(argv) && (b == "make" || b == "gmake"):
+					ok = add(path.Join(abs(argv[k+1]), "Makefile")) && add(path.Join(abs(argv[k+1]), "makefile")) && add(path.Join(abs(argv[k+1]), "GNUmakefile"))
+				}
+			}
+			if (b == "make" || b == "gmake") && wd != "" {
+				ok = ok && add(path.Join(wd, "Makefile")) && add(path.Join(wd, "makefile")) && add(path.Join(wd, "GNUmakefile"))
+			}
+		case commandWrappers[b]:
+			// flock LOCK -c "…", su -c "…", runuser -c "…", script -c "…", env -S "…": a shell
+			// string; su -s F, runuser -s F: F is the shell; env -C DIR: the directory after.
+			for k := i + 1; k+1 < len(argv) && ok; k++ {
+				switch a := argv[k]; {
+				case a == "-c" || a == "--command":
+					if depth < maxCodeDepth {
+						ok = inlineCode(argv[k+1], nil, wd, depth+1, add, abs)
+					}
+				case a == "-S" || a == "--split-string":
+					if depth < maxCodeDepth {
+						ok = inlineCode(argv[k+1], nil, wd, depth+1, add, abs)
+					}
+				case a == "-s" || a == "--shell":
+					ok = add(abs(argv[k+1]))
+				case (a == "-C" || a == "--chdir") && b == "env":
+					return lineCode(argv[k+2:], abs(argv[k+1]), depth, add)
 				}
 			}
 		}
@@ -142,8 +192,29 @@ func inlineCode(s string, after []string, wd string, depth int, add func(string)
 		}
 	}
 	for _, cmd := range simpleCommands(s) {
+		// Every absolute path the string names that is no option's value may be its code (cat F |
+		// sh, sh < F, f=F; . "$f", eval "$(cat F)"): a generous reading, as a command computed at
+		// run time cannot be followed (adversary r25 a/04, a/12).
+		for k, w := range cmd {
+			if _, v, ok := strings.Cut(w, "="); ok && isAssignment(w) {
+				w = v
+			}
+			if strings.HasPrefix(w, "/") && (k == 0 || !strings.HasPrefix(cmd[k-1], "-")) && !add(namedMark+w) {
+				return false
+			}
+		}
 		for len(cmd) > 0 && isAssignment(cmd[0]) {
 			cmd = cmd[1:]
+		}
+		if cmd0 := cmd; len(cmd0) > 1 && cmd0[0] == "cd" {
+			wd = abs(cmd0[1]) // what follows runs there (cd /etc/myapp && sh run.sh)
+			abs = func(p string) string {
+				if strings.HasPrefix(p, "/") || p == "" {
+					return p
+				}
+				return path.Join(wd, p)
+			}
+			continue
 		}
 		for len(cmd) > 0 && (cmd[0] == "exec" || cmd[0] == "command" || cmd[0] == "builtin" || cmd[0] == "nohup" || cmd[0] == "time") {
 			cmd = cmd[1:]
@@ -234,20 +305,37 @@ func envCode(v string, add func(string) bool) bool {
 	}
 	for _, w := range words[0] {
 		name, val, ok := strings.Cut(w, "=")
-		if !ok || !codeVar(name) {
+		if !ok || !codeVar(name) && !homeVars[name] {
 			continue
 		}
 		for _, p := range strings.FieldsFunc(val, func(r rune) bool { return r == ':' || r == ' ' || r == ';' || r == ',' }) {
-			if k := strings.IndexAny(p, "?*"); k >= 0 {
-				p = path.Dir(p[:k] + "x") // lua's ?.lua: the directory
+			for _, opt := range []string{"--require=", "-r", "-I", "-M", "@"} {
+				p = strings.TrimPrefix(p, opt) // NODE_OPTIONS --require=F, PERL5OPT -I/dir, LUA_INIT @F
 			}
-			if strings.HasPrefix(p, "--require=") || strings.HasPrefix(p, "-r") {
-				p = strings.TrimPrefix(strings.TrimPrefix(p, "--require="), "-r")
-			}
-			if strings.HasPrefix(p, "/") && !add(p) {
-				return false
+			if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "%") || strings.HasPrefix(p, "$") {
+				if !add(literalDir(p)) {
+					return false
+				}
 			}
 		}
 	}
 	return true
 }
+
+// literalDir is p up to what the reader cannot resolve: a variable ($LIB, ${PLATFORM}: ld.so's own
+// tokens, the unit's variables), a pattern (lua's ?.lua), as the directory before it (covering
+// every file below); p itself when it has none; "" when nothing absolute comes before it.
+func literalDir(p string) string {
+	k := strings.IndexAny(p, "$?*[")
+	if k < 0 {
+		return p
+	}
+	if d := path.Dir(p[:k] + "x"); strings.HasPrefix(d, "/") {
+		return d
+	}
+	return "" // nothing literal before it: unknown (the variable's value is the unit's, not the payload's)
+}
+
+// homeVars name a directory whose startup files a program runs (a login shell's profile, git's
+// config with its hooks and aliases): code as the unit's user (adversary r25 a/07).
+var homeVars = map[string]bool{"HOME": true, "XDG_CONFIG_HOME": true, "XDG_CONFIG_DIRS": true, "ZDOTDIR": true, "GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true}

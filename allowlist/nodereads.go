@@ -1,6 +1,7 @@
 package allowlist
 
 import (
+	"os"
 	"path"
 	"strings"
 
@@ -36,6 +37,13 @@ type NodeRead struct {
 	// does not know which unit is judged; JudgeUnit marks them).
 	self bool
 }
+
+// namedSetting is the setting of a read a shell string only names (namedMark).
+const namedSetting = "a shell string"
+
+// conditionPaths are the Condition*=/Assert*= tests of a path.
+var conditionPaths = map[string]bool{"PathExists": true, "PathExistsGlob": true, "PathIsDirectory": true, "PathIsSymbolicLink": true,
+	"PathIsMountPoint": true, "PathIsReadWrite": true, "PathIsEncrypted": true, "DirectoryNotEmpty": true, "FileNotEmpty": true, "FileIsExecutable": true}
 
 // pathWatches are a .path unit's settings naming what it watches.
 var pathWatches = map[string]bool{"PathExists": true, "PathExistsGlob": true, "PathChanged": true, "PathModified": true, "DirectoryNotEmpty": true}
@@ -89,7 +97,17 @@ func NodeReadsOfOptions(name, file string, opts []*unit.UnitOption, limit int) (
 		return true
 	}
 	wd := ""
+	env := map[string]string{} // the file's own Environment= values, for its command lines' $VAR
 	for _, o := range opts {
+		if o.Name == "Environment" {
+			if words, err := SplitExec(o.Value); err == nil && len(words) > 0 {
+				for _, w := range words[0] {
+					if k, v, ok := strings.Cut(w, "="); ok {
+						env[k] = v
+					}
+				}
+			}
+		}
 		if o.Name == "WorkingDirectory" {
 			wd = strings.TrimPrefix(strings.TrimSpace(o.Value), "-")
 			if !strings.HasPrefix(wd, "/") {
@@ -100,7 +118,14 @@ func NodeReadsOfOptions(name, file string, opts []*unit.UnitOption, limit int) (
 	for _, o := range opts {
 		v := strings.TrimSpace(strings.ReplaceAll(o.Value, "\\\n", " "))
 		ok := true
-		code := func(p string) bool { return add(o.Name, p) }
+		code := func(p string) bool {
+			// A variable the file does not set (the manager's, an EnvironmentFile='s): what it
+			// names cannot be known past the literal directory before it.
+			if named, ok := strings.CutPrefix(p, namedMark); ok {
+				return add(namedSetting, literalDir(expandVars(named, env)))
+			}
+			return add(o.Name, literalDir(expandVars(p, env)))
+		}
 		switch {
 		case o.Name == "EnvironmentFile":
 			// systemd reads the value as one path; a judge reading every word too misses none.
@@ -137,9 +162,23 @@ func NodeReadsOfOptions(name, file string, opts []*unit.UnitOption, limit int) (
 			}
 		case o.Name == "Environment":
 			ok = envCode(v, code)
+		case o.Name == "Options" && o.Section == "Mount":
+			// An overlay's layers: lowerdir=a:b, upperdir=, workdir= (adversary r25 a/09).
+			for _, opt := range strings.Split(v, ",") {
+				k, dirs, ok := strings.Cut(opt, "=")
+				if ok && (k == "lowerdir" || k == "upperdir" || k == "workdir" || k == "lowerdir+" || k == "datadir+") {
+					for _, d := range strings.Split(dirs, ":") {
+						ok = ok && add("What", d)
+					}
+				}
+			}
 		case o.Name == "What" && (o.Section == "Mount" || o.Section == "Swap"):
 			// The tree a mount unit mounts (a bind's source, an image file), the file a swap uses.
 			ok = add(o.Name, v)
+		case conditionPaths[strings.TrimPrefix(strings.TrimPrefix(o.Name, "Condition"), "Assert")] && (strings.HasPrefix(o.Name, "Condition") || strings.HasPrefix(o.Name, "Assert")):
+			// Whether the unit's root commands run at all (adversary r25 d/08: a write of
+			// ConditionPathExists='s file ran its wipefs).
+			ok = add(o.Name, strings.TrimLeft(v, "|!"))
 		case pathWatches[o.Name]:
 			// A .path unit: a change of the path starts its unit (round 23, d/06).
 			ok = add(o.Name, v)
@@ -201,8 +240,8 @@ func readsBy(c string, reads []NodeRead) []*NodeRead {
 	var out []*NodeRead
 	for i := range reads {
 		r := &reads[i]
-		if r.self && r.Setting == "PIDFile=" {
-			continue
+		if r.self && r.Setting == "PIDFile=" || r.Setting == namedSetting+"=" {
+			continue // its own PID file; a path a shell string only names (the file writes' rule)
 		}
 		if pathsMeet(c, r.Path) {
 			out = append(out, r)
@@ -358,6 +397,9 @@ const maxNamedReads = 4
 
 // nodeReadSays says what reads r: the unit, the path, how, and the file that says so.
 func nodeReadSays(r *NodeRead) string {
+	if strings.HasPrefix(r.Setting, "Condition") || strings.HasPrefix(r.Setting, "Assert") {
+		return r.Unit + " reads " + r.Path + " as a test of whether its commands run (" + r.Setting + ")" + readWhere(r)
+	}
 	what := map[string]string{
 		"EnvironmentFile=":         "as its environment (EnvironmentFile=: its variables, LD_PRELOAD= and BASH_ENV= among them, reach the unit's root commands)",
 		"LoadCredential=":          "as a credential it loads (LoadCredential=)",
@@ -380,6 +422,7 @@ func nodeReadSays(r *NodeRead) string {
 		"Environment=":             "as code its Environment= names (LD_PRELOAD=, BASH_ENV=, PATH= …: loaded or run by its processes)",
 		"What=":                    "as what it mounts (What=: the tree its mount point shows, or the file it swaps to)",
 		"unit file":                "as a unit file or drop-in its manager loads, through a link",
+		namedSetting + "=":         "as a path a shell string of its names (it may run, source or feed it to a shell: a command computed at run time cannot be followed)",
 	}[r.Setting]
 	if what == "" {
 		what = "as a program it runs (" + r.Setting + ")"
@@ -397,4 +440,26 @@ func nodeReadSays(r *NodeRead) string {
 		where = ", " + r.File
 	}
 	return unit + " reads " + r.Path + as + " " + what + where
+}
+
+// expandVars replaces ${NAME} and $NAME in w with env's values (once: a value is not expanded
+// again); an unknown one stays.
+func expandVars(w string, env map[string]string) string {
+	if !strings.Contains(w, "$") || len(env) == 0 {
+		return w
+	}
+	return os.Expand(w, func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return "${" + k + "}"
+	})
+}
+
+// readWhere is ", FILE" for the file that says r, or "".
+func readWhere(r *NodeRead) string {
+	if r.File != "" {
+		return ", " + r.File
+	}
+	return ""
 }

@@ -161,8 +161,10 @@ func lineSkeleton(words []string) string {
 	out := make([]string, 0, len(words))
 	for i, w := range words {
 		switch {
-		case i == 0, strings.HasPrefix(w, "/"):
+		case (i == 0 || strings.HasPrefix(w, "/")) && !strings.ContainsAny(w, " \t\n;|&<>()`'\"$"):
 			out = append(out, redact(w))
+		case i == 0 || strings.HasPrefix(w, "/"):
+			out = append(out, "…") // a shell string starting with a path (sh -c "/usr/bin/podman login -p …"): r25 a/01
 		case strings.HasPrefix(w, "-") && len(w) < 64:
 			name, _, valued := strings.Cut(w, "=")
 			if valued {
@@ -253,4 +255,20 @@ func init() {
 		"reenable mask unmask link daemon-reload daemon-reexec set-property set-environment import-environment switch-root soft-reboot now") {
 		verbWords[w] = true
 	}
+}
+
+// maskValue replaces in s the value v and each of its parts (split as a search path or a list is:
+// ":", ",", ";", blanks), paths included, by "…": a reason about an Environment= assignment names
+// the variable, never what it holds (adversary r25 a/13: SSL_CERT_FILE=/var/lib/myapp/hunter2-….pem).
+func maskValue(s, v string) string {
+	if v == "" {
+		return s
+	}
+	s = strings.ReplaceAll(s, v, "…")
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ',' || r == ';' || r == ' ' || r == '\t' }) {
+		if len(part) >= 3 {
+			s = strings.ReplaceAll(s, part, "…")
+		}
+	}
+	return s
 }

@@ -87,15 +87,14 @@ func TestRemovingOrThePayloadsOwnReaderIsRefusedToo(t *testing.T) {
 	refusedWith(t, p, "file /etc/myapp/app.env: ", "app.service", "the payload's /etc/systemd/system/app.service")
 }
 
-// What no unit reads stays writable: a file beside a read one, a path an inline command names
-// (judged as the line's, not as a read), and every built-in path on a node whose units read
-// others.
+// What no unit reads stays writable: a file beside a read one, a file its shell string does not
+// name. (A path a node unit's shell string names is a read: round 25 a/04, cat F | sh.)
 func TestAFileNoUnitReadsStaysWritable(t *testing.T) {
 	root := nodeRoot(t, map[string]string{
 		"/etc/systemd/system/foo.service": "[Service]\nEnvironmentFile=-/etc/myapp/env\nExecStart=/bin/sh -c 'cat /etc/myapp/conf.json'\n",
 		"/etc/systemd/system/spool.path":  "[Path]\nPathChanged=/etc/myapp/trigger\n",
 	})
-	for _, f := range []string{"/etc/myapp/conf.json", "/etc/myapp/env.d", "/etc/myapp/triggered"} {
+	for _, f := range []string{"/etc/myapp/other.json", "/etc/myapp/env.d", "/etc/myapp/triggered"} {
 		p := rootBuild(t, readersPolicy, root, plain(), plain().File(f, []byte("{}\n"), 0o644))
 		require.True(t, p.Eligible, "%s: %+v", f, p.Refused)
 		require.Len(t, p.Files, 1)

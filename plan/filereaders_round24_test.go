@@ -77,3 +77,52 @@ func repeatWord(w string, n int) string {
 	}
 	return string(out)
 }
+
+// Round 25 (a/01-a/15): more spellings of what a node unit runs as code.
+func TestWhatANodeUnitRunsRound25(t *testing.T) {
+	const u = "/etc/systemd/system/vendor.service"
+	svc := func(lines string) map[string]string { return map[string]string{u: "[Service]\n" + lines + "\n"} }
+	cases := map[string]struct {
+		node  map[string]string
+		write string
+	}{
+		"ld.so's $LIB":            {svc("Environment=LD_PRELOAD=/etc/myapp/$LIB/hook.so\nExecStart=/usr/bin/x"), "/etc/myapp/lib64/hook.so"},
+		"%E in Environment=":      {svc("Environment=LD_PRELOAD=%E/myapp/hook.so\nExecStart=/usr/bin/x"), "/etc/myapp/hook.so"},
+		"the unit's variable":     {svc("Environment=D=/etc/myapp\nExecStart=/bin/sh ${D}/run.sh"), "/etc/myapp/run.sh"},
+		"flock -c":                {svc(`ExecStart=/usr/bin/flock /run/l -c "sh /etc/myapp/run.sh"`), "/etc/myapp/run.sh"},
+		"su -c":                   {svc(`ExecStart=/usr/bin/su -c "sh /etc/myapp/run.sh" root`), "/etc/myapp/run.sh"},
+		"cat F | sh":              {svc(`ExecStart=/bin/sh -c 'cat /etc/myapp/run.sh | sh'`), "/etc/myapp/run.sh"},
+		"sh < F":                  {svc(`ExecStart=/bin/sh -c 'sh < /etc/myapp/run.sh'`), "/etc/myapp/run.sh"},
+		"cd then relative":        {svc(`ExecStart=/bin/sh -c 'cd /etc/myapp && sh run.sh'`), "/etc/myapp/run.sh"},
+		"make --file=":            {svc("ExecStart=/usr/bin/make --file=/etc/myapp/Makefile"), "/etc/myapp/Makefile"},
+		"make -C":                 {svc("ExecStart=/usr/bin/make -C /etc/myapp"), "/etc/myapp/Makefile"},
+		"sed -nf":                 {svc("ExecStart=/usr/bin/sed -nf /etc/myapp/x.sed /var/log/y"), "/etc/myapp/x.sed"},
+		"PERL5OPT -I":             {svc("Environment=\"PERL5OPT=-I/etc/myapp -Mhook\"\nExecStart=/usr/bin/perl /usr/share/x.pl"), "/etc/myapp/hook.pm"},
+		"HOME with a login shell": {svc("Environment=HOME=/etc/myapp\nExecStart=/bin/bash -lc true"), "/etc/myapp/.bash_profile"},
+		"a dangling drop-in link": {map[string]string{u: "[Service]\nExecStart=/usr/bin/x\n", "/etc/systemd/system/vendor.service.d/10-site.conf": "->/etc/myapp/10-site.conf"}, "/etc/myapp/10-site.conf"},
+		"an overlay's lowerdir":   {map[string]string{"/etc/systemd/system/usr-local-bin.mount": "[Mount]\nWhat=overlay\nWhere=/usr/local/bin\nType=overlay\nOptions=lowerdir=/etc/myapp:/usr/local/bin\n"}, "/etc/myapp/kubectl"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := rootBuild(t, readersPolicy, nodeRoot(t, c.node), plain(), plain().File(c.write, []byte("x\n"), 0o600))
+			refusedWith(t, p, "file "+c.write+": ", "denied to every rule")
+		})
+	}
+}
+
+// Round 25 (d/01, d/07, d/08): a wrapper's program, a tool's code operand, a condition's path.
+func TestWhatANodeUnitRunsRound25Operands(t *testing.T) {
+	const u = "/etc/systemd/system/vendor.service"
+	for name, c := range map[string]struct{ text, write string }{
+		"env F":              {"ExecStart=/usr/bin/env /etc/myapp/bin/agent", "/etc/myapp/bin/agent"},
+		"nice -n 19 F":       {"ExecStart=/usr/bin/nice -n 19 /etc/myapp/agent", "/etc/myapp/agent"},
+		"podman kube play F": {"ExecStart=/usr/bin/podman kube play /etc/myapp/pod.yaml", "/etc/myapp/pod.yaml"},
+		"run-parts DIR":      {"ExecStart=/usr/bin/run-parts /etc/myapp/hooks", "/etc/myapp/hooks/10-x"},
+		"a condition":        {"ConditionPathExists=/etc/myapp/requested\nExecStart=/usr/sbin/wipefs -a /dev/sdb", "/etc/myapp/requested"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := rootBuild(t, readersPolicy, nodeRoot(t, map[string]string{u: "[Service]\n" + c.text + "\n"}), plain(), plain().File(c.write, []byte("x\n"), 0o600))
+			refusedWith(t, p, "file "+c.write+": ", "denied to every rule")
+		})
+	}
+}

@@ -479,8 +479,13 @@ func (n *nodeUnits) walkUnitFiles(file func(owner, p, text string) error, dir fu
 			return fmt.Errorf("more than %d unit files and drop-ins", maxNodeReadFiles)
 		}
 		text, err := n.readFile(p)
+		if errors.Is(err, fs.ErrNotExist) && n.realPath(p) != p {
+			// A link whose target is missing loads nothing now, and the unit file a write there
+			// would make (adversary r25 a/08): read as empty, so that its target is the unit's.
+			return file(owner, p, "")
+		}
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotRegular) {
-			return nil // a broken link, a mask (/dev/null): the manager loads nothing of it
+			return nil // a mask (/dev/null), a missing file: the manager loads nothing of it
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
