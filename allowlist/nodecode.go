@@ -202,6 +202,16 @@ func inlineCode(s string, after []string, wd string, depth int, add func(string)
 			if strings.HasPrefix(w, "/") && (k == 0 || !strings.HasPrefix(cmd[k-1], "-")) && !add(namedMark+w) {
 				return false
 			}
+			// A path inside a quoted substitution: "$(cat F)", "`cat F`" (adversary r25 a/04).
+			if strings.Contains(w, "$(") || strings.Contains(w, "`") {
+				for _, sub := range simpleCommands(strings.NewReplacer("$(", ";", "`", ";", ")", ";").Replace(w)) {
+					for _, x := range sub {
+						if strings.HasPrefix(x, "/") && !add(namedMark+x) {
+							return false
+						}
+					}
+				}
+			}
 		}
 		for len(cmd) > 0 && isAssignment(cmd[0]) {
 			cmd = cmd[1:]

@@ -153,7 +153,7 @@ func NodeReadsOfOptions(name, file string, opts []*unit.UnitOption, limit int) (
 				ok = add(o.Name, p)
 			}
 		case strings.HasPrefix(o.Name, "Exec") && v != "":
-			argvs, err := SplitExec(v)
+			argvs, err := SplitExec(expandVars(v, env)) // the file's own variables, before systemd's word splitting
 			if err != nil {
 				continue
 			}

@@ -126,3 +126,19 @@ func TestWhatANodeUnitRunsRound25Operands(t *testing.T) {
 		})
 	}
 }
+
+// Round 25 (a/04, a/10): a path inside a quoted substitution, and a variable the unit sets used in
+// a shell string.
+func TestWhatANodeUnitRunsRound25Strings(t *testing.T) {
+	const u = "/etc/systemd/system/vendor.service"
+	for name, text := range map[string]string{
+		"eval of a substitution": `ExecStart=/bin/sh -c 'eval "$(cat /etc/myapp/run.sh)"'`,
+		"a backquote":            "ExecStart=/bin/sh -c 'eval \"`cat /etc/myapp/run.sh`\"'",
+		"the unit's variable":    "Environment=D=/etc/myapp\nExecStart=/bin/sh -c '. ${D}/run.sh'",
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := rootBuild(t, readersPolicy, nodeRoot(t, map[string]string{u: "[Service]\n" + text + "\n"}), plain(), plain().File("/etc/myapp/run.sh", []byte("x\n"), 0o600))
+			refusedWith(t, p, "file /etc/myapp/run.sh: ", "denied to every rule")
+		})
+	}
+}
