@@ -88,6 +88,7 @@ type judge struct {
 	// programs are the unit's own and granted programs (Execution.Programs): besides the modeled
 	// ones, the only programs a changed line may run (execmodel.go).
 	programs []string
+	progSet  *programSet // programs indexed, when many (newProgramSet)
 	// guess: argv is a guess at a command (a word of a program the judge does not model that could
 	// start one, unknownProgram): judged by its class, but not held to the programs a changed line may run.
 	guess bool

@@ -262,12 +262,46 @@ func (j judge) programRule(argv0 string) string {
 // (cleaned, as RHCOS reaches it), or the same name where one side names it without a path and the
 // other lies on the search path.
 func (j judge) ownProgram(w string) bool {
+	if j.progSet != nil {
+		return j.progSet.has(w)
+	}
 	for _, p := range j.programs {
 		if sameProgram(p, w) {
 			return true
 		}
 	}
 	return false
+}
+
+// programSet is sameProgram against many programs at once: by key for a path, by name for a bare
+// name and for a path on the search path (a unit may run thousands: adversary r25 c/06, quadratic).
+type programSet struct{ keys, bare, searched map[string]bool }
+
+// newProgramSet indexes programs when there are many (nil: few, compared one by one).
+func newProgramSet(programs []string) *programSet {
+	if len(programs) <= 32 {
+		return nil
+	}
+	s := &programSet{keys: map[string]bool{}, bare: map[string]bool{}, searched: map[string]bool{}}
+	for _, p := range programs {
+		switch {
+		case !strings.Contains(p, "/"):
+			s.bare[p] = true
+		default:
+			s.keys[programKey(p)] = true
+			if onSearchPath(p) {
+				s.searched[path.Base(programKey(p))] = true
+			}
+		}
+	}
+	return s
+}
+
+func (s *programSet) has(w string) bool {
+	if !strings.Contains(w, "/") {
+		return s.bare[w] || s.searched[w]
+	}
+	return s.keys[programKey(w)] || onSearchPath(w) && s.bare[path.Base(programKey(w))]
 }
 
 func sameProgram(a, b string) bool {

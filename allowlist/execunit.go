@@ -136,7 +136,7 @@ func judgeExecution(p UnitProps) error {
 	}
 	left := execBudget(p.Exec)
 	wd := unitWorkingDirs(p.WorkingDirectory)
-	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{}, programs: p.Programs, mut: placesOf(p),
+	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{}, programs: p.Programs, progSet: newProgramSet(p.Programs), mut: placesOf(p),
 		envFiles: len(p.EnvironmentFiles) > 0, given: &givenArgs{args: p.OwnArgs}}
 	substituted := 0
 	for i, line := range p.Exec {

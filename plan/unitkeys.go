@@ -280,10 +280,13 @@ func list(unitName string, vs []string) []string {
 
 // added are the entries of the setting's desired list the current definition does not have.
 func (c keyCtx) added() []string {
-	have := list(c.unit, c.old[c.key])
+	have := map[string]bool{} // a set: a unit may name tens of thousands (adversary r25 c/02, quadratic)
+	for _, u := range list(c.unit, c.old[c.key]) {
+		have[u] = true
+	}
 	var out []string
 	for _, u := range list(c.unit, c.values) {
-		if !slices.Contains(have, u) {
+		if !have[u] {
 			out = append(out, u)
 		}
 	}
@@ -459,9 +462,15 @@ var earlyBoot = []string{"sysinit.target", "basic.target", "local-fs.target", "l
 // deleting one of its jobs, which may be another unit's start at the next boot (kubelet's, with
 // After=kubelet.service and Before=kubelet.service).
 func checkOrdering(c keyCtx) string {
-	before, after := list(c.unit, c.des[optKey{"Unit", "Before"}]), list(c.unit, c.des[optKey{"Unit", "After"}])
+	before, after := map[string]bool{}, map[string]bool{}
+	for _, u := range list(c.unit, c.des[optKey{"Unit", "Before"}]) {
+		before[u] = true
+	}
+	for _, u := range list(c.unit, c.des[optKey{"Unit", "After"}]) {
+		after[u] = true
+	}
 	for _, u := range c.added() {
-		if slices.Contains(before, u) && slices.Contains(after, u) {
+		if before[u] && after[u] {
 			return fmt.Sprintf("%s: the unit would be ordered both before and after %s, a cycle systemd breaks by deleting a job", u, u)
 		}
 		defaults := !isFalse(keyCtx{values: c.des[optKey{"Unit", "DefaultDependencies"}]}.last())
