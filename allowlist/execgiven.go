@@ -53,6 +53,8 @@ type OwnArg struct {
 type givenArgs struct {
 	args    []OwnArg
 	collect *[]OwnArg
+	// progs indexes args' programs, when many (newProgramSet): runs is asked once a word.
+	progs *programSet
 }
 
 // OwnArgs are the paths the unit's commands (its Exec lines as the node's current definition has
@@ -65,6 +67,7 @@ func OwnArgs(p UnitProps) []OwnArg {
 	wd := unitWorkingDirs(p.WorkingDirectory)
 	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{},
 		programs: OwnPrograms(p.Exec), strict: true, mut: &unitPlaces{collect: &writes}, given: &givenArgs{collect: &out}}
+	j.progSet = newProgramSet(j.programs)
 	for i, line := range p.Exec {
 		j.key = p.ExecKey(i)
 		argv, _ := systemdArgv(line, j.env)
@@ -82,6 +85,16 @@ func (g *givenArgs) record(a OwnArg) {
 
 // runs says whether the node's current unit runs the program.
 func (g *givenArgs) runs(argv0 string) bool {
+	if g.progs == nil && len(g.args) > 32 {
+		progs := make([]string, len(g.args))
+		for i, a := range g.args {
+			progs[i] = a.Program
+		}
+		g.progs = newProgramSet(progs)
+	}
+	if g.progs != nil {
+		return g.progs.has(argv0)
+	}
 	return slices.ContainsFunc(g.args, func(a OwnArg) bool { return sameProgram(a.Program, argv0) })
 }
 

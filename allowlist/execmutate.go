@@ -101,6 +101,7 @@ func OwnWrites(p UnitProps) []string {
 	wd := unitWorkingDirs(p.WorkingDirectory) // both readings of WorkingDirectory=-DIR: the node's unit may write from either
 	j := judge{env: unitEnv(p.Execution), left: &left, wd: &wd, unitWD: len(wd), made: map[string]bool{},
 		programs: OwnPrograms(p.Exec), strict: true, mut: &unitPlaces{collect: &out}}
+	j.progSet = newProgramSet(j.programs)
 	for _, line := range p.Exec {
 		argv, _ := systemdArgv(line, j.env) // the words the program gets (execpaste.go)
 		j.argv(argv, 0)
