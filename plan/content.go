@@ -25,7 +25,9 @@ func judgeContents(op FileOp, judged *int) string {
 		err = judge(data)
 	}
 	if err != nil {
-		return fmt.Sprintf("file %s: %v", op.Path, err)
+		// A judge's parser quotes the value or key it refuses (yaml: cannot decode !!str `…`,
+		// duplicate key "…"): a long one is shown by its length (adversary r25 c/03, c/04).
+		return fmt.Sprintf("file %s: %s", op.Path, diff.QuotedCut(err.Error()))
 	}
 	return ""
 }
