@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Action is what a path's change asks of its services.
@@ -127,6 +128,9 @@ func (r Rule) matches(path string) (int, bool) {
 
 // longestMatch returns the most specific rule covering path.
 func longestMatch(rules []Rule, path string) (Rule, bool) {
+	if len(rules) > indexedRules {
+		return ruleIndexOf(rules).match(path)
+	}
 	best, bestLen, found := Rule{}, -1, false
 	for _, r := range rules {
 		if n, ok := r.matches(path); ok && n > bestLen {
@@ -239,4 +243,59 @@ func (p *Policy) MayWrite(path string) error {
 		return nil
 	}
 	return errors.New("path is neither in the node allowlist nor within its configMapCeiling")
+}
+
+// indexedRules is the size past which longestMatch looks rules up by path instead of comparing
+// each: a ConfigMap's no-reboot-paths may hold tens of thousands, and every file of the payload is
+// resolved against them (adversary r25 c/01: 21 000 files against 22 668 entries, 11.7 s a plan).
+const indexedRules = 64
+
+// ruleIndex finds the rule longestMatch would: an exact one by the path, a prefix one by each of
+// the path's prefixes ending in "/", the longest first; the first of equal rules wins.
+type ruleIndex struct {
+	rules []Rule // what it indexes: held, so that the cache's key stays this slice
+	exact map[string]int
+	pre   map[string]int
+}
+
+func (x *ruleIndex) match(path string) (Rule, bool) {
+	if i, ok := x.exact[path]; ok {
+		return x.rules[i], true
+	}
+	for k := strings.LastIndexByte(path[:max(len(path)-1, 0)], '/'); k >= 0; k = strings.LastIndexByte(path[:k], '/') {
+		if i, ok := x.pre[path[:k+1]]; ok && len(path) > k+1 {
+			return x.rules[i], true
+		}
+		if k == 0 {
+			break
+		}
+	}
+	return Rule{}, false
+}
+
+// lastIndex caches the index of the rules last looked up (one plan resolves every path against the
+// same slice): keyed by the slice itself, which it holds.
+var lastIndex struct {
+	sync.Mutex
+	x *ruleIndex
+}
+
+func ruleIndexOf(rules []Rule) *ruleIndex {
+	lastIndex.Lock()
+	defer lastIndex.Unlock()
+	if x := lastIndex.x; x != nil && len(x.rules) == len(rules) && &x.rules[0] == &rules[0] {
+		return x
+	}
+	x := &ruleIndex{rules: rules, exact: map[string]int{}, pre: map[string]int{}}
+	for i, r := range rules {
+		m := x.exact
+		if strings.HasSuffix(r.Path, "/") {
+			m = x.pre
+		}
+		if _, ok := m[r.Path]; !ok {
+			m[r.Path] = i
+		}
+	}
+	lastIndex.x = x
+	return x
 }

@@ -31,7 +31,7 @@ func TestCLIRefusesUnitsWhoseCommandsMakeTheirCode(t *testing.T) {
 		{"Type=notify\nNotifyAccess=all\nExecStart=/usr/bin/sleep infinity", "NotifyAccess=all"},
 		{"ExecStart=/usr/bin/sleep infinity\n[Unit]\nUpholds=kubelet-cleanup.service", "Upholds=kubelet-cleanup.service: a provisioning unit"},
 		{`ExecStart=/usr/bin/systemd-nspawn --image=/etc/myapp/app.conf`, "/etc/myapp/app.conf"},
-		{"Environment=HOME=/etc/myapp\nExecStart=/usr/bin/bash -lc '/usr/bin/sleep 1'", "HOME=/etc/myapp"},
+		{"Environment=HOME=/etc/myapp\nExecStart=/usr/bin/bash -lc '/usr/bin/sleep 1'", "Environment=HOME= (a value of 10 bytes"},
 		{`ExecStart=/bin/sh -c 'cat /etc/myapp/app.conf > /var/usrlocal/bin/y'`, "/usr/local/bin/y"},
 		{`ExecStart=/usr/bin/install -D /etc/myapp/app.conf /usr/local/sbin/y`, "/usr/local/sbin/y"},
 		{`ExecStart=/usr/bin/podman run --rm -v /etc/myapp/app.conf:/x:z --privileged --pid=host registry.access.redhat.com/ubi9 sh /x`, "podman run"},
