@@ -2,6 +2,7 @@ package allowlist
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -35,6 +36,13 @@ var fileProgram = map[string]bool{"awk": true, "gawk": true, "mawk": true, "nawk
 // namedMark marks a path a shell string only names (not as its program, nor as what it sources):
 // a read for the file writes the plan judges, never for a changed line's own places.
 const namedMark = "\x00named\x00"
+
+// codeOptions are programs' options whose value is a file of code or commands they run (r25 a/05,
+// a/06, a/15).
+var codeOptions = map[string][]string{"sqlite3": {"-init", "--init"}, "gdb": {"-x", "--command", "-ix", "--init-command"},
+	"vim": {"-S", "-u"}, "vi": {"-S", "-u"}, "nvim": {"-S", "-u"}, "capsh": {"--"}, "xargs": {"-a", "--arg-file"},
+	"sysctl": {"-p", "--load"}, "systemd-sysctl": {}, "modprobe": {"-C", "--config"}, "systemd-tmpfiles": {"--create", "--remove", "--clean"},
+	"openssl": {"-config"}, "ssh": {"-F"}, "bpftrace": {}, "m4": {}, "sqlite": {"-init"}}
 
 // commandWrappers run a command given as a string (-c, -S) or a shell given by name (-s).
 var commandWrappers = map[string]bool{"flock": true, "su": true, "runuser": true, "script": true, "env": true, "sudo": true}
@@ -106,6 +114,12 @@ func lineCode(argv []string, wd string, depth int, add func(string) bool) bool {
 			if (b == "make" || b == "gmake") && wd != "" {
 				ok = ok && add(path.Join(wd, "Makefile")) && add(path.Join(wd, "makefile")) && add(path.Join(wd, "GNUmakefile"))
 			}
+		case codeOptions[b] != nil:
+			for k := i + 1; k+1 < len(argv) && ok; k++ {
+				if slices.Contains(codeOptions[b], argv[k]) {
+					ok = add(abs(argv[k+1]))
+				}
+			}
 		case commandWrappers[b]:
 			// flock LOCK -c "…", su -c "…", runuser -c "…", script -c "…", env -S "…": a shell
 			// string; su -s F, runuser -s F: F is the shell; env -C DIR: the directory after.
@@ -123,6 +137,8 @@ func lineCode(argv []string, wd string, depth int, add func(string) bool) bool {
 					ok = add(abs(argv[k+1]))
 				case (a == "-C" || a == "--chdir") && b == "env":
 					return lineCode(argv[k+2:], abs(argv[k+1]), depth, add)
+				case strings.HasPrefix(a, "--chdir=") && b == "env":
+					return lineCode(argv[k+1:], abs(strings.TrimPrefix(a, "--chdir=")), depth, add)
 				}
 			}
 		}
@@ -156,9 +172,16 @@ func operandCode(b string, args []string, wd string, depth int, add func(string)
 			i++
 		case strings.HasPrefix(a, "--"):
 		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
-			if strings.ContainsAny(strings.TrimLeft(a, "-+"), inline) {
+			letters := strings.TrimLeft(a, "-+")
+			if !shell && len(letters) > 0 {
+				letters = letters[:1] // an interpreter's -Wignore, -Mstrict: one option, its value joined
+			}
+			if strings.ContainsAny(letters, inline) {
 				if shell && i+1 < len(args) && depth < maxCodeDepth {
 					return inlineCode(args[i+1], args[i+2:], wd, depth+1, add, abs)
+				}
+				if n := interpreterName(b); (n == "python" || n == "pypy") && wd != "" {
+					return add(wd) // python -m and -c search the working directory first (r25 a/14)
 				}
 				return true
 			}
@@ -308,7 +331,7 @@ func shellKeyword(w string) bool {
 
 // envCode calls add with every path the unit's Environment= value v (one or more VAR=value
 // assignments, quoted as systemd quotes them) names in a code variable.
-func envCode(v string, add func(string) bool) bool {
+func envCode(v, wd string, add func(string) bool) bool {
 	words, err := SplitExec(v)
 	if err != nil || len(words) == 0 {
 		return true
@@ -321,6 +344,9 @@ func envCode(v string, add func(string) bool) bool {
 		for _, p := range strings.FieldsFunc(val, func(r rune) bool { return r == ':' || r == ' ' || r == ';' || r == ',' }) {
 			for _, opt := range []string{"--require=", "-r", "-I", "-M", "@"} {
 				p = strings.TrimPrefix(p, opt) // NODE_OPTIONS --require=F, PERL5OPT -I/dir, LUA_INIT @F
+			}
+			if wd != "" && p != "" && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "%") && !strings.HasPrefix(p, "$") && !strings.HasPrefix(p, "-") {
+				p = path.Join(wd, p) // LD_LIBRARY_PATH=., PATH=.: from the working directory (r25 a/14)
 			}
 			if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "%") || strings.HasPrefix(p, "$") {
 				if !add(literalDir(p)) {

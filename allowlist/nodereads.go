@@ -84,6 +84,11 @@ func NodeReadsOfOptions(name, file string, opts []*unit.UnitOption, limit int) (
 	var out []NodeRead
 	add := func(setting, p string) bool {
 		p = readerPath(name, strings.TrimSpace(p))
+		for _, r := range []string{"/proc/self/root", "/proc/thread-self/root", "/proc/1/root"} {
+			if q, ok := strings.CutPrefix(p, r); ok && (q == "" || strings.HasPrefix(q, "/")) {
+				p = "/" + strings.TrimPrefix(q, "/") // the root, through the process's view of it (r25 a/12)
+			}
+		}
 		if strings.HasPrefix(p, "**") {
 			p = "/" + p // a specifier the reader cannot fix (%f, %y, %Y): any absolute path
 		}
@@ -161,7 +166,7 @@ func NodeReadsOfOptions(name, file string, opts []*unit.UnitOption, limit int) (
 				ok = ok && lineCode(argv, wd, 0, code)
 			}
 		case o.Name == "Environment":
-			ok = envCode(v, code)
+			ok = envCode(v, wd, code)
 		case o.Name == "Options" && o.Section == "Mount":
 			// An overlay's layers: lowerdir=a:b, upperdir=, workdir= (adversary r25 a/09).
 			for _, opt := range strings.Split(v, ",") {

@@ -142,3 +142,26 @@ func TestWhatANodeUnitRunsRound25Strings(t *testing.T) {
 		})
 	}
 }
+
+// Round 25 (a/05, a/06, a/11, a/12, a/14, a/15): interpreters' joined options, programs' code
+// options, env --chdir=, the root through /proc/self/root, the working directory's relative entries.
+func TestWhatANodeUnitRunsRound25Options(t *testing.T) {
+	const u = "/etc/systemd/system/vendor.service"
+	for name, c := range map[string]struct{ text, write string }{
+		"python -Wignore":       {"ExecStart=/usr/bin/python3 -Wignore /etc/myapp/x.py", "/etc/myapp/x.py"},
+		"perl -Mstrict":         {"ExecStart=/usr/bin/perl -Mstrict /etc/myapp/x.pl", "/etc/myapp/x.pl"},
+		"sqlite3 -init":         {"ExecStart=/usr/bin/sqlite3 -init /etc/myapp/x.sql :memory:", "/etc/myapp/x.sql"},
+		"gdb -x":                {"ExecStart=/usr/bin/gdb -batch -x /etc/myapp/cmds", "/etc/myapp/cmds"},
+		"xargs -a":              {"ExecStart=/usr/bin/xargs -a /etc/myapp/cmds sh -c", "/etc/myapp/cmds"},
+		"sysctl -p":             {"ExecStart=/usr/sbin/sysctl -p /etc/myapp/k.conf", "/etc/myapp/k.conf"},
+		"env --chdir=":          {"ExecStart=/usr/bin/env --chdir=/etc/myapp ./run.sh", "/etc/myapp/run.sh"},
+		"/proc/self/root":       {"EnvironmentFile=/proc/self/root/etc/myapp/env\nExecStart=/usr/bin/x", "/etc/myapp/env"},
+		"LD_LIBRARY_PATH=.":     {"WorkingDirectory=/etc/myapp\nEnvironment=LD_LIBRARY_PATH=.\nExecStart=/usr/bin/sleep infinity", "/etc/myapp/libc.so.6"},
+		"python -m from the wd": {"WorkingDirectory=/etc/myapp\nExecStart=/usr/bin/python3 -m json.tool /dev/null", "/etc/myapp/json.py"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := rootBuild(t, readersPolicy, nodeRoot(t, map[string]string{u: "[Service]\n" + c.text + "\n"}), plain(), plain().File(c.write, []byte("x\n"), 0o600))
+			refusedWith(t, p, "file "+c.write+": ", "denied to every rule")
+		})
+	}
+}
