@@ -170,8 +170,8 @@ func NodeReadsOfOptions(name, file string, opts []*unit.UnitOption, limit int) (
 		case o.Name == "Options" && o.Section == "Mount":
 			// An overlay's layers: lowerdir=a:b, upperdir=, workdir= (adversary r25 a/09).
 			for _, opt := range strings.Split(v, ",") {
-				k, dirs, ok := strings.Cut(opt, "=")
-				if ok && (k == "lowerdir" || k == "upperdir" || k == "workdir" || k == "lowerdir+" || k == "datadir+") {
+				k, dirs, valued := strings.Cut(opt, "=")
+				if valued && (k == "lowerdir" || k == "upperdir" || k == "workdir" || k == "lowerdir+" || k == "datadir+") {
 					for _, d := range strings.Split(dirs, ":") {
 						ok = ok && add("What", d)
 					}
