@@ -108,11 +108,11 @@ func lineCode(argv []string, wd string, depth int, add func(string) bool) bool {
 						ok = add(abs(argv[k+1]))
 					}
 				case (a == "-C" || a == "--directory") && k+1 < len(argv) && (b == "make" || b == "gmake"):
-					ok = add(path.Join(abs(argv[k+1]), "Makefile")) && add(path.Join(abs(argv[k+1]), "makefile")) && add(path.Join(abs(argv[k+1]), "GNUmakefile"))
+					ok = makefiles(abs(argv[k+1]), add)
 				}
 			}
 			if (b == "make" || b == "gmake") && wd != "" {
-				ok = ok && add(path.Join(wd, "Makefile")) && add(path.Join(wd, "makefile")) && add(path.Join(wd, "GNUmakefile"))
+				ok = ok && makefiles(wd, add)
 			}
 		case codeOptions[b] != nil:
 			for k := i + 1; k+1 < len(argv) && ok; k++ {
@@ -125,11 +125,7 @@ func lineCode(argv []string, wd string, depth int, add func(string) bool) bool {
 			// string; su -s F, runuser -s F: F is the shell; env -C DIR: the directory after.
 			for k := i + 1; k+1 < len(argv) && ok; k++ {
 				switch a := argv[k]; {
-				case a == "-c" || a == "--command":
-					if depth < maxCodeDepth {
-						ok = inlineCode(argv[k+1], nil, wd, depth+1, add, abs)
-					}
-				case a == "-S" || a == "--split-string":
+				case a == "-c" || a == "--command" || a == "-S" || a == "--split-string":
 					if depth < maxCodeDepth {
 						ok = inlineCode(argv[k+1], nil, wd, depth+1, add, abs)
 					}
@@ -144,6 +140,16 @@ func lineCode(argv []string, wd string, depth int, add func(string) bool) bool {
 		}
 	}
 	return ok
+}
+
+// makefiles adds the makefiles make reads from dir by default.
+func makefiles(dir string, add func(string) bool) bool {
+	for _, n := range []string{"GNUmakefile", "makefile", "Makefile"} {
+		if !add(path.Join(dir, n)) {
+			return false
+		}
+	}
+	return true
 }
 
 // operandCode reads the arguments of the shell or interpreter b: its script operand, an rc file,

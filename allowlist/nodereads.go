@@ -245,7 +245,7 @@ func readsBy(c string, reads []NodeRead) []*NodeRead {
 	var out []*NodeRead
 	for i := range reads {
 		r := &reads[i]
-		if r.self && r.Setting == "PIDFile=" || r.Setting == namedSetting+"=" {
+		if (r.self && r.Setting == "PIDFile=") || r.Setting == namedSetting+"=" {
 			continue // its own PID file; a path a shell string only names (the file writes' rule)
 		}
 		if pathsMeet(c, r.Path) {
@@ -440,11 +440,7 @@ func nodeReadSays(r *NodeRead) string {
 	if r.As != "" && r.As != r.Path {
 		as = " (" + r.As + ")"
 	}
-	where := ""
-	if r.File != "" {
-		where = ", " + r.File
-	}
-	return unit + " reads " + r.Path + as + " " + what + where
+	return unit + " reads " + r.Path + as + " " + what + readWhere(r)
 }
 
 // expandVars replaces ${NAME} and $NAME in w with env's values (once: a value is not expanded

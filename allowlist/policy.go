@@ -65,8 +65,10 @@ type Policy struct {
 	// policyFiles are the node policy's own files on the node (WithPolicyFile): refused to every
 	// rule, ceiling and unit command, as the state dirs are.
 	policyFiles []string
-	// homes are the node users' home directories (WithHomes): home → user.
-	homes map[string]string
+	// homes are the node users' home directories (WithHomes): home → user; homeDirs them sorted,
+	// the order a refusal names the first in.
+	homes    map[string]string
+	homeDirs []string
 	// managed are the paths a plan's ConfigMap entries manage besides the rules (WithManaged).
 	managed []string
 	// nodeAliases are the node's unit links (WithUnitAliases): canonical name → the unit linked to.

@@ -68,7 +68,7 @@ func (p *Policy) WithPolicyFile(files ...string) (*Policy, error) {
 // written by the sshKeys rule, never a file rule.
 func (p *Policy) WithHomes(homes map[string]string) *Policy {
 	q := *p
-	q.homes = maps.Clone(homes)
+	q.homes, q.homeDirs = maps.Clone(homes), slices.Sorted(maps.Keys(homes))
 	return &q
 }
 
@@ -129,7 +129,7 @@ func (p *Policy) ManagedPaths() []string {
 // homeReason says why rulePath is refused as in or above a user's home (WithHomes), or "".
 func (p *Policy) homeReason(rulePath string) string {
 	q := strings.TrimSuffix(rulePath, "/")
-	for _, h := range slices.Sorted(maps.Keys(p.homes)) {
+	for _, h := range p.homeDirs {
 		switch {
 		case under(q, h):
 			return "path is in the home of the node's user " + p.homes[h] + " (" + h + ", /etc/passwd): its rc files, keys and tools' configuration run code or log in as that user; no rule or ceiling reaches it"

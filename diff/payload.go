@@ -99,25 +99,27 @@ func shortened(err error) error {
 	if len(msg) <= maxErrorWord && !strings.ContainsAny(msg, "\n") {
 		return err
 	}
-	var b strings.Builder
-	long := false
-	for _, w := range strings.SplitAfter(msg, " ") {
-		if len(w) > maxErrorWord {
-			fmt.Fprintf(&b, "%s…(%d bytes) ", strings.ToValidUTF8(w[:16], ""), len(w))
-			long = true
-		} else {
-			b.WriteString(w)
-		}
-		if b.Len() > maxErrorBytes {
-			b.WriteString("…")
-			long = true
-			break
-		}
+	short := ShortWords(msg)
+	if len(short) > maxErrorBytes {
+		short = strings.ToValidUTF8(short[:maxErrorBytes], "") + "…"
 	}
-	if !long {
+	if short == msg {
 		return err
 	}
-	return &shortError{msg: strings.TrimSpace(b.String()), err: err}
+	return &shortError{msg: short, err: err}
+}
+
+// ShortWords shows each blank-separated word of s over maxErrorWord bytes by its start and length:
+// a parser's or a judge's message that quotes a payload's word (a number literal, a path, a
+// registry's location) stays short.
+func ShortWords(s string) string {
+	words := strings.Split(s, " ")
+	for i, w := range words {
+		if len(w) > maxErrorWord {
+			words[i] = fmt.Sprintf("%s…(%d bytes)", strings.ToValidUTF8(w[:16], ""), len(w))
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // measure records on p what the decode charged.

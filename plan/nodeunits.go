@@ -184,7 +184,6 @@ func (n *nodeUnits) read(name string, hops int) (allowlist.NodeUnitDef, bool, er
 	return u, found, nil
 }
 
-// resolve is the node path a link at p (on the node) to target points to.
 // realPath is the node path p names once every link on the way is followed (inside the root, at
 // most maxNodeLinkHops of them; past that, p).
 func (n *nodeUnits) realPath(p string) string {
@@ -219,6 +218,7 @@ func unitOptionsOf(opts []sysOption) []*unit.UnitOption {
 	return out
 }
 
+// resolve is the node path a link at p (on the node) to target points to.
 func (n *nodeUnits) resolve(p, target string) string {
 	if !path.IsAbs(target) {
 		target = path.Join(path.Dir(p), target)

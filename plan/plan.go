@@ -411,7 +411,7 @@ func planFile(c *diff.Change, pol *allowlist.Policy, extra []allowlist.Rule, jud
 			return FileOp{}, eff, fmt.Sprintf("file %s: %v", c.Path, err), nil
 		}
 		if why != "" {
-			why = shortWords(diff.QuotedCut(why)) // a registry's location is the file's text (r25 c/05)
+			why = diff.ShortWords(diff.QuotedCut(why)) // a registry's location is the file's text (r25 c/05)
 			eff.Drain = true
 			eff.Name = "the registries.conf change is not safe without a drain (" + why + "), as the machine-config daemon judges it"
 		}
@@ -657,15 +657,4 @@ func (p *Plan) checkNesting() {
 				Reason: fmt.Sprintf("file %s: its parent %s is also a file of the payload", f.Path, found)})
 		}
 	}
-}
-
-// shortWords shows each word of s over 64 bytes by its start and length.
-func shortWords(s string) string {
-	words := strings.Split(s, " ")
-	for i, w := range words {
-		if len(w) > 64 {
-			words[i] = fmt.Sprintf("%s…(%d bytes)", strings.ToValidUTF8(w[:16], ""), len(w))
-		}
-	}
-	return strings.Join(words, " ")
 }
