@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"syscall"
 )
 
 // A target in a directory whose reader takes every entry (plan.SideDir: p11-kit's trust sources)
@@ -27,12 +26,9 @@ func (r *Root) checkSideDir(target, d string) error {
 	fi, err := r.root.Lstat(rp)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		// Made in the target's directory: one more link to it (EMLINK at ext4's most without
-		// dir_nlink; adversary r24 b/06).
-		if pi, err := r.root.Lstat(path.Dir(rp)); err == nil {
-			if st, ok := pi.Sys().(*syscall.Stat_t); ok && st.Nlink >= linkMaxFloor {
-				return fmt.Errorf("%s: %w: the directory %s has %d links, its filesystem's most: its side directory %s cannot be made (EMLINK)", target, ErrUnwritable, path.Dir(d), st.Nlink, d)
-			}
+		// Made in the target's directory: one more link to it (adversary r24 b/06).
+		if n, full := r.atLinkLimit(path.Dir(rp)); full {
+			return fmt.Errorf("%s: %w: the directory %s has %d links, its filesystem's most: its side directory %s cannot be made (EMLINK)", target, ErrUnwritable, path.Dir(d), n, d)
 		}
 		return nil
 	case err != nil:
@@ -42,12 +38,8 @@ func (r *Root) checkSideDir(target, d string) error {
 	case r.isMountRoot(rp):
 		return fmt.Errorf("%s: %w: the side directory %s is a mount point", target, ErrSideTaken, d)
 	}
-	if f, err := r.root.Open(rp); err == nil {
-		why := writeBlocker(f) // immutable or append-only: its side files could not be made or removed (r24 b/04)
-		f.Close()
-		if why != "" {
-			return fmt.Errorf("%s: %w: the side directory %s %s", target, ErrUnwritable, d, why)
-		}
+	if why := r.dirBlocker(rp); why != "" { // its side files could not be made or removed (r24 b/04)
+		return fmt.Errorf("%s: %w: the side directory %s %s", target, ErrUnwritable, d, why)
 	}
 	return nil
 }

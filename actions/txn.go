@@ -437,12 +437,9 @@ var ErrChangedSince = errors.New("changed since the plan read it (another proces
 func (t *Txn) place(e Entry, rp string) error {
 	tr, _ := rel(e.Temp)
 	if !e.HadOriginal {
-		err := t.root.root.RenameNoReplace(tr, rp)
+		err := t.root.renameIfFree(tr, rp)
 		if errors.Is(err, unix.EEXIST) {
 			return fmt.Errorf("%w: it had no file when the plan was made, and has one now; left as it is", ErrChangedSince)
-		}
-		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-			err = t.root.root.Rename(tr, rp)
 		}
 		return err
 	}
@@ -485,10 +482,7 @@ func (t *Txn) removeTarget(e Entry, rp string) error {
 	if err := t.root.removeRegular(ar); err != nil {
 		return err
 	}
-	err := t.root.root.RenameNoReplace(rp, ar)
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-		err = t.root.root.Rename(rp, ar)
-	}
+	err := t.root.renameIfFree(rp, ar)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // removed since its backup (which still holds it)
 	}
@@ -505,6 +499,16 @@ func (t *Txn) removeTarget(e Entry, rp string) error {
 		return fmt.Errorf("%w; moving it back: %w (what was in place is at %s)", ErrChangedSince, err, aside)
 	}
 	return fmt.Errorf("%w: the file in place is not the original its backup holds; left as it is", ErrChangedSince)
+}
+
+// renameIfFree renames oldp to newp only where nothing is at newp (EEXIST otherwise); a filesystem
+// without renameat2's RENAME_NOREPLACE gets the plain rename.
+func (r *Root) renameIfFree(oldp, newp string) error {
+	err := r.root.RenameNoReplace(oldp, newp)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		return r.root.Rename(oldp, newp)
+	}
+	return err
 }
 
 func ignoreMissing(err error) error {

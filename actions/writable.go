@@ -82,21 +82,12 @@ func writeDir(p string, missing []string) (dir, rp string) {
 // take it.
 func (r *Root) checkWritable(p string, missing []string) error {
 	dir, dr := writeDir(p, missing)
-	if d, err := r.root.Open(dr); err == nil {
-		why := writeBlocker(d)
-		d.Close()
-		if why != "" {
-			return fmt.Errorf("%s: %w: the directory %s %s", p, ErrUnwritable, dir, why)
-		}
+	if why := r.dirBlocker(dr); why != "" {
+		return fmt.Errorf("%s: %w: the directory %s %s", p, ErrUnwritable, dir, why)
 	}
 	if len(missing) > 0 {
-		// A new directory is one more link to the one it is made in: at ext4's EXT4_LINK_MAX
-		// (without dir_nlink, which keeps a large directory's count at 1) mkdir fails EMLINK half
-		// way (adversary r15 a/02).
-		if fi, err := r.root.Lstat(dr); err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink >= linkMaxFloor {
-				return fmt.Errorf("%s: %w: the directory %s has %d links, its filesystem's most: a directory made in it would fail (EMLINK)", p, ErrUnwritable, dir, st.Nlink)
-			}
+		if n, full := r.atLinkLimit(dr); full {
+			return fmt.Errorf("%s: %w: the directory %s has %d links, its filesystem's most: a directory made in it would fail (EMLINK)", p, ErrUnwritable, dir, n)
 		}
 		return nil
 	}
@@ -167,4 +158,27 @@ func (r *Root) onOverlay(dir string) bool {
 	defer d.Close()
 	var st unix.Statfs_t
 	return unix.Fstatfs(int(d.Fd()), &st) == nil && st.Type == unix.OVERLAYFS_SUPER_MAGIC
+}
+
+// dirBlocker says why the directory rp cannot take the transaction's entries (immutable,
+// append-only), or "".
+func (r *Root) dirBlocker(rp string) string {
+	d, err := r.root.Open(rp)
+	if err != nil {
+		return ""
+	}
+	defer d.Close()
+	return writeBlocker(d)
+}
+
+// atLinkLimit says whether a directory made in rp would fail: a new directory is one more link to
+// the one it is made in, and at ext4's EXT4_LINK_MAX (without dir_nlink, which keeps a large
+// directory's count at 1) mkdir fails EMLINK half way (adversary r15 a/02); n is rp's count.
+func (r *Root) atLinkLimit(rp string) (n uint64, full bool) {
+	fi, err := r.root.Lstat(rp)
+	if err != nil {
+		return 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return uint64(st.Nlink), ok && st.Nlink >= linkMaxFloor
 }
